@@ -1,0 +1,11 @@
+module github.com/leasekit/leasekit
+
+go 1.26.0
+
+require (
+	github.com/anishathalye/porcupine v1.3.1 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	pgregory.net/rapid v1.3.0 // indirect
+)
