@@ -129,8 +129,9 @@ type FS interface {
 	// OpenFile is os.OpenFile with leasekit's flags. A directory may be
 	// opened O_RDONLY so that File.Sync makes its entries durable.
 	OpenFile(name string, flag OpenFlag, perm fs.FileMode) (File, error)
-	// Mkdir is os.Mkdir (mkdir(2); perm is masked by nothing: implementations
-	// apply no umask, so the mode asked for is the mode made).
+	// Mkdir is os.Mkdir (mkdir(2)). As with the kernel, perm is subject to
+	// the umask; the engines ask for 0700, which no sane umask narrows, and
+	// verify the mode they got with Lstat where it matters.
 	Mkdir(name string, perm fs.FileMode) error
 	// MkdirTemp is os.MkdirTemp: a new directory, mode 0700, named
 	// dir/pattern with the last "*" (or the end) replaced by a random string.

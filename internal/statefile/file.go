@@ -1,0 +1,194 @@
+package statefile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+
+	"github.com/leasekit/leasekit/lease"
+)
+
+// FileMode and DirMode are the modes of everything the engines create: the
+// state is private to the user who runs them.
+const (
+	FileMode fs.FileMode = 0o600
+	DirMode  fs.FileMode = 0o700
+)
+
+// TempPrefix starts the name of every temp file this package makes, so
+// leftover cleanup can tell them from state files.
+const TempPrefix = ".tmp-"
+
+// NotRegularError refuses a state file that is not a regular file: a
+// symlink, a directory, a FIFO, a device. Opening such a thing could follow
+// an attacker's link or block forever.
+type NotRegularError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s is not a regular file (mode %v)", e.Path, e.Mode)
+}
+
+// TooLargeError refuses a state file over the size its schema allows.
+type TooLargeError struct {
+	Path     string
+	Size     int64
+	MaxBytes int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is %d bytes, over the %d-byte bound", e.Path, e.Size, e.MaxBytes)
+}
+
+// ChangedError says the file at Path was swapped for another inode while it
+// was being read.
+type ChangedError struct{ Path string }
+
+func (e *ChangedError) Error() string { return e.Path + " changed while it was being read" }
+
+// ReadFile reads the regular file at name, at most maxBytes of it. It never
+// follows a symlink and never opens a FIFO or device: Lstat decides first,
+// and the opened file must be the inode Lstat saw. A missing file returns
+// the FS's *fs.PathError, for which errors.Is(err, fs.ErrNotExist) holds.
+func ReadFile(fsys lease.FS, name string, maxBytes int64) ([]byte, error) {
+	if maxBytes <= 0 {
+		panic("statefile: ReadFile needs a positive bound")
+	}
+	before, err := fsys.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !before.IsRegular() {
+		return nil, &NotRegularError{Path: name, Mode: before.Mode}
+	}
+	if before.Size > maxBytes {
+		return nil, &TooLargeError{Path: name, Size: before.Size, MaxBytes: maxBytes}
+	}
+	file, err := fsys.OpenFile(name, lease.O_RDONLY|lease.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	opened, err := file.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if opened.Dev != before.Dev || opened.Ino != before.Ino || !opened.IsRegular() {
+		return nil, &ChangedError{Path: name}
+	}
+	return readBounded(file, name, maxBytes)
+}
+
+func readBounded(file lease.File, name string, maxBytes int64) ([]byte, error) {
+	content, err := io.ReadAll(io.LimitReader(file, maxBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(content)) > maxBytes {
+		return nil, &TooLargeError{Path: name, Size: int64(len(content)), MaxBytes: maxBytes}
+	}
+	return content, nil
+}
+
+// SyncDir makes the entries of directory dir durable: open it read-only and
+// fsync it. EINTR retries are the FS's duty (osenv retries them).
+func SyncDir(fsys lease.FS, dir string) error {
+	handle, err := fsys.OpenFile(dir, lease.O_RDONLY|lease.O_DIRECTORY|lease.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	syncErr := handle.Sync()
+	closeErr := handle.Close()
+	return errors.Join(syncErr, closeErr)
+}
+
+// WriteTemp writes data to a new temp file in dir and fsyncs it, so that any
+// name later given to it points at durable bytes. The name is
+// dir/.tmp-<tag>-<id>: tag lets a later cleanup tell whose write it was.
+func WriteTemp(fsys lease.FS, ids lease.IDSource, dir, tag string, data []byte) (string, error) {
+	name := path.Join(dir, TempPrefix+tag+"-"+ids.NewID())
+	file, err := fsys.OpenFile(name, lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL|lease.O_NOFOLLOW, FileMode)
+	if err != nil {
+		return "", err
+	}
+	err = writeAndSync(file, data)
+	if closeErr := file.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return "", errors.Join(err, removeQuietly(fsys, name))
+	}
+	return name, nil
+}
+
+func writeAndSync(file lease.File, data []byte) error {
+	written, err := file.Write(data)
+	if err != nil {
+		return err
+	}
+	if written != len(data) {
+		return fmt.Errorf("%s: short write: %d of %d bytes: %w", file.Name(), written, len(data), io.ErrShortWrite)
+	}
+	// If fsync fails the data is not durable, and the kernel may already have
+	// marked the pages clean: a retry would "succeed" without writing. The
+	// whole write fails instead.
+	return file.Sync()
+}
+
+// removeQuietly removes a temp file this call made; a missing file is fine.
+func removeQuietly(fsys lease.FS, name string) error {
+	if err := fsys.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// ReplaceAtomic replaces (or creates) the file name with data: temp, fsync,
+// rename over name, fsync the directory. A crash at any point leaves either
+// the old complete file or the new complete one under name.
+func ReplaceAtomic(fsys lease.FS, ids lease.IDSource, name, tag string, data []byte) error {
+	dir := path.Dir(name)
+	temp, err := WriteTemp(fsys, ids, dir, tag, data)
+	if err != nil {
+		return err
+	}
+	if err := fsys.Rename(temp, name); err != nil {
+		return errors.Join(err, removeQuietly(fsys, temp))
+	}
+	return SyncDir(fsys, dir)
+}
+
+// CreateOnly publishes data under name only if name does not exist yet:
+// temp, fsync, rename-no-replace, fsync the directory. name never shows an
+// empty or torn file. If name exists, the temp is removed and the returned
+// error satisfies errors.Is(err, fs.ErrExist).
+func CreateOnly(fsys lease.FS, ids lease.IDSource, name, tag string, data []byte) error {
+	dir := path.Dir(name)
+	temp, err := WriteTemp(fsys, ids, dir, tag, data)
+	if err != nil {
+		return err
+	}
+	if err := publishNoReplace(fsys, temp, name); err != nil {
+		return errors.Join(err, removeQuietly(fsys, temp))
+	}
+	return SyncDir(fsys, dir)
+}
+
+// publishNoReplace moves temp to name unless name exists. Where the kernel
+// lacks renameat2 it falls back to link+unlink, which is just as atomic for
+// the final name (link fails with EEXIST) but leaves the temp behind if a
+// crash comes between the two calls; leftover cleanup removes it later.
+func publishNoReplace(fsys lease.FS, temp, name string) error {
+	err := fsys.RenameNoReplace(temp, name)
+	if !errors.Is(err, errors.ErrUnsupported) {
+		return err
+	}
+	if err := fsys.Link(temp, name); err != nil {
+		return err
+	}
+	return fsys.Remove(temp)
+}
