@@ -2,8 +2,9 @@ package lease
 
 import (
 	"context"
-	"io/fs"
 	"time"
+
+	"github.com/leasekit/leasekit/internal/statefile"
 )
 
 // This file declares everything the engines may touch outside their own
@@ -22,160 +23,38 @@ import (
 // EPERM). Every other errno is an unexpected failure and is surfaced, never
 // interpreted.
 
-// OpenFlag is the flag set of FS.OpenFile. The values are leasekit's own, not
-// the kernel's, so engines can name them without importing os or syscall;
-// lease/osenv translates them.
-type OpenFlag uint32
-
-const (
-	// O_RDONLY opens for reading only (the zero value).
-	O_RDONLY OpenFlag = 0
-	// O_WRONLY opens for writing only.
-	O_WRONLY OpenFlag = 1 << iota
-	// O_RDWR opens for reading and writing.
-	O_RDWR
-	// O_CREATE creates the file if it does not exist.
-	O_CREATE
-	// O_EXCL, with O_CREATE, fails with EEXIST if the name exists (even as a
-	// dangling symlink).
-	O_EXCL
-	// O_TRUNC truncates a regular file opened for writing.
-	O_TRUNC
-	// O_APPEND appends every write.
-	O_APPEND
-	// O_NOFOLLOW fails with ELOOP if the final component is a symlink.
-	O_NOFOLLOW
-	// O_DIRECTORY fails with ENOTDIR unless the name is a directory.
-	O_DIRECTORY
+// The filesystem surface is declared in internal/statefile (which package
+// lease imports, so it cannot import lease) and re-exported here under the
+// same names; the aliases are identical types.
+type (
+	// OpenFlag is the flag set of FS.OpenFile; see statefile.OpenFlag.
+	OpenFlag = statefile.OpenFlag
+	// FileInfo is what Lstat, Stat and File.Stat return; see statefile.FileInfo.
+	FileInfo = statefile.FileInfo
+	// FileIdentity is the physical identity of an inode; see statefile.FileIdentity.
+	FileIdentity = statefile.FileIdentity
+	// DirEntry is one name in a directory listing; see statefile.DirEntry.
+	DirEntry = statefile.DirEntry
+	// FS is the filesystem the engines see; see statefile.FS.
+	FS = statefile.FS
+	// File is an open file or directory; see statefile.File.
+	File = statefile.File
+	// IDSource makes the engines' random identifiers; see statefile.IDSource.
+	IDSource = statefile.IDSource
 )
 
-// AccessMode returns the O_RDONLY/O_WRONLY/O_RDWR part of f.
-func (f OpenFlag) AccessMode() OpenFlag { return f & (O_WRONLY | O_RDWR) }
-
-// Writable reports whether f opens for writing.
-func (f OpenFlag) Writable() bool { return f&(O_WRONLY|O_RDWR) != 0 }
-
-// FileInfo is what Lstat, Stat and File.Stat return: the fields the engines
-// use to identify an inode (dev, ino, birth time) and to check ownership and
-// permissions (mode, uid), beyond what io/fs.FileInfo offers.
-type FileInfo struct {
-	// Name is the final path element, as os.FileInfo.Name.
-	Name string
-	// Mode holds the type bits (fs.ModeDir, fs.ModeSymlink, fs.ModeNamedPipe,
-	// ...) and the permission bits, as os.FileInfo.Mode.
-	Mode fs.FileMode
-	// Dev and Ino are st_dev and st_ino.
-	Dev uint64
-	Ino uint64
-	// UID is st_uid.
-	UID uint32
-	// Nlink is st_nlink.
-	Nlink uint64
-	// Size is st_size.
-	Size int64
-	// BirthNs is the birth (creation) time in nanoseconds since the Unix
-	// epoch. It is meaningful only when HasBirth is true: a filesystem that
-	// does not report birth time (statx without STATX_BTIME in its mask)
-	// gives HasBirth false and BirthNs 0. An identity without a birth time is
-	// unknown, never "born at zero".
-	BirthNs  int64
-	HasBirth bool
-}
-
-// IsDir reports whether the entry is a directory.
-func (i FileInfo) IsDir() bool { return i.Mode.IsDir() }
-
-// IsRegular reports whether the entry is a regular file.
-func (i FileInfo) IsRegular() bool { return i.Mode.IsRegular() }
-
-// IsSymlink reports whether the entry is a symbolic link (only Lstat can say so).
-func (i FileInfo) IsSymlink() bool { return i.Mode&fs.ModeSymlink != 0 }
-
-// Perm returns the permission bits.
-func (i FileInfo) Perm() fs.FileMode { return i.Mode.Perm() }
-
-// Identity returns the physical identity of the inode: device, inode number
-// and birth time. ok is false when the birth time is unknown, because dev+ino
-// alone cannot tell an inode from a later one that reused its number.
-func (i FileInfo) Identity() (id FileIdentity, ok bool) {
-	if !i.HasBirth || i.BirthNs <= 0 {
-		return FileIdentity{}, false
-	}
-	return FileIdentity{Dev: i.Dev, Ino: i.Ino, BirthNs: i.BirthNs}, true
-}
-
-// FileIdentity is the physical identity of an inode. It is stable across
-// rename and distinct across inode-number reuse, because a reused number gets
-// a new birth time.
-type FileIdentity struct {
-	Dev     uint64
-	Ino     uint64
-	BirthNs int64
-}
-
-// DirEntry is one name in a directory listing.
-type DirEntry struct {
-	Name string
-	// Type holds only the type bits of the entry's mode (fs.ModeDir,
-	// fs.ModeSymlink, ... or 0 for a regular file), as fs.DirEntry.Type.
-	Type fs.FileMode
-}
-
-// FS is the filesystem the engines see. Each method behaves as the os (or
-// golang.org/x/sys/unix) call it names, on Linux; paths are absolute and
-// clean. Implementations: lease/osenv (the kernel) and simfs (in memory, with
-// a crash model).
-type FS interface {
-	// OpenFile is os.OpenFile with leasekit's flags. A directory may be
-	// opened O_RDONLY so that File.Sync makes its entries durable.
-	OpenFile(name string, flag OpenFlag, perm fs.FileMode) (File, error)
-	// Mkdir is os.Mkdir (mkdir(2)). As with the kernel, perm is subject to
-	// the umask; the engines ask for 0700, which no sane umask narrows, and
-	// verify the mode they got with Lstat where it matters.
-	Mkdir(name string, perm fs.FileMode) error
-	// MkdirTemp is os.MkdirTemp: a new directory, mode 0700, named
-	// dir/pattern with the last "*" (or the end) replaced by a random string.
-	MkdirTemp(dir, pattern string) (string, error)
-	// Rename is os.Rename (rename(2)): atomically replaces newpath.
-	Rename(oldpath, newpath string) error
-	// RenameNoReplace is renameat2(RENAME_NOREPLACE): as Rename, but fails
-	// with EEXIST if newpath exists.
-	RenameNoReplace(oldpath, newpath string) error
-	// Link is os.Link (link(2)); it fails with EEXIST if newname exists.
-	Link(oldname, newname string) error
-	// Symlink is os.Symlink.
-	Symlink(oldname, newname string) error
-	// Remove is os.Remove: unlink(2) for a non-directory, rmdir(2) for an
-	// empty directory. It never follows a symlink in the final component.
-	Remove(name string) error
-	// ReadDir is os.ReadDir: the entries sorted by name, without "." and "..".
-	ReadDir(name string) ([]DirEntry, error)
-	// Lstat is os.Lstat; it does not follow a final symlink.
-	Lstat(name string) (FileInfo, error)
-	// Stat is os.Stat; it follows symlinks.
-	Stat(name string) (FileInfo, error)
-	// Readlink is os.Readlink.
-	Readlink(name string) (string, error)
-	// Chmod is os.Chmod (follows symlinks, as chmod(2)).
-	Chmod(name string, mode fs.FileMode) error
-}
-
-// File is an open file or directory, as *os.File.
-type File interface {
-	// Name is os.File.Name: the name given to OpenFile.
-	Name() string
-	// Read is os.File.Read.
-	Read(p []byte) (int, error)
-	// Write is os.File.Write.
-	Write(p []byte) (int, error)
-	// Sync is os.File.Sync (fsync(2)). On a directory it makes the
-	// directory's entry changes durable.
-	Sync() error
-	// Stat is os.File.Stat (fstat(2)).
-	Stat() (FileInfo, error)
-	// Close is os.File.Close.
-	Close() error
-}
+// The OpenFile flags; see statefile.O_RDONLY and the others.
+const (
+	O_RDONLY    = statefile.O_RDONLY
+	O_WRONLY    = statefile.O_WRONLY
+	O_RDWR      = statefile.O_RDWR
+	O_CREATE    = statefile.O_CREATE
+	O_EXCL      = statefile.O_EXCL
+	O_TRUNC     = statefile.O_TRUNC
+	O_APPEND    = statefile.O_APPEND
+	O_NOFOLLOW  = statefile.O_NOFOLLOW
+	O_DIRECTORY = statefile.O_DIRECTORY
+)
 
 // Clock is the engines' only source of time.
 type Clock interface {
@@ -188,12 +67,4 @@ type Clock interface {
 	// Sleep waits for d or until ctx is done, whichever is first, and
 	// returns ctx.Err() in the latter case.
 	Sleep(ctx context.Context, d time.Duration) error
-}
-
-// IDSource makes the random identifiers the engines write: lease
-// generations, revisions, guard and intent names, quarantine suffixes.
-type IDSource interface {
-	// NewID returns a fresh RFC 4122 version-4 UUID in its canonical
-	// lower-case text form.
-	NewID() string
 }

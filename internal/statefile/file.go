@@ -6,8 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"path"
-
-	"github.com/leasekit/leasekit/lease"
 )
 
 // FileMode and DirMode are the modes of everything the engines create: the
@@ -54,7 +52,7 @@ func (e *ChangedError) Error() string { return e.Path + " changed while it was b
 // follows a symlink and never opens a FIFO or device: Lstat decides first,
 // and the opened file must be the inode Lstat saw. A missing file returns
 // the FS's *fs.PathError, for which errors.Is(err, fs.ErrNotExist) holds.
-func ReadFile(fsys lease.FS, name string, maxBytes int64) ([]byte, error) {
+func ReadFile(fsys FS, name string, maxBytes int64) ([]byte, error) {
 	if maxBytes <= 0 {
 		panic("statefile: ReadFile needs a positive bound")
 	}
@@ -68,7 +66,7 @@ func ReadFile(fsys lease.FS, name string, maxBytes int64) ([]byte, error) {
 	if before.Size > maxBytes {
 		return nil, &TooLargeError{Path: name, Size: before.Size, MaxBytes: maxBytes}
 	}
-	file, err := fsys.OpenFile(name, lease.O_RDONLY|lease.O_NOFOLLOW, 0)
+	file, err := fsys.OpenFile(name, O_RDONLY|O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +81,7 @@ func ReadFile(fsys lease.FS, name string, maxBytes int64) ([]byte, error) {
 	return readBounded(file, name, maxBytes)
 }
 
-func readBounded(file lease.File, name string, maxBytes int64) ([]byte, error) {
+func readBounded(file File, name string, maxBytes int64) ([]byte, error) {
 	content, err := io.ReadAll(io.LimitReader(file, maxBytes+1))
 	if err != nil {
 		return nil, err
@@ -96,8 +94,8 @@ func readBounded(file lease.File, name string, maxBytes int64) ([]byte, error) {
 
 // SyncDir makes the entries of directory dir durable: open it read-only and
 // fsync it. EINTR retries are the FS's duty (osenv retries them).
-func SyncDir(fsys lease.FS, dir string) error {
-	handle, err := fsys.OpenFile(dir, lease.O_RDONLY|lease.O_DIRECTORY|lease.O_NOFOLLOW, 0)
+func SyncDir(fsys FS, dir string) error {
+	handle, err := fsys.OpenFile(dir, O_RDONLY|O_DIRECTORY|O_NOFOLLOW, 0)
 	if err != nil {
 		return err
 	}
@@ -109,9 +107,9 @@ func SyncDir(fsys lease.FS, dir string) error {
 // WriteTemp writes data to a new temp file in dir and fsyncs it, so that any
 // name later given to it points at durable bytes. The name is
 // dir/.tmp-<tag>-<id>: tag lets a later cleanup tell whose write it was.
-func WriteTemp(fsys lease.FS, ids lease.IDSource, dir, tag string, data []byte) (string, error) {
+func WriteTemp(fsys FS, ids IDSource, dir, tag string, data []byte) (string, error) {
 	name := path.Join(dir, TempPrefix+tag+"-"+ids.NewID())
-	file, err := fsys.OpenFile(name, lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL|lease.O_NOFOLLOW, FileMode)
+	file, err := fsys.OpenFile(name, O_WRONLY|O_CREATE|O_EXCL|O_NOFOLLOW, FileMode)
 	if err != nil {
 		return "", err
 	}
@@ -125,7 +123,7 @@ func WriteTemp(fsys lease.FS, ids lease.IDSource, dir, tag string, data []byte) 
 	return name, nil
 }
 
-func writeAndSync(file lease.File, data []byte) error {
+func writeAndSync(file File, data []byte) error {
 	written, err := file.Write(data)
 	if err != nil {
 		return err
@@ -140,7 +138,7 @@ func writeAndSync(file lease.File, data []byte) error {
 }
 
 // removeQuietly removes a temp file this call made; a missing file is fine.
-func removeQuietly(fsys lease.FS, name string) error {
+func removeQuietly(fsys FS, name string) error {
 	if err := fsys.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -150,7 +148,7 @@ func removeQuietly(fsys lease.FS, name string) error {
 // ReplaceAtomic replaces (or creates) the file name with data: temp, fsync,
 // rename over name, fsync the directory. A crash at any point leaves either
 // the old complete file or the new complete one under name.
-func ReplaceAtomic(fsys lease.FS, ids lease.IDSource, name, tag string, data []byte) error {
+func ReplaceAtomic(fsys FS, ids IDSource, name, tag string, data []byte) error {
 	dir := path.Dir(name)
 	temp, err := WriteTemp(fsys, ids, dir, tag, data)
 	if err != nil {
@@ -166,7 +164,7 @@ func ReplaceAtomic(fsys lease.FS, ids lease.IDSource, name, tag string, data []b
 // temp, fsync, rename-no-replace, fsync the directory. name never shows an
 // empty or torn file. If name exists, the temp is removed and the returned
 // error satisfies errors.Is(err, fs.ErrExist).
-func CreateOnly(fsys lease.FS, ids lease.IDSource, name, tag string, data []byte) error {
+func CreateOnly(fsys FS, ids IDSource, name, tag string, data []byte) error {
 	dir := path.Dir(name)
 	temp, err := WriteTemp(fsys, ids, dir, tag, data)
 	if err != nil {
@@ -182,7 +180,7 @@ func CreateOnly(fsys lease.FS, ids lease.IDSource, name, tag string, data []byte
 // lacks renameat2 it falls back to link+unlink, which is just as atomic for
 // the final name (link fails with EEXIST) but leaves the temp behind if a
 // crash comes between the two calls; leftover cleanup removes it later.
-func publishNoReplace(fsys lease.FS, temp, name string) error {
+func publishNoReplace(fsys FS, temp, name string) error {
 	err := fsys.RenameNoReplace(temp, name)
 	if !errors.Is(err, errors.ErrUnsupported) {
 		return err
