@@ -1,0 +1,178 @@
+package simfs
+
+import "io/fs"
+
+// effect is one durable-state change of a pending operation: in directory
+// dir, name becomes node (nil: name is removed) and, atomically with it, del
+// is removed (a same-directory rename). An attribute effect (dir nil) sets
+// attr's mode. An effect becomes durable when its directory (or, for an
+// attribute, its inode) is fsynced.
+type effect struct {
+	dir  *inode
+	name string
+	node *inode
+	del  string
+	attr *inode
+	mode fs.FileMode
+	done bool
+}
+
+// target is the inode whose fsync makes the effect durable.
+func (e *effect) target() *inode {
+	if e.dir != nil {
+		return e.dir
+	}
+	return e.attr
+}
+
+// logOp is one pending metadata operation. A cross-directory rename has two
+// effects, one per directory, each durable on its own.
+type logOp struct {
+	seq  uint64
+	kind OpKind
+	effs [2]effect
+	n    uint8
+}
+
+// logAppend records an operation with one or two effects.
+func (f *FS) logAppend(kind OpKind, e0 effect, e1 *effect) {
+	op := logOp{seq: f.seqNext, kind: kind, n: 1}
+	f.seqNext++
+	op.effs[0] = e0
+	e0.target().pendingCount++
+	if e1 != nil {
+		op.effs[1] = *e1
+		op.n = 2
+		e1.target().pendingCount++
+	}
+	f.log = append(f.log, op)
+	if len(f.log) > f.gcAt {
+		f.collect()
+		f.gcAt = max(64, 2*len(f.log))
+	}
+}
+
+// markDirty notes that n's volatile data now differs from its synced data.
+func (f *FS) markDirty(n *inode) {
+	if !n.dirty {
+		n.dirty = true
+		f.dirtyCount++
+	}
+}
+
+// syncInode is fsync(2) on n: a file's data and mode, or a directory's
+// entries and mode, become durable. In the ext4-ordered profile an fsync
+// also commits the whole journal, which seqCommitted records.
+func (f *FS) syncInode(n *inode) {
+	f.seqCommitted = f.seqNext - 1
+	if n.isDir() {
+		if n.pendingCount > 0 || n.syncedEntries == nil {
+			synced := make(map[string]*inode, len(n.entries))
+			for name, child := range n.entries {
+				synced[name] = child
+			}
+			n.syncedEntries = synced
+		}
+	} else if n.dirty {
+		n.synced = n.data[:len(n.data):len(n.data)]
+		n.shared = true
+		n.dirty = false
+		f.dirtyCount--
+	}
+	n.syncedMode = n.mode
+	if n.pendingCount == 0 {
+		return
+	}
+	for i := range f.log {
+		op := &f.log[i]
+		for k := uint8(0); k < op.n; k++ {
+			e := &op.effs[k]
+			if !e.done && e.target() == n {
+				e.done = true
+				n.pendingCount--
+			}
+		}
+	}
+	if n.pendingCount != 0 {
+		panic("simfs: pending effect count out of step with the log")
+	}
+	f.compact()
+}
+
+// compact drops operations whose effects are all durable, and now and then
+// the effects on directories that no durable state can reach any more (a
+// removed directory whose removal is durable), so the log stays as short as
+// the unsynced work.
+func (f *FS) compact() {
+	kept := f.log[:0]
+	for i := range f.log {
+		op := &f.log[i]
+		if !op.allDone() {
+			kept = append(kept, *op)
+		}
+	}
+	clear(f.log[len(kept):])
+	f.log = kept
+}
+
+func (op *logOp) allDone() bool {
+	for k := uint8(0); k < op.n; k++ {
+		if !op.effs[k].done {
+			return false
+		}
+	}
+	return true
+}
+
+// collect marks done every effect whose inode no crash outcome can reach:
+// reachability from the root over synced entries and every pending entry.
+func (f *FS) collect() {
+	reach := map[*inode]bool{f.root: true}
+	stack := []*inode{f.root}
+	pendingTargets := map[*inode][]*inode{}
+	for i := range f.log {
+		op := &f.log[i]
+		for k := uint8(0); k < op.n; k++ {
+			e := &op.effs[k]
+			if !e.done && e.dir != nil && e.node != nil {
+				pendingTargets[e.dir] = append(pendingTargets[e.dir], e.node)
+			}
+		}
+	}
+	for len(stack) > 0 {
+		d := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		visit := func(c *inode) {
+			if !reach[c] {
+				reach[c] = true
+				if c.isDir() {
+					stack = append(stack, c)
+				}
+			}
+		}
+		for _, c := range d.syncedEntries {
+			visit(c)
+		}
+		for _, c := range pendingTargets[d] {
+			visit(c)
+		}
+	}
+	for i := range f.log {
+		op := &f.log[i]
+		for k := uint8(0); k < op.n; k++ {
+			e := &op.effs[k]
+			if !e.done && !reach[e.target()] {
+				e.done = true
+				e.target().pendingCount--
+			}
+		}
+	}
+	kept := f.log[:0]
+	for i := range f.log {
+		if !f.log[i].allDone() {
+			kept = append(kept, f.log[i])
+		}
+	}
+	clear(f.log[len(kept):])
+	f.log = kept
+}

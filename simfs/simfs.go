@@ -1,0 +1,283 @@
+// Package simfs is a crash-consistent in-memory filesystem with Linux/ext4
+// semantics. It implements lease.FS so that the deterministic simulator can
+// run the lease engines against it and explore every post-crash state a
+// lease protocol can meet. Style anchor: Pebble's vfs.MemFS and errorfs;
+// unlike MemFS, errors carry real errnos and inodes keep their identity.
+//
+// # Non-crash semantics
+//
+// Every non-crash path matches Linux on ext4, and a shared conformance suite
+// (internal/fsconformance) runs the same script against simfs and the kernel:
+// inodes carry dev, ino, birth time, mode, uid and nlink; freed inode numbers
+// are reused eagerly (lowest free first) while birth times are strictly
+// increasing, so identity (dev, ino, birth) never repeats; hard links,
+// O_CREATE|O_EXCL, O_TRUNC, O_APPEND, O_NOFOLLOW, O_DIRECTORY, symlinks,
+// unlink/rmdir (os.Remove), rename(2) with all its rules, and
+// renameat2(RENAME_NOREPLACE). Discretionary access control follows Linux
+// for the owner and "other" classes (simfs has no groups, so a non-owner is
+// always "other"); uid 0 bypasses it, as CAP_DAC_OVERRIDE does. Errors are
+// *fs.PathError or *os.LinkError around a syscall.Errno.
+//
+// A use of a File after Close, or after a Crash invalidated it, fails with
+// EBADF (the os package would say os.ErrClosed for the former).
+//
+// # Crash model
+//
+// Every file has volatile and synced data; every directory has volatile and
+// synced entries; an ordered log holds the pending metadata operations. See
+// CRASHMODEL.md for the full description; Crash reduces the state to one legal
+// post-crash state chosen through a Chooser, so a recorded choice list
+// replays bit-exactly.
+//
+// # Determinism
+//
+// Nothing in simfs reads the clock, global randomness or map iteration order:
+// birth times come from Options.Now, MkdirTemp names and crash choices from
+// Choosers, and every map is visited in sorted key order.
+package simfs
+
+import (
+	"io/fs"
+	"syscall"
+
+	"github.com/leasekit/leasekit/lease"
+)
+
+// Chooser is a deterministic source of choices. The simulator records every
+// answer so that a run replays bit-exactly.
+type Chooser interface {
+	// Intn returns a value in [0, n). n is always >= 1.
+	Intn(n int) int
+}
+
+// Options configures New.
+type Options struct {
+	// Dev is the st_dev of every inode.
+	Dev uint64
+	// Now returns the time in nanoseconds since the epoch; it sets birth
+	// times. Births are forced strictly increasing (a birth at or before the
+	// previous one becomes previous+1), so two inodes never share an
+	// identity. Nil means a counter starting at 1.
+	Now func() int64
+	// Rand is the seeded source of MkdirTemp names, and of nothing else
+	// outside Crash. Nil means a fixed sequence 1, 2, 3, ...
+	Rand Chooser
+	// Umask masks the permission bits of Mkdir, MkdirTemp and OpenFile with
+	// O_CREATE, as the process umask does. Zero means the common default
+	// 0o022; to disable masking use UmaskNone.
+	Umask fs.FileMode
+	// UmaskNone disables masking (a process umask of 0).
+	UmaskNone bool
+	// Injector, if not nil, is consulted before every operation.
+	Injector Injector
+}
+
+// FS is the filesystem. It is not safe for concurrent use: the simulator runs
+// exactly one simulated process at a time.
+type FS struct {
+	opts  Options
+	umask fs.FileMode
+	root  *inode
+
+	// used[ino] is true while inode number ino is allocated. Index 0 is
+	// never used; the root is 2, as on ext4.
+	used       []bool
+	freeLowest uint64 // no free number below this
+	birthLast  int64
+	tempSeq    int // fallback MkdirTemp sequence when Rand is nil
+
+	// The pending log of metadata operations, in order. seqNext numbers them;
+	// seqCommitted is the sequence number of the last operation that an
+	// fsync committed in the ext4-ordered journaling profile.
+	log          []logOp
+	seqNext      uint64
+	seqCommitted uint64
+	gcAt         int // collect unreachable effects when the log grows past this
+	dirtyCount   int // files whose volatile data is not yet synced
+
+	// orphans are inodes with no volatile name that are still open.
+	orphans map[*inode]struct{}
+	// epoch invalidates every File opened before the last Crash.
+	epoch uint64
+	views []*view
+}
+
+// inode is one file, directory or symlink.
+type inode struct {
+	ino   uint64
+	mode  fs.FileMode // type bits + permission bits (volatile)
+	uid   uint32
+	birth int64
+	links int32 // volatile names (for a directory: 1 while linked)
+	opens int32
+
+	// Regular files.
+	data   []byte
+	synced []byte
+	shared bool // data aliases synced: copy before modifying in place
+	dirty  bool // data may differ from synced and a sync would write it
+
+	// Directories.
+	entries       map[string]*inode
+	syncedEntries map[string]*inode
+	parent        *inode // volatile parent (root: itself)
+	subdirs       int32  // volatile subdirectories, for nlink
+	pendingCount  int32  // log effects on this directory not yet durable
+
+	// Symlinks.
+	target string
+
+	syncedMode fs.FileMode // durable mode
+	freed      bool        // the volatile side released the number
+}
+
+func (n *inode) isDir() bool     { return n.mode&fs.ModeDir != 0 }
+func (n *inode) isSymlink() bool { return n.mode&fs.ModeSymlink != 0 }
+
+// nlink is st_nlink as ext4 reports it: a directory has 2 plus one per
+// subdirectory (its ".." entries); anything else one per name.
+func (n *inode) nlink() uint64 {
+	if n.isDir() {
+		if n.links == 0 {
+			return 0
+		}
+		return 2 + uint64(n.subdirs)
+	}
+	return uint64(n.links)
+}
+
+func (n *inode) size() int64 {
+	switch {
+	case n.isDir():
+		return 4096
+	case n.isSymlink():
+		return int64(len(n.target))
+	default:
+		return int64(len(n.data))
+	}
+}
+
+// New returns an empty FS whose root "/" is a directory of mode 0755 owned by
+// uid 0, durable from the start.
+func New(opts Options) *FS {
+	f := &FS{opts: opts, orphans: map[*inode]struct{}{}, seqNext: 1, gcAt: 64}
+	f.umask = opts.Umask & fs.ModePerm
+	if f.umask == 0 && !opts.UmaskNone {
+		f.umask = 0o022
+	}
+	f.used = make([]bool, 2, 64)
+	f.used[0], f.used[1] = true, true // ext4 reserves 1; 0 is never an inode
+	f.freeLowest = 2
+	f.root = f.newInode(fs.ModeDir|0o755, 0)
+	f.root.links = 1
+	f.root.parent = f.root
+	f.root.syncedEntries = map[string]*inode{}
+	f.root.syncedMode = f.root.mode
+	return f
+}
+
+// newInode allocates the lowest free inode number with a fresh birth time.
+func (f *FS) newInode(mode fs.FileMode, uid uint32) *inode {
+	ino := f.freeLowest
+	for ino < uint64(len(f.used)) && f.used[ino] {
+		ino++
+	}
+	if ino == uint64(len(f.used)) {
+		f.used = append(f.used, false)
+	}
+	f.used[ino] = true
+	f.freeLowest = ino + 1
+	birth := f.birthLast + 1
+	if f.opts.Now != nil {
+		if now := f.opts.Now(); now > f.birthLast {
+			birth = now
+		}
+	}
+	f.birthLast = birth
+	n := &inode{ino: ino, mode: mode, uid: uid, birth: birth}
+	if mode.IsDir() {
+		n.entries = map[string]*inode{}
+	}
+	return n
+}
+
+// release frees n's number once it has neither a volatile name nor an open
+// handle. Its unsynced data dies with it, as the kernel drops the pages of a
+// deleted inode. The object itself may live on in synced entries or in the
+// log until a crash or an fsync settles it.
+func (f *FS) release(n *inode) {
+	if n.links > 0 || n.opens > 0 || n.freed {
+		return
+	}
+	delete(f.orphans, n)
+	n.freed = true
+	if n.dirty {
+		n.dirty = false
+		f.dirtyCount--
+	}
+	if !f.used[n.ino] {
+		panic("simfs: freeing an inode number that is not in use")
+	}
+	f.used[n.ino] = false
+	if n.ino < f.freeLowest {
+		f.freeLowest = n.ino
+	}
+}
+
+// View returns the FS as seen by a process running as uid. Permission checks
+// use uid; uid 0 bypasses them like Linux root.
+func (f *FS) View(uid uint32) lease.FS {
+	v := &view{fs: f, uid: uid}
+	f.views = append(f.views, v)
+	return v
+}
+
+// CloseAll closes every file that v (a value returned by View) still has
+// open, as the kernel does when a process dies.
+func (f *FS) CloseAll(v lease.FS) {
+	vw, ok := v.(*view)
+	if !ok || vw.fs != f {
+		panic("simfs: CloseAll of a view from another FS")
+	}
+	for len(vw.open) > 0 {
+		vw.open[len(vw.open)-1].closeNow()
+	}
+}
+
+// Pending returns the number of operations not yet durable: metadata
+// operations in the log plus files whose data has not been synced.
+func (f *FS) Pending() int { return len(f.log) + f.dirtyCount }
+
+// pathErr wraps errno as os does for a one-path call.
+func pathErr(op, path string, errno syscall.Errno) error {
+	return &fs.PathError{Op: op, Path: path, Err: errno}
+}
+
+// MkdirAll is a setup helper: it creates every missing directory of path with
+// exactly perm (no umask) owned by uid, and makes each durable at once (the
+// new directory and its parent are synced). It panics on failure: setup runs
+// before the simulation and must not fail.
+func (f *FS) MkdirAll(path string, perm fs.FileMode, uid uint32) {
+	root := &view{fs: f, uid: 0}
+	for i := 1; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			continue
+		}
+		prefix := path[:i]
+		dir, base, node, errno := root.resolve(prefix, true)
+		if errno != 0 {
+			panic("simfs: MkdirAll " + path + ": " + errno.Error())
+		}
+		if node != nil {
+			if !node.isDir() {
+				panic("simfs: MkdirAll " + path + ": " + prefix + " is not a directory")
+			}
+			continue
+		}
+		n := root.create(OpMkdir, dir, base, fs.ModeDir|perm.Perm())
+		n.mode = fs.ModeDir | perm.Perm()
+		n.uid = uid
+		f.syncInode(n)
+		f.syncInode(dir)
+	}
+}

@@ -1,0 +1,198 @@
+package simfs
+
+import (
+	"maps"
+	"slices"
+)
+
+// fnv64 is FNV-1a, written out so hashing allocates nothing.
+type fnv64 uint64
+
+const (
+	fnvOffset fnv64 = 14695981039346656037
+	fnvPrime  fnv64 = 1099511628211
+)
+
+func (h *fnv64) byte(b byte) { *h = (*h ^ fnv64(b)) * fnvPrime }
+
+func (h *fnv64) u64(v uint64) {
+	for i := 0; i < 8; i++ {
+		h.byte(byte(v >> (8 * i)))
+	}
+}
+
+func (h *fnv64) str(s string) {
+	h.u64(uint64(len(s)))
+	for i := 0; i < len(s); i++ {
+		h.byte(s[i])
+	}
+}
+
+func (h *fnv64) bytes(p []byte) {
+	h.u64(uint64(len(p)))
+	for _, b := range p {
+		h.byte(b)
+	}
+}
+
+// Hash returns a deterministic hash of the whole state: the volatile tree,
+// the synced tree, every inode's data and synced data, the pending log and
+// the inode-number map. Two runs that made the same calls with the same
+// choices hash equal; the simulator's determinism self-check compares them.
+func (f *FS) Hash() uint64 {
+	h := fnvOffset
+	seen := map[*inode]bool{}
+	var order []*inode
+	// Visit every inode the volatile tree, the synced tree, the log or an
+	// open handle can reach, in a deterministic order.
+	var visit func(n *inode)
+	visit = func(n *inode) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		order = append(order, n)
+		if n.isDir() {
+			for _, name := range sortedNames(n.entries) {
+				visit(n.entries[name])
+			}
+			for _, name := range sortedNames(n.syncedEntries) {
+				visit(n.syncedEntries[name])
+			}
+		}
+	}
+	visit(f.root)
+	for i := range f.log {
+		op := &f.log[i]
+		for k := uint8(0); k < op.n; k++ {
+			e := &op.effs[k]
+			visit(e.target())
+			if e.node != nil {
+				visit(e.node)
+			}
+		}
+	}
+	orphans := slices.SortedFunc(maps.Keys(f.orphans), func(a, b *inode) int {
+		return compareUint(a.ino, b.ino)
+	})
+	for _, n := range orphans {
+		visit(n)
+	}
+	index := make(map[*inode]uint64, len(order))
+	for i, n := range order {
+		index[n] = uint64(i)
+	}
+	for _, n := range order {
+		h.u64(n.ino)
+		h.u64(uint64(n.mode))
+		h.u64(uint64(n.syncedMode))
+		h.u64(uint64(n.uid))
+		h.u64(uint64(n.birth))
+		h.u64(uint64(n.links))
+		h.u64(uint64(n.opens))
+		h.bytes(n.data)
+		h.bytes(n.synced)
+		h.str(n.target)
+		if n.dirty {
+			h.byte(1)
+		}
+		if n.freed {
+			h.byte(2)
+		}
+		for _, name := range sortedNames(n.entries) {
+			h.str(name)
+			h.u64(index[n.entries[name]])
+		}
+		h.byte('|')
+		for _, name := range sortedNames(n.syncedEntries) {
+			h.str(name)
+			h.u64(index[n.syncedEntries[name]])
+		}
+	}
+	for i := range f.log {
+		op := &f.log[i]
+		h.u64(op.seq)
+		h.u64(uint64(op.kind))
+		for k := uint8(0); k < op.n; k++ {
+			e := &op.effs[k]
+			h.u64(index[e.target()])
+			h.str(e.name)
+			h.str(e.del)
+			if e.node != nil {
+				h.u64(index[e.node] + 1)
+			}
+			h.u64(uint64(e.mode))
+			if e.done {
+				h.byte(1)
+			}
+		}
+	}
+	for i, used := range f.used {
+		if used {
+			h.u64(uint64(i))
+		}
+	}
+	h.u64(f.seqNext)
+	h.u64(f.seqCommitted)
+	h.u64(uint64(f.birthLast))
+	h.u64(f.epoch)
+	return uint64(h)
+}
+
+// Clone returns a deep copy of the state. Options (Now, Rand, Injector) are
+// shared, not copied. Files open on f stay bound to f: the clone keeps their
+// inodes' open counts (so an unlinked open inode stays allocated) until its
+// next Crash, but has no views and no File handles of its own.
+func (f *FS) Clone() *FS {
+	g := &FS{
+		opts: f.opts, umask: f.umask, used: slices.Clone(f.used), freeLowest: f.freeLowest,
+		birthLast: f.birthLast, tempSeq: f.tempSeq, seqNext: f.seqNext,
+		seqCommitted: f.seqCommitted, gcAt: f.gcAt, dirtyCount: f.dirtyCount,
+		orphans: map[*inode]struct{}{}, epoch: f.epoch + 1,
+	}
+	copies := map[*inode]*inode{}
+	var cp func(n *inode) *inode
+	cp = func(n *inode) *inode {
+		if n == nil {
+			return nil
+		}
+		if c, ok := copies[n]; ok {
+			return c
+		}
+		c := &inode{}
+		*c = *n
+		copies[n] = c
+		// Synced data is never written in place, and data shared with it is
+		// copied before a write; only unshared volatile data needs a copy.
+		if !n.shared {
+			c.data = slices.Clone(n.data)
+		}
+		if n.isDir() {
+			c.entries = make(map[string]*inode, len(n.entries))
+			for name, child := range n.entries {
+				c.entries[name] = cp(child)
+			}
+			if n.syncedEntries != nil {
+				c.syncedEntries = make(map[string]*inode, len(n.syncedEntries))
+				for name, child := range n.syncedEntries {
+					c.syncedEntries[name] = cp(child)
+				}
+			}
+			c.parent = cp(n.parent)
+		}
+		return c
+	}
+	g.root = cp(f.root)
+	g.log = make([]logOp, len(f.log))
+	for i := range f.log {
+		g.log[i] = f.log[i]
+		for k := uint8(0); k < g.log[i].n; k++ {
+			e := &g.log[i].effs[k]
+			e.dir, e.node, e.attr = cp(e.dir), cp(e.node), cp(e.attr)
+		}
+	}
+	for n := range f.orphans {
+		g.orphans[cp(n)] = struct{}{}
+	}
+	return g
+}

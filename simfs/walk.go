@@ -1,0 +1,137 @@
+package simfs
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// linksMax bounds symlink expansion in one path walk, as Linux's MAXSYMLINKS.
+const linksMax = 40
+
+// Access bits, as MAY_READ, MAY_WRITE and MAY_EXEC.
+const (
+	mayRead  fs.FileMode = 4
+	mayWrite fs.FileMode = 2
+	mayExec  fs.FileMode = 1
+)
+
+// may reports whether the view's uid has every access in want on n. Root
+// bypasses DAC (CAP_DAC_OVERRIDE); the owner uses the user bits and everyone
+// else the "other" bits, because simfs has no groups.
+func (v *view) may(n *inode, want fs.FileMode) bool {
+	if v.uid == 0 {
+		return true
+	}
+	perm := n.mode.Perm()
+	if n.uid == v.uid {
+		perm >>= 6
+	}
+	return perm&want == want
+}
+
+// resolve walks name from the root. It returns the directory holding the
+// final component, that component, and the inode it names (nil when absent).
+// With follow, a final symlink is followed, and dir and base then name the
+// symlink's target (so O_CREATE can create through a dangling link). base is
+// "" when name names the root itself.
+func (v *view) resolve(name string, follow bool) (dir *inode, base string, node *inode, errno syscall.Errno) {
+	hops := 0
+	return v.resolveFrom(v.fs.root, name, follow, &hops)
+}
+
+func (v *view) resolveFrom(cur *inode, p string, follow bool, hops *int) (*inode, string, *inode, syscall.Errno) {
+	if p == "" {
+		return nil, "", nil, syscall.ENOENT
+	}
+	if p[0] == '/' {
+		cur = v.fs.root
+	}
+	i := 0
+	for {
+		for i < len(p) && p[i] == '/' {
+			i++
+		}
+		if i == len(p) {
+			// The path ended at a directory: "/" or a trailing slash.
+			return cur, "", cur, 0
+		}
+		j := i
+		for j < len(p) && p[j] != '/' {
+			j++
+		}
+		comp := p[i:j]
+		k := j
+		for k < len(p) && p[k] == '/' {
+			k++
+		}
+		last := k == len(p)
+		if !cur.isDir() {
+			return nil, "", nil, syscall.ENOTDIR
+		}
+		if !v.may(cur, mayExec) {
+			return nil, "", nil, syscall.EACCES
+		}
+		var child *inode
+		switch comp {
+		case ".":
+			child = cur
+		case "..":
+			child = cur.parent
+		default:
+			if len(comp) > 255 {
+				return nil, "", nil, syscall.ENAMETOOLONG
+			}
+			child = cur.entries[comp]
+		}
+		if child != nil && child.isSymlink() && (follow || !last) {
+			*hops++
+			if *hops > linksMax {
+				return nil, "", nil, syscall.ELOOP
+			}
+			d, b, t, e := v.resolveFrom(cur, child.target, true, hops)
+			if last || e != 0 {
+				if e == 0 && j < len(p) && t != nil && !t.isDir() {
+					return nil, "", nil, syscall.ENOTDIR // "link/" to a file
+				}
+				return d, b, t, e
+			}
+			if t == nil {
+				return nil, "", nil, syscall.ENOENT
+			}
+			child = t
+		}
+		if last {
+			if child != nil && j < len(p) && !child.isDir() {
+				return nil, "", nil, syscall.ENOTDIR // "file/"
+			}
+			return cur, comp, child, 0
+		}
+		if child == nil {
+			return nil, "", nil, syscall.ENOENT
+		}
+		cur = child
+		i = k
+	}
+}
+
+// special reports whether base cannot be created, removed or renamed: the
+// root itself, "." or "..".
+func special(base string) bool {
+	return base == "" || base == "." || base == ".."
+}
+
+// isAncestor reports whether a is d or one of d's ancestors (volatile tree).
+func isAncestor(a, d *inode) bool {
+	for steps := 0; ; steps++ {
+		if d == a {
+			return true
+		}
+		if d.parent == d || d.parent == nil {
+			return false
+		}
+		if steps > 1<<20 {
+			panic("simfs: directory parent chain does not reach the root")
+		}
+		d = d.parent
+	}
+}
