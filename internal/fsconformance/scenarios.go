@@ -1,0 +1,229 @@
+package fsconformance
+
+// Scenarios are the golden scripts. Each must hold on Linux (ext4) and on
+// simfs alike.
+var Scenarios = []Scenario{
+	{"create-excl", `
+write a hello => ok
+create-excl a => EEXIST
+create-excl b => ok
+stat b => file nlink=1 size=0 perm=600 id=A
+read a => "hello"
+symlink nowhere dangling => ok
+create-excl dangling => EEXIST
+lstat nowhere => ENOENT
+`},
+	{"trunc-append", `
+write a hello => ok
+append a , world => ok
+read a => "hello, world"
+stat a => file nlink=1 size=12 perm=600 id=A
+open-trunc a => ok
+read a => ""
+stat a => file nlink=1 size=0 perm=600 id=A
+open-trunc missing => ENOENT
+`},
+	{"hard-links", `
+write a x => ok
+link a b => ok
+stat a => file nlink=2 size=1 perm=600 id=A
+stat b => file nlink=2 size=1 perm=600 id=A
+link a b => EEXIST
+write c y => ok
+link a c => EEXIST
+link missing d => ENOENT
+mkdir dir => ok
+link dir dir2 => EPERM
+link a missing/d => ENOENT
+remove a => ok
+stat b => file nlink=1 size=1 perm=600 id=A
+read b => "x"
+`},
+	{"rename-replace", `
+write a one => ok
+write b two => ok
+stat a => file nlink=1 size=3 perm=600 id=A
+stat b => file nlink=1 size=3 perm=600 id=B
+rename a b => ok
+read b => "one"
+stat b => file nlink=1 size=3 perm=600 id=A
+stat a => ENOENT
+rename a b => ENOENT
+rename b missing/c => ENOENT
+`},
+	{"rename-same-inode-noop", `
+write a x => ok
+link a b => ok
+rename a b => ok
+stat a => file nlink=2 size=1 perm=600 id=A
+stat b => file nlink=2 size=1 perm=600 id=A
+rename a a => ok
+readdir . => [a b]
+`},
+	{"rename-dir-over-empty-dir", `
+mkdir d => ok
+write d/x x => ok
+mkdir e => ok
+stat d => dir nlink=2 perm=700 id=A
+rename d e => ok
+stat e => dir nlink=2 perm=700 id=A
+stat d => ENOENT
+read e/x => "x"
+readdir . => [e/]
+`},
+	{"rename-dir-over-nonempty-dir", `
+mkdir d => ok
+mkdir e => ok
+write e/x x => ok
+rename d e => ENOTEMPTY
+mkdir e/sub => ok
+remove e/x => ok
+rename d e => ENOTEMPTY
+`},
+	{"rename-type-mismatch", `
+write a x => ok
+mkdir d => ok
+rename a d => EISDIR
+rename d a => ENOTDIR
+rename-noreplace a d => EEXIST
+`},
+	{"rename-into-own-subtree", `
+mkdir d => ok
+mkdir d/s => ok
+rename d d/s/x => EINVAL
+rename d d/x => EINVAL
+rename d/s d => ENOTEMPTY
+rename d d => ok
+stat d/s => dir nlink=2 perm=700 id=A
+`},
+	{"rename-noreplace", `
+write a one => ok
+write b two => ok
+rename-noreplace a b => EEXIST
+read b => "two"
+rename-noreplace a c => ok
+stat a => ENOENT
+read c => "one"
+rename-noreplace c c => EEXIST
+rename-noreplace missing z => ENOENT
+`},
+	{"rename-across-dirs", `
+mkdir d => ok
+mkdir e => ok
+mkdir d/sub => ok
+write d/f x => ok
+stat d => dir nlink=3 perm=700 id=A
+rename d/sub e/sub => ok
+rename d/f e/f => ok
+stat d => dir nlink=2 perm=700 id=A
+stat e => dir nlink=3 perm=700 id=B
+readdir e => [f sub/]
+readdir d => []
+`},
+	{"symlinks", `
+write a hi => ok
+symlink a l => ok
+lstat l => symlink size=1 id=A
+stat l => file nlink=1 size=2 perm=600 id=B
+stat a => file nlink=1 size=2 perm=600 id=B
+readlink l => "a"
+readlink a => EINVAL
+readlink missing => ENOENT
+open-nofollow l => ELOOP
+open-nofollow a => ok
+read l => "hi"
+symlink x dangling => ok
+read dangling => ENOENT
+stat dangling => ENOENT
+lstat dangling => symlink size=1 id=C
+write dangling made => ok
+read x => "made"
+symlink a l => EEXIST
+remove l => ok
+stat a => file nlink=1 size=2 perm=600 id=B
+symlink loop2 loop1 => ok
+symlink loop1 loop2 => ok
+stat loop1 => ELOOP
+mkdir d => ok
+symlink d dl => ok
+write dl/f in => ok
+read d/f => "in"
+readdir dl => [f]
+link l2 l3 => ENOENT
+link dangling hard => ok
+lstat hard => symlink size=1 id=C
+`},
+	{"remove", `
+mkdir d => ok
+write d/a x => ok
+remove d => ENOTEMPTY
+remove d/a => ok
+remove d/a => ENOENT
+remove d => ok
+remove d => ENOENT
+remove missing/x => ENOENT
+write f x => ok
+remove f/x => ENOTDIR
+`},
+	{"inode-reuse-new-identity", `
+write a x => ok
+stat a => file nlink=1 size=1 perm=600 id=A
+remove a => ok
+tick => ok
+write b y => ok
+stat b => file nlink=1 size=1 perm=600 id=B
+tick => ok
+write a z => ok
+stat a => file nlink=1 size=1 perm=600 id=C
+mkdir d => ok
+stat d => dir nlink=2 perm=700 id=D
+`},
+	{"mkdir", `
+mkdir d => ok
+mkdir d => EEXIST
+mkdir missing/x => ENOENT
+write f x => ok
+mkdir f => EEXIST
+mkdir f/x => ENOTDIR
+stat f/x => ENOTDIR
+mkdir d/x => ok
+stat d => dir nlink=3 perm=700 id=A
+remove d/x => ok
+stat d => dir nlink=2 perm=700 id=A
+`},
+	{"open-dir-rules", `
+mkdir d => ok
+write f x => ok
+open-write d => EISDIR
+open-create d => EISDIR
+open-dir f => ENOTDIR
+open-dir d => ok
+fsync d => ok
+fsync f => ok
+readdir f => ENOTDIR
+readdir missing => ENOENT
+read d => EISDIR
+`},
+	{"unlinked-open-file", `
+write a data => ok
+hold a => ok
+remove a => ok
+fstat a => file nlink=0 size=4 perm=600 id=A
+fread a => "data"
+fwrite a more => ok
+fclose a => ok
+stat a => ENOENT
+`},
+	{"chmod", `
+write a x => ok
+chmod a 400 => ok
+stat a => file nlink=1 size=1 perm=400 id=A
+mkdir d => ok
+chmod d 755 => ok
+stat d => dir nlink=2 perm=755 id=B
+chmod missing 600 => ENOENT
+symlink a l => ok
+chmod l 600 => ok
+stat a => file nlink=1 size=1 perm=600 id=A
+`},
+}
