@@ -1,0 +1,343 @@
+package statecas
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/leasekit/leasekit/internal/statefile"
+	"github.com/leasekit/leasekit/lease"
+)
+
+// Env is what the helpers need from the outside world.
+type Env struct {
+	FS        lease.FS
+	IDs       lease.IDSource
+	Inspector lease.Inspector
+}
+
+// Mutation claim format. One claim file guards one target file; it sits
+// next to the target as ".<target>.mutation" and holds the claimant's full
+// process identity, so that a claim left by a crashed process can be proven
+// orphaned (its owner dead, by lease.ClassifyRecord) and recovered.
+const (
+	ClaimKind          = "leasekit-state-mutation"
+	ClaimSchemaVersion = 1
+	claimSuffix        = ".mutation"
+	orphanSuffix       = ".orphan"
+	// claimTempTag and dataTempTagPrefix name the statefile temps this
+	// package makes: ".tmp-mutation-<uuid>" (a claim being published) and
+	// ".tmp-cas-<claim id>-<uuid>" (a state file written under that claim).
+	claimTempTag      = "mutation"
+	dataTempTagPrefix = "cas-"
+	// claimBytesMax bounds a claim file; a real one is about 400 bytes.
+	claimBytesMax = 4096
+	// claimAttemptsMax bounds how often one call retries publishing its
+	// claim after recovering an orphaned one or seeing one vanish.
+	claimAttemptsMax = 4
+	// FileBytesMax bounds every state file these helpers compare.
+	FileBytesMax = 64 * 1024
+	// dirEntriesMax bounds any directory listing these helpers make.
+	dirEntriesMax = 4096
+)
+
+var claimKeys = []string{"id", "kind", "owner", "schemaVersion", "target"}
+var claimOwnerKeys = []string{"bootId", "executableDev", "executableIno", "hostname", "pid", "pidNamespace", "startTime", "uid"}
+
+type claim struct {
+	ID     string
+	Target string
+	Owner  lease.ProcessIdentity
+}
+
+func (c claim) bytes() []byte {
+	return statefile.MustCanonical(map[string]any{
+		"id": c.ID, "kind": ClaimKind, "schemaVersion": ClaimSchemaVersion, "target": c.Target,
+		"owner": map[string]any{
+			"pid": c.Owner.PID, "startTime": c.Owner.StartTime, "bootId": c.Owner.BootID,
+			"executableDev": strconv.FormatUint(c.Owner.ExecutableDev, 10),
+			"executableIno": strconv.FormatUint(c.Owner.ExecutableIno, 10),
+			"hostname":      c.Owner.Hostname, "pidNamespace": c.Owner.PIDNamespace, "uid": c.Owner.UID,
+		},
+	})
+}
+
+func parseClaim(data []byte) (claim, error) {
+	object, err := statefile.DecodeObject(data, "state file mutation claim", claimKeys, nil)
+	if err != nil {
+		return claim{}, err
+	}
+	c := claim{ID: object.NonEmptyString("id"), Target: object.NonEmptyString("target")}
+	if object.Int("schemaVersion", ClaimSchemaVersion, ClaimSchemaVersion); object.String("kind") != ClaimKind && object.Err() == nil {
+		object.Fail("kind is not %q", ClaimKind)
+	}
+	if err := object.Err(); err != nil {
+		return claim{}, err
+	}
+	owner, err := statefile.ObjectFrom(object.Raw("owner"), "state file mutation claim owner", claimOwnerKeys, nil)
+	if err != nil {
+		return claim{}, err
+	}
+	c.Owner.PID = int(owner.Int("pid", 1, PIDMax))
+	c.Owner.StartTime = owner.String("startTime")
+	c.Owner.BootID = owner.String("bootId")
+	c.Owner.ExecutableDev = parseUint(owner, "executableDev")
+	c.Owner.ExecutableIno = parseUint(owner, "executableIno")
+	c.Owner.Hostname = owner.String("hostname")
+	c.Owner.PIDNamespace = owner.String("pidNamespace")
+	c.Owner.UID = int(owner.Int("uid", 0, 1<<32-1))
+	if err := owner.Err(); err != nil {
+		return claim{}, err
+	}
+	if !bytes.Equal(c.bytes(), data) {
+		return claim{}, &statefile.SchemaError{Record: "state file mutation claim", Problem: "not canonical"}
+	}
+	return c, nil
+}
+
+func parseUint(object *statefile.Object, key string) uint64 {
+	text := object.String(key)
+	value, err := strconv.ParseUint(text, 10, 64)
+	if object.Err() == nil && (err != nil || strconv.FormatUint(value, 10) != text) {
+		object.Fail("%s must be a decimal string", key)
+	}
+	return value
+}
+
+// ClaimPath is the mutation claim that guards target.
+func ClaimPath(target string) string {
+	return path.Join(path.Dir(target), "."+path.Base(target)+claimSuffix)
+}
+
+// heldClaim is a claim this call published; inode identifies it so that a
+// displaced or replaced claim is noticed.
+type heldClaim struct {
+	path  string
+	id    string
+	inode lease.FileInfo
+}
+
+func sameInode(a, b lease.FileInfo) bool {
+	return a.Dev == b.Dev && a.Ino == b.Ino && a.HasBirth == b.HasBirth && a.BirthNs == b.BirthNs
+}
+
+func currentIdentity(env Env) (lease.ProcessIdentity, error) {
+	current, err := env.Inspector.Current()
+	if err == nil {
+		err = current.Validate()
+	}
+	if err != nil {
+		return lease.ProcessIdentity{}, newError(ErrUnsafe, "", "the current process identity is unavailable", err)
+	}
+	return current, nil
+}
+
+func checkTargetPath(target string) {
+	if !path.IsAbs(target) || path.Clean(target) != target || target == "/" {
+		panic("statecas: target path must be absolute and clean: " + strconv.Quote(target))
+	}
+}
+
+// withClaim runs mutate while this process holds target's mutation claim.
+// mutate gets the claim's ID (to tag its temps) and verify, which it must
+// call right before its committing rename or unlink: verify fails with
+// ErrClaimLost if the claim was displaced meanwhile.
+func withClaim(env Env, target string, mutate func(claimID string, verify func() error) error) error {
+	checkTargetPath(target)
+	current, err := currentIdentity(env)
+	if err != nil {
+		return err
+	}
+	held, err := acquireClaim(env, current, target)
+	if err != nil {
+		return err
+	}
+	verify := func() error { return verifyClaim(env, held) }
+	mutateErr := mutate(held.id, verify)
+	releaseErr := releaseClaim(env, held)
+	return errors.Join(mutateErr, releaseErr)
+}
+
+func acquireClaim(env Env, current lease.ProcessIdentity, target string) (heldClaim, error) {
+	claimPath := ClaimPath(target)
+	for attempt := 0; attempt < claimAttemptsMax; attempt++ {
+		mine := claim{ID: env.IDs.NewID(), Target: path.Base(target), Owner: current}
+		data := mine.bytes()
+		err := statefile.CreateOnly(env.FS, env.IDs, claimPath, claimTempTag, data)
+		if err == nil {
+			inode, statErr := env.FS.Lstat(claimPath)
+			if statErr != nil {
+				return heldClaim{}, statErr
+			}
+			return heldClaim{path: claimPath, id: mine.ID, inode: inode}, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return heldClaim{}, errors.Join(err, discardOwnClaim(env, claimPath, data))
+		}
+		retry, err := judgeExistingClaim(env, current, claimPath)
+		if err != nil {
+			return heldClaim{}, err
+		}
+		if !retry {
+			break
+		}
+	}
+	return heldClaim{}, newError(ErrMutationActive, claimPath, MutationActiveText+" (bounded claim attempts exhausted)", nil)
+}
+
+// discardOwnClaim removes a claim this call published before a later step
+// (the directory fsync) failed, so that this live process does not block
+// every later mutation of the file.
+func discardOwnClaim(env Env, claimPath string, data []byte) error {
+	content, err := statefile.ReadFile(env.FS, claimPath, claimBytesMax)
+	if err != nil || !bytes.Equal(content, data) {
+		return nil
+	}
+	return env.FS.Remove(claimPath)
+}
+
+// judgeExistingClaim decides what an existing claim means: a live owner is
+// contention, an owner that cannot be inspected is a refusal, a dead owner's
+// claim is recovered (retry true).
+func judgeExistingClaim(env Env, current lease.ProcessIdentity, claimPath string) (retry bool, err error) {
+	observed, inode, err := readClaim(env, claimPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	state := lease.ClassifyRecord(observed.Owner, current, env.Inspector)
+	switch state.Kind {
+	case lease.OwnerLive:
+		return false, newError(ErrMutationActive, claimPath, MutationActiveText, nil)
+	case lease.OwnerRemote, lease.OwnerUnknown:
+		return false, newError(ErrMutationIndeterminate, claimPath,
+			"state file mutation claim owner cannot be inspected ("+state.Reason+")", nil)
+	case lease.OwnerStale:
+		return true, recoverOrphan(env, claimPath, observed, inode)
+	}
+	panic("statecas: unexpected owner kind " + state.Kind.String())
+}
+
+// readClaim reads and parses a claim file together with its inode.
+func readClaim(env Env, claimPath string) (claim, lease.FileInfo, error) {
+	inode, err := env.FS.Lstat(claimPath)
+	if err != nil {
+		return claim{}, lease.FileInfo{}, err
+	}
+	content, err := statefile.ReadFile(env.FS, claimPath, claimBytesMax)
+	if err != nil {
+		return claim{}, lease.FileInfo{}, classifyReadError(claimPath, err)
+	}
+	parsed, err := parseClaim(content)
+	if err != nil {
+		return claim{}, lease.FileInfo{}, newError(ErrCorrupt, claimPath, "state file mutation claim is corrupt", err)
+	}
+	return parsed, inode, nil
+}
+
+func classifyReadError(name string, err error) error {
+	var tooLarge *statefile.TooLargeError
+	var notRegular *statefile.NotRegularError
+	var changed *statefile.ChangedError
+	switch {
+	case errors.As(err, &tooLarge):
+		return newError(ErrBound, name, "file exceeds its size bound", err)
+	case errors.As(err, &notRegular):
+		return newError(ErrUnsafe, name, "not a regular file", err)
+	case errors.As(err, &changed):
+		return newError(ErrChanged, name, "file changed while it was read", err)
+	}
+	return err
+}
+
+// recoverOrphan removes the claim of a dead owner without ever deleting
+// anyone else's: it renames the claim to a unique quarantine name (atomic:
+// exactly one recoverer gets the inode), and deletes it only if that inode
+// and its bytes are the dead claim it judged. Otherwise a concurrent
+// recoverer already replaced it with a live claim, which is renamed back.
+func recoverOrphan(env Env, claimPath string, dead claim, deadInode lease.FileInfo) error {
+	quarantine := claimPath + "." + env.IDs.NewID() + orphanSuffix
+	if err := env.FS.RenameNoReplace(claimPath, quarantine); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	moved, inode, err := readClaim(env, quarantine)
+	if err == nil && sameInode(inode, deadInode) && moved == dead {
+		return removeOrphanClaim(env, quarantine, dead.ID)
+	}
+	if restoreErr := env.FS.RenameNoReplace(quarantine, claimPath); restoreErr != nil {
+		return newError(ErrClaimLost, claimPath,
+			"a live mutation claim was displaced during orphan recovery and is kept at "+quarantine,
+			errors.Join(err, restoreErr))
+	}
+	return statefile.SyncDir(env.FS, path.Dir(claimPath))
+}
+
+// removeOrphanClaim deletes the data temps a dead claimant left, then its
+// claim (data temps first: a crash in between leaves the claim, so a later
+// recovery still finds them).
+func removeOrphanClaim(env Env, claimFile, claimID string) error {
+	dir := path.Dir(claimFile)
+	entries, err := readDirBounded(env, dir)
+	if err != nil {
+		return err
+	}
+	prefix := statefile.TempPrefix + dataTempTagPrefix + claimID + "-"
+	for _, entry := range entries {
+		if strings.HasPrefix(entry.Name, prefix) {
+			if err := removeIfPresent(env, path.Join(dir, entry.Name)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := removeIfPresent(env, claimFile); err != nil {
+		return err
+	}
+	return statefile.SyncDir(env.FS, dir)
+}
+
+func removeIfPresent(env Env, name string) error {
+	if err := env.FS.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func readDirBounded(env Env, dir string) ([]lease.DirEntry, error) {
+	entries, err := env.FS.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(entries) > dirEntriesMax {
+		return nil, newError(ErrBound, dir, "directory holds more than "+strconv.Itoa(dirEntriesMax)+" entries", nil)
+	}
+	return entries, nil
+}
+
+func verifyClaim(env Env, held heldClaim) error {
+	inode, err := env.FS.Lstat(held.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err != nil || !sameInode(inode, held.inode) {
+		return newError(ErrClaimLost, held.path, "the mutation claim of this call was displaced", err)
+	}
+	return nil
+}
+
+func releaseClaim(env Env, held heldClaim) error {
+	if err := verifyClaim(env, held); err != nil {
+		return err
+	}
+	if err := env.FS.Remove(held.path); err != nil {
+		return err
+	}
+	return statefile.SyncDir(env.FS, path.Dir(held.path))
+}
