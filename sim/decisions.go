@@ -1,0 +1,83 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Decisions is the only source of randomness of a run: which process runs
+// next, which fault fires, how far the clock moves. Every answer is recorded,
+// so the recorded list is a complete description of the run's choices (a
+// Hypothesis-style choice sequence); a run can replay such a list instead of
+// a seed, which is what shrinking cuts. Answers past the end of a replayed list
+// are 0, and 0 always means the most boring choice: the first runnable
+// process, no fault, the smallest step.
+type Decisions struct {
+	rng      *rand.Rand // nil when replaying
+	replay   []uint32
+	position int
+	recorded []uint32
+}
+
+// NewDecisions returns a source seeded with seed.
+func NewDecisions(seed uint64) *Decisions {
+	return &Decisions{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), recorded: make([]uint32, 0, 1024)}
+}
+
+// ReplayDecisions returns a source that answers from list, then 0.
+func ReplayDecisions(list []uint32) *Decisions {
+	return &Decisions{replay: list, recorded: make([]uint32, 0, len(list))}
+}
+
+// Intn returns a choice in [0, n). n must be positive; n == 1 draws nothing.
+func (d *Decisions) Intn(n int) int {
+	if n <= 0 {
+		panic(fmt.Sprintf("sim: Intn(%d)", n))
+	}
+	if n == 1 {
+		return 0
+	}
+	var v uint32
+	if d.rng != nil {
+		v = uint32(d.rng.IntN(n))
+	} else {
+		v = d.next() % uint32(n)
+	}
+	d.recorded = append(d.recorded, v)
+	return int(v)
+}
+
+// Chance draws one yes/no decision that is yes with probability p; the
+// recorded answer is 1 for yes, 0 for no. p <= 0 draws nothing and says no,
+// so disabled faults cost nothing and leave no trace in the list.
+func (d *Decisions) Chance(p float64) bool {
+	if p <= 0 {
+		return false
+	}
+	var v uint32
+	if d.rng != nil {
+		if d.rng.Float64() < p {
+			v = 1
+		}
+	} else if d.next() != 0 {
+		v = 1
+	}
+	d.recorded = append(d.recorded, v)
+	return v != 0
+}
+
+func (d *Decisions) next() uint32 {
+	if d.position >= len(d.replay) {
+		d.position++
+		return 0
+	}
+	v := d.replay[d.position]
+	d.position++
+	return v
+}
+
+// Recorded returns the answers given so far. The caller must not modify it.
+func (d *Decisions) Recorded() []uint32 { return d.recorded }
+
+// Len returns the number of answers given so far.
+func (d *Decisions) Len() int { return len(d.recorded) }

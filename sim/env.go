@@ -1,0 +1,321 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/leasekit/leasekit/lease"
+)
+
+// opKind names the operation at a scheduling point.
+type opKind uint8
+
+const (
+	opStart opKind = iota
+	opOpenFile
+	opMkdir
+	opMkdirTemp
+	opRename
+	opRenameNoReplace
+	opLink
+	opSymlink
+	opRemove
+	opReadDir
+	opLstat
+	opStat
+	opReadlink
+	opChmod
+	opFileRead
+	opFileWrite
+	opFileSync
+	opFileStat
+	opFileClose
+	opNow
+	opMonotonic
+	opSleep
+	opWake
+	opCurrent
+	opInspect
+	opNewID
+	opKindCount
+)
+
+var opKindNames = [opKindCount]string{
+	"start", "openfile", "mkdir", "mkdirtemp", "rename", "renamenoreplace", "link", "symlink", "remove",
+	"readdir", "lstat", "stat", "readlink", "chmod", "read", "write", "fsync", "fstat", "close",
+	"now", "monotonic", "sleep", "wake", "current", "inspect", "newid",
+}
+
+func (k opKind) String() string { return opKindNames[k] }
+
+// event is what a process announces at a scheduling point.
+type event struct {
+	kind opKind
+	path string
+}
+
+// resultCode is the hash/trace form of an operation's error: 0 for success,
+// the errno for an errno, 1 for anything else.
+func resultCode(err error) uint64 {
+	if err == nil {
+		return 0
+	}
+	var pathErr *fs.PathError
+	var linkErr *os.LinkError
+	var errno syscall.Errno
+	switch {
+	case errors.As(err, &pathErr):
+		err = pathErr.Err
+	case errors.As(err, &linkErr):
+		err = linkErr.Err
+	}
+	if errors.As(err, &errno) {
+		return uint64(errno)
+	}
+	return 1
+}
+
+// procFS wraps the process's view of its volume.
+type procFS struct{ p *Proc }
+
+func (f *procFS) OpenFile(name string, flag lease.OpenFlag, perm fs.FileMode) (lease.File, error) {
+	f.p.point(opOpenFile, name)
+	inner, err := f.p.view.OpenFile(name, flag, perm)
+	f.p.result = resultCode(err)
+	if err != nil {
+		return nil, err
+	}
+	return &procFile{p: f.p, inner: inner}, nil
+}
+
+func (f *procFS) Mkdir(name string, perm fs.FileMode) error {
+	f.p.point(opMkdir, name)
+	err := f.p.view.Mkdir(name, perm)
+	f.p.result = resultCode(err)
+	return err
+}
+
+func (f *procFS) MkdirTemp(dir, pattern string) (string, error) {
+	f.p.point(opMkdirTemp, dir)
+	name, err := f.p.view.MkdirTemp(dir, pattern)
+	f.p.result = resultCode(err)
+	return name, err
+}
+
+func (f *procFS) Rename(oldpath, newpath string) error {
+	f.p.point(opRename, oldpath)
+	err := f.p.view.Rename(oldpath, newpath)
+	f.p.result = resultCode(err)
+	return err
+}
+
+func (f *procFS) RenameNoReplace(oldpath, newpath string) error {
+	f.p.point(opRenameNoReplace, oldpath)
+	err := f.p.view.RenameNoReplace(oldpath, newpath)
+	f.p.result = resultCode(err)
+	return err
+}
+
+func (f *procFS) Link(oldname, newname string) error {
+	f.p.point(opLink, oldname)
+	err := f.p.view.Link(oldname, newname)
+	f.p.result = resultCode(err)
+	return err
+}
+
+func (f *procFS) Symlink(oldname, newname string) error {
+	f.p.point(opSymlink, newname)
+	err := f.p.view.Symlink(oldname, newname)
+	f.p.result = resultCode(err)
+	return err
+}
+
+func (f *procFS) Remove(name string) error {
+	f.p.point(opRemove, name)
+	err := f.p.view.Remove(name)
+	f.p.result = resultCode(err)
+	return err
+}
+
+func (f *procFS) ReadDir(name string) ([]lease.DirEntry, error) {
+	f.p.point(opReadDir, name)
+	entries, err := f.p.view.ReadDir(name)
+	f.p.result = resultCode(err)
+	return entries, err
+}
+
+func (f *procFS) Lstat(name string) (lease.FileInfo, error) {
+	f.p.point(opLstat, name)
+	info, err := f.p.view.Lstat(name)
+	f.p.result = resultCode(err)
+	return info, err
+}
+
+func (f *procFS) Stat(name string) (lease.FileInfo, error) {
+	f.p.point(opStat, name)
+	info, err := f.p.view.Stat(name)
+	f.p.result = resultCode(err)
+	return info, err
+}
+
+func (f *procFS) Readlink(name string) (string, error) {
+	f.p.point(opReadlink, name)
+	target, err := f.p.view.Readlink(name)
+	f.p.result = resultCode(err)
+	return target, err
+}
+
+func (f *procFS) Chmod(name string, mode fs.FileMode) error {
+	f.p.point(opChmod, name)
+	err := f.p.view.Chmod(name, mode)
+	f.p.result = resultCode(err)
+	return err
+}
+
+// procFile wraps an open file of the process.
+type procFile struct {
+	p     *Proc
+	inner lease.File
+}
+
+// Name is not a scheduling point: it reads no shared state.
+func (f *procFile) Name() string { return f.inner.Name() }
+
+func (f *procFile) Read(b []byte) (int, error) {
+	f.p.point(opFileRead, f.inner.Name())
+	n, err := f.inner.Read(b)
+	f.p.result = resultCode(err)
+	return n, err
+}
+
+func (f *procFile) Write(b []byte) (int, error) {
+	f.p.point(opFileWrite, f.inner.Name())
+	n, err := f.inner.Write(b)
+	f.p.result = resultCode(err)
+	return n, err
+}
+
+func (f *procFile) Sync() error {
+	f.p.point(opFileSync, f.inner.Name())
+	err := f.inner.Sync()
+	f.p.result = resultCode(err)
+	return err
+}
+
+func (f *procFile) Stat() (lease.FileInfo, error) {
+	f.p.point(opFileStat, f.inner.Name())
+	info, err := f.inner.Stat()
+	f.p.result = resultCode(err)
+	return info, err
+}
+
+func (f *procFile) Close() error {
+	f.p.point(opFileClose, f.inner.Name())
+	err := f.inner.Close()
+	f.p.result = resultCode(err)
+	return err
+}
+
+// procClock is the process's host clock.
+type procClock struct{ p *Proc }
+
+func (c *procClock) Now() time.Time {
+	c.p.point(opNow, "")
+	return c.p.host.Wall()
+}
+
+func (c *procClock) Monotonic() time.Duration {
+	c.p.point(opMonotonic, "")
+	return c.p.host.Monotonic()
+}
+
+// Sleep blocks the process until the simulated time reaches now+d. A
+// sleeping process is not runnable; when nothing is runnable the world jumps
+// to the earliest wake-up.
+func (c *procClock) Sleep(ctx context.Context, d time.Duration) error {
+	p := c.p
+	p.point(opSleep, "")
+	if err := ctx.Err(); err != nil {
+		p.result = 1
+		return err
+	}
+	if d <= 0 {
+		return nil
+	}
+	p.sleeping = true
+	p.wakeAt = p.world.now + int64(d)
+	p.point(opWake, "")
+	return ctx.Err()
+}
+
+// procInspector is the process's view of its host's process table.
+type procInspector struct{ p *Proc }
+
+func (in *procInspector) Current() (lease.ProcessIdentity, error) {
+	in.p.point(opCurrent, "")
+	id, err := in.p.inspector.Current()
+	in.p.result = resultCode(err)
+	return id, err
+}
+
+func (in *procInspector) Inspect(pid int) lease.Inspection {
+	in.p.point(opInspect, "")
+	inspection := in.p.inspector.Inspect(pid)
+	in.p.result = uint64(inspection.Kind)
+	return inspection
+}
+
+// procIDs draws identifiers from the world's counter: unique within a run,
+// deterministic, and independent of the decision list (so a shrunk list never
+// makes two generations equal).
+type procIDs struct{ p *Proc }
+
+func (s *procIDs) NewID() string {
+	s.p.point(opNewID, "")
+	w := s.p.world
+	w.idsTotal++
+	return formatUUID(w.idsTotal)
+}
+
+// formatUUID renders a version-4 UUID whose random bits are two bijective
+// mixes of n.
+func formatUUID(n uint64) string {
+	hi, lo := mix64(n), mix64(n^0x5555555555555555)
+	var b [16]byte
+	for i := 0; i < 8; i++ {
+		b[i] = byte(hi >> (56 - 8*i))
+		b[8+i] = byte(lo >> (56 - 8*i))
+	}
+	// Version and variant overwrite 6 of the 128 bits; two counters would
+	// have to agree on the other 122 bits of two independent bijections to
+	// collide.
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	const hex = "0123456789abcdef"
+	out := make([]byte, 36)
+	j := 0
+	for i, c := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out[j] = '-'
+			j++
+		}
+		out[j] = hex[c>>4]
+		out[j+1] = hex[c&0xf]
+		j += 2
+	}
+	return string(out)
+}
+
+// mix64 is splitmix64's finalizer, a bijection on uint64.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}

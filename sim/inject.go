@@ -1,0 +1,120 @@
+package sim
+
+import (
+	"syscall"
+	"time"
+
+	"github.com/leasekit/leasekit/simproc"
+)
+
+// globalFaults draws the per-step faults that are not about the chosen
+// process: power loss, PID churn, executable upgrade, clock step, and the
+// workload's hooks. Each is its own draw, and 0 means "no fault".
+func (w *World) globalFaults() {
+	plan := &w.plan.probabilities
+	if w.decisions.Chance(plan[faultIndexPowerLoss]) {
+		w.PowerLoss(w.hosts[w.decisions.Intn(len(w.hosts))])
+	}
+	if w.decisions.Chance(plan[faultIndexPIDChurn]) {
+		w.churn(w.hosts[w.decisions.Intn(len(w.hosts))])
+	}
+	if w.decisions.Chance(plan[faultIndexUpgrade]) {
+		h := w.hosts[w.decisions.Intn(len(w.hosts))]
+		if len(h.exes) > 0 {
+			exe := h.exes[w.decisions.Intn(len(h.exes))]
+			h.table.UpgradeExe(exe)
+			w.Probe("upgrade")
+			w.Tracef("fault=upgrade host=%s exe=%s", h.Name(), exe)
+		}
+	}
+	if w.decisions.Chance(plan[faultIndexClockStep]) {
+		w.clockStep(w.hosts[w.decisions.Intn(len(w.hosts))])
+	}
+	for _, hook := range w.hooks {
+		if w.decisions.Chance(plan[hook.index]) {
+			w.Probe(faultSpecs[hook.index].name)
+			w.Tracef("fault=%s", faultSpecs[hook.index].name)
+			hook.fire(w)
+		}
+	}
+}
+
+// PowerLoss cuts a host's power and reboots it: every process on it dies
+// (its open operations become unknown), the boot id changes, PIDs restart,
+// the monotonic clock restarts, and the host's volume is reduced to a crash
+// state. A volume shared with other hosts (a network mount) survives: its
+// server did not lose power, only this client's processes and open files.
+func (w *World) PowerLoss(h *Host) {
+	victims := append([]*Proc(nil), h.procs...)
+	for _, p := range victims {
+		w.kill(p, ExitPowerLoss)
+	}
+	h.table.Reboot(w.newBootID())
+	h.bootAt = w.now
+	mode := "shared-survives"
+	if len(h.volume.hosts) == 1 {
+		mode = h.volume.fs.PowerLoss(w.decisions)
+	}
+	w.Probe("powerloss")
+	w.Tracef("fault=powerloss host=%s boot=%s fs=%s killed=%d", h.Name(), h.table.BootID(), mode, len(victims))
+	for _, p := range victims {
+		w.exited(p, ExitPowerLoss)
+	}
+}
+
+// churn spawns and reaps many short processes on h to push the PID cursor
+// round, so that the next spawns reuse PIDs of dead owners.
+func (w *World) churn(h *Host) {
+	ns := w.decisions.Intn(h.table.NamespaceCount())
+	n := 1 + w.decisions.Intn(min(h.table.PIDMax()-1, churnMax))
+	if err := h.table.Churn(ns, n); err != nil {
+		w.Probe("pid-exhausted")
+	}
+	w.Probe("pidchurn")
+	w.Tracef("fault=pidchurn host=%s ns=%d n=%d", h.Name(), ns, n)
+}
+
+// clockStep steps h's wall clock forward or backward (the monotonic clock is
+// untouched, as with an NTP step).
+func (w *World) clockStep(h *Host) {
+	seconds := int64(1 + w.decisions.Intn(clockStepSecondsMax))
+	if w.decisions.Intn(2) == 1 {
+		seconds = -seconds
+	}
+	h.wallOffset += seconds * int64(time.Second)
+	w.Probe("clockstep")
+	w.Tracef("fault=clockstep host=%s by=%ds", h.Name(), seconds)
+}
+
+// reapZombies reaps the zombies whose time has come.
+func (w *World) reapZombies() {
+	kept := w.zombies[:0]
+	for _, z := range w.zombies {
+		switch {
+		case z.proc.State != simproc.Zombie: // a reboot already removed it
+		case w.step >= z.reapAt:
+			z.host.table.Reap(z.proc)
+		default:
+			kept = append(kept, z)
+		}
+	}
+	w.zombies = kept
+}
+
+// fsErrnos are the errors the fserror fault injects.
+var fsErrnos = []syscall.Errno{syscall.EIO, syscall.ENOSPC}
+
+// injectFSError is the volumes' injector: while a process runs, each FS
+// operation fails with the plan's fserror probability.
+func (w *World) injectFSError(kind, path string) error {
+	if w.running == nil {
+		return nil
+	}
+	if !w.decisions.Chance(w.plan.probabilities[faultIndexFSError]) {
+		return nil
+	}
+	errno := fsErrnos[w.decisions.Intn(len(fsErrnos))]
+	w.Probe("fserror")
+	w.Tracef("fault=fserror proc=%s op=%s path=%s errno=%v", w.running.name, kind, path, errno)
+	return errno
+}

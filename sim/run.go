@@ -1,0 +1,396 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// Config describes one run.
+type Config struct {
+	// Seed seeds the decisions (unless Replay is set).
+	Seed uint64
+	// Replay, when not nil, is a recorded decision list to replay instead
+	// of drawing from Seed.
+	Replay []uint32
+	// StepsMax is the step budget; running out of it while processes are
+	// still alive is a Liveness finding. Zero means stepsMaxDefault.
+	StepsMax int
+	// Scheduler selects the scheduler; the zero value draws it per run.
+	Scheduler SchedulerKind
+	// PCTDepth is PCT's bug depth d; zero means pctDepthDefault.
+	PCTDepth int
+	// Faults is the fault plan; nil draws a swarm plan from the decisions.
+	Faults *FaultPlan
+	// Filesystem makes each volume's filesystem; nil means SimfsFilesystem.
+	Filesystem FilesystemFactory
+	// Setup builds the world: volumes, hosts, processes, invariants, hooks.
+	Setup func(w *World) error
+	// Trace, when not nil, receives a line per step and per fault.
+	Trace io.Writer
+	// HashStream keeps the per-step hash stream in the result.
+	HashStream bool
+}
+
+const (
+	stepsMaxDefault = 100_000
+	pctDepthDefault = 3
+	// hashStatePeriod is how often (in steps) the volumes' and hosts' full
+	// state hashes are folded into the stream.
+	hashStatePeriod = 256
+	// stepTimeMax bounds the simulated time (in µs) a step takes, beyond 1 µs.
+	stepTimeMax = 50
+	// churnMax bounds how many PIDs one churn fault burns.
+	churnMax = 4096
+	// clockStepSecondsMax bounds one wall-clock step.
+	clockStepSecondsMax = 3600
+)
+
+// Outcome classifies a run.
+type Outcome int
+
+const (
+	// OutcomeOK: every process finished, no invariant failed.
+	OutcomeOK Outcome = iota + 1
+	// OutcomeViolation: an invariant failed or a process panicked.
+	OutcomeViolation
+	// OutcomeLiveness: the step budget ran out, or a liveness check failed.
+	OutcomeLiveness
+	// OutcomeNondeterminism: two runs of one input diverged.
+	OutcomeNondeterminism
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeOK:
+		return "ok"
+	case OutcomeViolation:
+		return "violation"
+	case OutcomeLiveness:
+		return "liveness"
+	case OutcomeNondeterminism:
+		return "nondeterminism"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Operation is one workload operation in the history.
+type Operation struct {
+	// Lane is the client id: one per process incarnation, so each lane is
+	// sequential.
+	Lane int
+	Proc string
+	Op   string
+	// Input and Output are workload values; Output is nil when Unknown.
+	Input  any
+	Output any
+	// Call and Return are simulated ns. A call cut short by a crash (or by
+	// the end of the run) has Unknown set and Return at the cut.
+	Call, Return int64
+	Unknown      bool
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Seed uint64
+	// Knobs are the key=value settings the run drew or was given, in
+	// print order.
+	Knobs   []string
+	Steps   int
+	Outcome Outcome
+	Message string
+	// Step is the step at which a Violation, Liveness or Nondeterminism
+	// finding was made (-1 when OK).
+	Step      int
+	History   []Operation
+	Decisions []uint32
+	Probes    map[string]int
+	// Hash is the last value of the per-step hash stream.
+	Hash       uint64
+	HashStream []uint64
+	// Processes is the number of processes spawned.
+	Processes int
+	// PCTBound is PCT's guaranteed probability of finding a bug of the
+	// configured depth (0 for the random scheduler).
+	PCTBound float64
+}
+
+// ProbeLines returns the probes as sorted "name=count" lines.
+func (r Result) ProbeLines() []string {
+	lines := make([]string, 0, len(r.Probes))
+	for name, count := range r.Probes {
+		lines = append(lines, fmt.Sprintf("%s=%d", name, count))
+	}
+	slices.Sort(lines)
+	return lines
+}
+
+// Run executes one run to completion, a finding, or the step budget.
+func Run(cfg Config) Result {
+	w, result := newWorld(cfg)
+	defer w.shutdown()
+	if cfg.Setup == nil {
+		panic("sim: Config.Setup is nil")
+	}
+	if err := cfg.Setup(w); err != nil {
+		return w.finish(result, OutcomeViolation, fmt.Sprintf("setup: %v", err))
+	}
+	stepsMax := w.config.StepsMax
+	var stream []uint64
+	if cfg.HashStream {
+		stream = make([]uint64, 0, 1024)
+	}
+	for w.step = 0; ; w.step++ {
+		if len(w.procs) == 0 {
+			result.HashStream = stream
+			return w.finish(result, OutcomeOK, "")
+		}
+		if w.step >= stepsMax {
+			result.HashStream = stream
+			return w.finish(result, OutcomeLiveness, fmt.Sprintf(
+				"step budget %d exhausted with %d processes alive", stepsMax, len(w.procs)))
+		}
+		w.runStep()
+		if cfg.HashStream {
+			stream = append(stream, w.hash)
+		}
+		if w.failure != "" {
+			result.HashStream = stream
+			return w.finish(result, OutcomeViolation, w.failure)
+		}
+		if outcome, message := w.checkInvariants(); outcome != 0 {
+			result.HashStream = stream
+			return w.finish(result, outcome, message)
+		}
+	}
+}
+
+func newWorld(cfg Config) (*World, *Result) {
+	if cfg.StepsMax == 0 {
+		cfg.StepsMax = stepsMaxDefault
+	}
+	if cfg.PCTDepth == 0 {
+		cfg.PCTDepth = pctDepthDefault
+	}
+	if cfg.Filesystem == nil {
+		cfg.Filesystem = SimfsFilesystem
+	}
+	w := &World{config: cfg, probes: make(map[string]int), trace: cfg.Trace}
+	if cfg.Replay != nil {
+		w.decisions = ReplayDecisions(cfg.Replay)
+	} else {
+		w.decisions = NewDecisions(cfg.Seed)
+	}
+	result := &Result{Seed: cfg.Seed, Step: -1}
+	kind := cfg.Scheduler
+	if kind == SchedulerDrawn {
+		kind = SchedulerRandom + SchedulerKind(w.decisions.Intn(2))
+	}
+	result.Knobs = append(result.Knobs, fmt.Sprintf("seed=%d", cfg.Seed), fmt.Sprintf("steps_max=%d", cfg.StepsMax),
+		fmt.Sprintf("scheduler=%v", kind))
+	switch kind {
+	case SchedulerRandom:
+		w.scheduler = &randomScheduler{decisions: w.decisions}
+	case SchedulerPCT:
+		w.scheduler = newPCTScheduler(w.decisions, cfg.PCTDepth, cfg.StepsMax)
+		result.Knobs = append(result.Knobs, fmt.Sprintf("pct_depth=%d", cfg.PCTDepth))
+	default:
+		panic(fmt.Sprintf("sim: scheduler %v", kind))
+	}
+	if cfg.Faults != nil {
+		w.plan = *cfg.Faults
+	} else {
+		w.plan = DrawFaultPlan(w.decisions)
+	}
+	result.Knobs = append(result.Knobs, strings.Fields(w.plan.String())...)
+	if w.trace != nil {
+		for _, knob := range result.Knobs {
+			fmt.Fprintln(w.trace, knob)
+		}
+	}
+	return w, result
+}
+
+// finish fills in the result. It is called once.
+func (w *World) finish(result *Result, outcome Outcome, message string) Result {
+	result.Outcome = outcome
+	result.Message = message
+	result.Steps = w.step
+	if outcome != OutcomeOK {
+		result.Step = w.step
+	}
+	w.closeHistory()
+	result.History = w.history
+	result.Decisions = w.decisions.Recorded()
+	result.Probes = w.probes
+	result.Hash = w.hash
+	result.Processes = w.procsTotal
+	if pct, ok := w.scheduler.(*pctScheduler); ok {
+		result.PCTBound = PCTBound(max(w.procsTotal, 1), w.config.StepsMax, pct.depth)
+	}
+	w.Tracef("end outcome=%v message=%q", outcome, message)
+	return *result
+}
+
+// closeHistory marks every still-open operation unknown at the end of the run.
+func (w *World) closeHistory() {
+	for _, p := range w.procs {
+		for _, handle := range p.openOps {
+			w.history[handle].Unknown = true
+			w.history[handle].Return = w.now
+		}
+		p.openOps = p.openOps[:0]
+	}
+}
+
+// shutdown stops every live coroutine, so a finished run leaks nothing.
+func (w *World) shutdown() {
+	for _, p := range w.procs {
+		p.status = procDead
+		p.stop()
+		p.host.volume.fs.CloseAll(p.view)
+	}
+	clear(w.procs)
+	w.procs = w.procs[:0]
+	for _, h := range w.hosts {
+		h.procs = nil
+	}
+}
+
+// runStep chooses a process, applies the step's faults, and runs the process
+// to its next scheduling point (or kills it there).
+func (w *World) runStep() {
+	p := w.choose()
+	w.now += int64(1+w.decisions.Intn(stepTimeMax)) * 1000
+	w.reapZombies()
+	w.globalFaults()
+	ev := p.pending
+	switch {
+	case p.status != procLive:
+		ev.kind = opStart // killed by a power loss this step; hashed as such
+	case w.decisions.Chance(w.plan.probabilities[faultIndexCrash]):
+		w.Tracef("crash proc=%s at=%v path=%s", p.name, ev.kind, ev.path)
+		w.Probe("crash")
+		w.kill(p, ExitCrashed)
+		w.exited(p, ExitCrashed)
+	default:
+		w.resume(p)
+	}
+	w.scheduler.ran(w.step, p)
+	w.hashStep(p, ev)
+}
+
+// choose returns the process to run: the scheduler's pick among the runnable
+// ones, after jumping the clock to the earliest wake-up if every live
+// process sleeps.
+func (w *World) choose() *Proc {
+	w.collectRunnable()
+	if len(w.runnable) == 0 {
+		earliest := int64(-1)
+		for _, p := range w.procs {
+			if !p.sleeping {
+				panic(fmt.Sprintf("sim: process %s neither runnable nor sleeping", p.name))
+			}
+			if earliest < 0 || p.wakeAt < earliest {
+				earliest = p.wakeAt
+			}
+		}
+		if earliest <= w.now {
+			panic(fmt.Sprintf("sim: earliest wake-up %d is not after now %d", earliest, w.now))
+		}
+		w.Tracef("clock-jump to=%d", earliest)
+		w.now = earliest
+		w.collectRunnable()
+	}
+	return w.runnable[w.scheduler.pick(w.step, w.runnable)]
+}
+
+func (w *World) collectRunnable() {
+	w.runnable = w.runnable[:0]
+	for _, p := range w.procs {
+		if !p.sleeping || p.wakeAt <= w.now {
+			w.runnable = append(w.runnable, p)
+		}
+	}
+}
+
+// resume runs p from its scheduling point to the next one.
+func (w *World) resume(p *Proc) {
+	p.sleeping = false
+	p.result = 0
+	ev := p.pending
+	w.running = p
+	_, running := p.next()
+	w.running = nil
+	if w.trace != nil {
+		w.Tracef("proc=%s op=%v path=%s result=%s", p.name, ev.kind, ev.path, resultName(p.result))
+	}
+	if running {
+		return
+	}
+	if p.panicked != nil {
+		w.failure = fmt.Sprintf("process %s panicked at step %d: %v\n%s", p.name, w.step, p.panicked, p.panicStack)
+	}
+	w.retire(p, ExitFinished)
+	w.exited(p, ExitFinished)
+}
+
+// exited runs the workload's exit hooks.
+func (w *World) exited(p *Proc, reason ExitReason) {
+	for _, f := range w.onExit {
+		f(p, reason)
+	}
+}
+
+func resultName(code uint64) string {
+	switch {
+	case code == 0:
+		return "ok"
+	case code == 1:
+		return "error"
+	}
+	return syscall.Errno(code).Error()
+}
+
+// checkInvariants runs the workload's invariants.
+func (w *World) checkInvariants() (Outcome, string) {
+	for _, inv := range w.invariants {
+		err := inv.check()
+		if err == nil {
+			continue
+		}
+		if _, ok := err.(*LivenessError); ok {
+			return OutcomeLiveness, fmt.Sprintf("step %d: liveness %s: %v", w.step, inv.name, err)
+		}
+		return OutcomeViolation, fmt.Sprintf("step %d: invariant %s: %v", w.step, inv.name, err)
+	}
+	return 0, ""
+}
+
+// hashStep folds the step into the hash stream.
+func (w *World) hashStep(p *Proc, ev event) {
+	h := mix64(w.hash ^ uint64(w.step))
+	h = mix64(h ^ uint64(p.id)<<8 ^ uint64(ev.kind))
+	h = mix64(h ^ hashString(ev.path))
+	h = mix64(h ^ p.result ^ uint64(w.now)<<16)
+	if w.step%hashStatePeriod == 0 {
+		for _, v := range w.volumes {
+			h = mix64(h ^ v.fs.Hash())
+		}
+		for _, host := range w.hosts {
+			h = mix64(h ^ host.table.Hash())
+		}
+	}
+	w.hash = h
+}
+
+func hashString(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}

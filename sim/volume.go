@@ -1,0 +1,67 @@
+package sim
+
+import (
+	"syscall"
+
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/simfs"
+)
+
+// SimfsFilesystem is the default FilesystemFactory: a simfs instance whose
+// MkdirTemp names and crash outcomes come from the run's decisions and whose
+// injected errors come from the fault plan.
+func SimfsFilesystem(cfg FilesystemConfig) Filesystem {
+	fs := simfs.New(simfs.Options{
+		Dev:      cfg.Dev,
+		Now:      cfg.Now,
+		Rand:     cfg.Decisions,
+		Injector: injector{inject: cfg.Inject},
+	})
+	return &SimfsVolume{FS: fs}
+}
+
+// SimfsVolume adapts a *simfs.FS to Filesystem.
+type SimfsVolume struct{ FS *simfs.FS }
+
+// View implements Filesystem.
+func (v *SimfsVolume) View(uid uint32) lease.FS { return v.FS.View(uid) }
+
+// CloseAll implements Filesystem.
+func (v *SimfsVolume) CloseAll(view lease.FS) { v.FS.CloseAll(view) }
+
+// Hash implements Filesystem.
+func (v *SimfsVolume) Hash() uint64 { return v.FS.Hash() }
+
+// powerLossModes are the simfs crash modes a power loss draws from, mildest
+// first (so the boring answer 0 keeps exactly the synced state).
+var powerLossModes = []simfs.CrashMode{
+	simfs.CrashSyncedOnly, simfs.CrashMetadataPrefix, simfs.CrashRandomSubset, simfs.CrashTornData,
+}
+
+// PowerLoss implements Filesystem.
+func (v *SimfsVolume) PowerLoss(choose *Decisions) string {
+	mode := powerLossModes[choose.Intn(len(powerLossModes))]
+	v.FS.Crash(mode, choose)
+	return mode.String()
+}
+
+// injector feeds simfs's injection point from the world's fault plan.
+type injector struct {
+	inject func(kind, path string) error
+}
+
+func (in injector) Inject(op simfs.Op) error {
+	if in.inject == nil {
+		return nil
+	}
+	err := in.inject(op.Kind.String(), op.Path)
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(syscall.Errno); !ok {
+		panic("sim: injected FS error is not an errno: " + err.Error())
+	}
+	return err
+}
+
+func (in injector) String() string { return "(sim fault plan: fserror)" }

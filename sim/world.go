@@ -1,0 +1,283 @@
+// Package sim is leasekit's deterministic simulator: a world of hosts
+// (simproc process tables), filesystems (simfs) and a virtual clock, in which
+// simulated processes run real engine code, one at a time, under a seeded
+// scheduler that also injects faults. See ARCHITECTURE.md, "Simulator".
+//
+// Every FS, clock, inspector and ID call a process makes is a scheduling
+// point: the process yields, the scheduler picks who runs next (or crashes the
+// caller there), and only then is the operation performed. All randomness
+// comes from one Decisions source, so a run is a function of its seed (or of
+// its recorded decision list), and two runs of one seed produce the same
+// per-step hash stream.
+package sim
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/simproc"
+)
+
+// wallEpoch is the wall-clock time at simulated time zero.
+var wallEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+
+// Filesystem is what the world needs of a simulated filesystem. simfs
+// implements it through simfsVolume; tests may substitute their own.
+type Filesystem interface {
+	// View returns the lease.FS a process of user uid sees.
+	View(uid uint32) lease.FS
+	// CloseAll closes every file a view still holds open: the kernel does
+	// this when a process dies.
+	CloseAll(view lease.FS)
+	// PowerLoss reduces the filesystem to a legal crash state, choosing the
+	// crash mode and outcome with choose (0 = the mildest mode), and returns
+	// the mode's name.
+	PowerLoss(choose *Decisions) string
+	// Hash summarises the state for the determinism check.
+	Hash() uint64
+}
+
+// FilesystemConfig is what a FilesystemFactory gets for one volume.
+type FilesystemConfig struct {
+	// Dev is the volume's st_dev.
+	Dev uint64
+	// Now is the volume's wall clock in ns since the Unix epoch (birth times).
+	Now func() int64
+	// Decisions is the run's choice source (MkdirTemp names, crash outcomes).
+	Decisions *Decisions
+	// Inject decides injected FS errors (nil or a syscall.Errno) for an
+	// operation kind and path; the world draws it from the fault plan.
+	Inject func(kind, path string) error
+}
+
+// FilesystemFactory makes a volume's filesystem.
+type FilesystemFactory func(FilesystemConfig) Filesystem
+
+// Volume is one filesystem instance, mounted on one host or shared by
+// several, like a network mount.
+type Volume struct {
+	world *World
+	name  string
+	fs    Filesystem
+	hosts []*Host
+}
+
+// Name returns the volume's name.
+func (v *Volume) Name() string { return v.name }
+
+// FS returns the volume's filesystem, for setup and fault hooks acting from
+// outside any simulated process.
+func (v *Volume) FS() Filesystem { return v.fs }
+
+// Host is a simulated host: a process table, a clock and a mounted volume.
+type Host struct {
+	world *World
+	index int
+	table *simproc.Host
+	// volume is the host's filesystem.
+	volume *Volume
+	// bootAt is the simulated time of the last boot.
+	bootAt int64
+	// wallOffset is added to the host's wall clock; clock steps change it.
+	wallOffset int64
+	// exes lists the executables spawned on the host, in first-use order,
+	// for the upgrade fault.
+	exes []string
+	// procs lists the host's live simulated processes in spawn order.
+	procs []*Proc
+}
+
+// Name returns the hostname.
+func (h *Host) Name() string { return h.table.Name() }
+
+// Table returns the host's process table.
+func (h *Host) Table() *simproc.Host { return h.table }
+
+// Volume returns the host's mounted volume.
+func (h *Host) Volume() *Volume { return h.volume }
+
+// Monotonic returns the host's time since boot.
+func (h *Host) Monotonic() time.Duration { return time.Duration(h.world.now - h.bootAt) }
+
+// Wall returns the host's wall clock.
+func (h *Host) Wall() time.Time { return time.Unix(0, wallEpoch+h.world.now+h.wallOffset).UTC() }
+
+// HostSpec describes a host to add.
+type HostSpec struct {
+	Name string
+	// PIDMax is simproc's pid_max; zero means simproc.PIDMaxDefault.
+	PIDMax int
+	// Namespaces is the number of PID namespaces; zero means one.
+	Namespaces int
+	// DenyOtherUIDs makes inspection of another user's process fail with EACCES.
+	DenyOtherUIDs bool
+	// Volume is the mounted filesystem; several hosts may share one.
+	Volume *Volume
+}
+
+// ExitReason says how a process ended.
+type ExitReason int
+
+const (
+	// ExitFinished: the body returned.
+	ExitFinished ExitReason = iota + 1
+	// ExitCrashed: killed (SIGKILL) at a scheduling point.
+	ExitCrashed
+	// ExitPowerLoss: its host lost power.
+	ExitPowerLoss
+)
+
+func (r ExitReason) String() string {
+	switch r {
+	case ExitFinished:
+		return "finished"
+	case ExitCrashed:
+		return "crashed"
+	case ExitPowerLoss:
+		return "powerloss"
+	}
+	return fmt.Sprintf("ExitReason(%d)", int(r))
+}
+
+// World is one run's state. Workloads build it in Config.Setup: volumes,
+// hosts, processes, invariants and fault hooks.
+type World struct {
+	config    Config
+	decisions *Decisions
+	plan      FaultPlan
+	scheduler scheduler
+	now       int64
+	step      int
+	volumes   []*Volume
+	hosts     []*Host
+	// procs lists the live processes in spawn order.
+	procs      []*Proc
+	procsTotal int
+	lanesTotal int
+	zombies    []zombie
+	idsTotal   uint64
+
+	history    []Operation
+	probes     map[string]int
+	invariants []invariant
+	hooks      []faultHook
+	onExit     []func(p *Proc, reason ExitReason)
+	trace      io.Writer
+
+	// runnable is scratch space for each step.
+	runnable []*Proc
+	// failure is set when a run must stop (a process panicked).
+	failure string
+	// running is the process being resumed, nil between steps.
+	running *Proc
+	// hash is the running per-step hash.
+	hash uint64
+}
+
+// zombie is a process left unreaped by the zombie fault.
+type zombie struct {
+	host   *Host
+	proc   *simproc.Proc
+	reapAt int // step
+}
+
+type invariant struct {
+	name  string
+	check func() error
+}
+
+type faultHook struct {
+	index int // into the fault plan
+	fire  func(w *World)
+}
+
+// Now returns the simulated time in ns since the run started.
+func (w *World) Now() int64 { return w.now }
+
+// Step returns the current step number.
+func (w *World) Step() int { return w.step }
+
+// Decisions returns the run's choice source, for workload hooks that need to
+// choose (which file to corrupt, ...).
+func (w *World) Decisions() *Decisions { return w.decisions }
+
+// Plan returns the run's fault plan.
+func (w *World) Plan() FaultPlan { return w.plan }
+
+// Hosts returns the hosts in creation order.
+func (w *World) Hosts() []*Host { return w.hosts }
+
+// AddVolume creates a filesystem instance.
+func (w *World) AddVolume(name string) *Volume {
+	v := &Volume{world: w, name: name}
+	v.fs = w.config.Filesystem(FilesystemConfig{
+		Dev:       uint64(0x900 + len(w.volumes)),
+		Now:       func() int64 { return wallEpoch + w.now },
+		Decisions: w.decisions,
+		Inject:    w.injectFSError,
+	})
+	w.volumes = append(w.volumes, v)
+	return v
+}
+
+// AddHost creates a host mounting spec.Volume.
+func (w *World) AddHost(spec HostSpec) *Host {
+	if spec.Volume == nil || spec.Volume.world != w {
+		panic(fmt.Sprintf("sim: host %s needs a volume of this world", spec.Name))
+	}
+	h := &Host{world: w, index: len(w.hosts), volume: spec.Volume, bootAt: w.now}
+	h.table = simproc.NewHost(simproc.HostConfig{
+		Name: spec.Name, PIDMax: spec.PIDMax, BootID: w.newBootID(), Namespaces: spec.Namespaces,
+		SinceBoot: h.Monotonic,
+	})
+	h.table.DenyOtherUIDs = spec.DenyOtherUIDs
+	h.table.InspectFault = func(int) bool { return w.decisions.Chance(w.plan.probabilities[faultIndexEACCES]) }
+	spec.Volume.hosts = append(spec.Volume.hosts, h)
+	w.hosts = append(w.hosts, h)
+	return h
+}
+
+// Invariant registers a check run after every step. A non-nil error stops
+// the run with a Violation (or Liveness, for a *LivenessError) naming the step.
+func (w *World) Invariant(name string, check func() error) {
+	w.invariants = append(w.invariants, invariant{name: name, check: check})
+}
+
+// FaultHook registers a workload-specific fault under one of the plan's
+// names (FaultCorrupt, FaultRenameRace): each step it fires with the plan's
+// probability.
+func (w *World) FaultHook(name string, fire func(w *World)) {
+	w.hooks = append(w.hooks, faultHook{index: faultIndex(name), fire: fire})
+}
+
+// OnExit registers a function called after any process ends, e.g. to
+// restart it. It runs outside every process and may call Spawn.
+func (w *World) OnExit(f func(p *Proc, reason ExitReason)) {
+	w.onExit = append(w.onExit, f)
+}
+
+// Probe counts a named "sometimes" event.
+func (w *World) Probe(name string) { w.probes[name]++ }
+
+// Tracef writes one line to the trace, if tracing.
+func (w *World) Tracef(format string, args ...any) {
+	if w.trace == nil {
+		return
+	}
+	fmt.Fprintf(w.trace, "step=%d t=%d ", w.step, w.now)
+	fmt.Fprintf(w.trace, format, args...)
+	io.WriteString(w.trace, "\n")
+}
+
+// newBootID returns a fresh boot id (a UUID, as the kernel's).
+func (w *World) newBootID() string {
+	w.idsTotal++
+	return formatUUID(w.idsTotal)
+}
+
+// LivenessError is an invariant failure that is a liveness finding.
+type LivenessError struct{ Message string }
+
+func (e *LivenessError) Error() string { return e.Message }
