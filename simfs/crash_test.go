@@ -1,0 +1,429 @@
+package simfs_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/simfs"
+)
+
+// enumerator is a Chooser that, run repeatedly, walks every choice sequence:
+// it replays a prefix, answers 0 past it, and next() advances the last
+// choice that has room like an odometer.
+type enumerator struct {
+	prefix []int
+	trail  []int
+	bounds []int
+}
+
+func (e *enumerator) Intn(n int) int {
+	v := 0
+	if len(e.trail) < len(e.prefix) {
+		v = e.prefix[len(e.trail)]
+	}
+	if v >= n {
+		panic("enumerator: replayed choice out of range")
+	}
+	e.trail = append(e.trail, v)
+	e.bounds = append(e.bounds, n)
+	return v
+}
+
+func (e *enumerator) next() bool {
+	for i := len(e.trail) - 1; i >= 0; i-- {
+		if e.trail[i]+1 < e.bounds[i] {
+			e.prefix = append(e.trail[:i:i], e.trail[i]+1)
+			e.trail, e.bounds = nil, nil
+			return true
+		}
+	}
+	return false
+}
+
+// runsMax bounds an enumeration; the golden cases are tiny.
+const runsMax = 10000
+
+// outcomes builds a fresh FS with setup, crashes it with mode under every
+// choice sequence, and returns the set of rendered post-crash trees.
+func outcomes(t *testing.T, mode simfs.CrashMode, setup func(t *testing.T, f *simfs.FS, v lease.FS)) map[string]bool {
+	t.Helper()
+	seen := map[string]bool{}
+	e := &enumerator{}
+	for runs := 0; ; runs++ {
+		if runs >= runsMax {
+			t.Fatalf("more than %d choice sequences", runsMax)
+		}
+		f := newTestFS()
+		v := f.View(0)
+		setup(t, f, v)
+		f.Crash(mode, e)
+		if f.Pending() != 0 {
+			t.Fatalf("pending %d after crash", f.Pending())
+		}
+		seen[render(t, f.View(0))] = true
+		if !e.next() {
+			return seen
+		}
+	}
+}
+
+func newTestFS() *simfs.FS {
+	var now int64 = 1_000_000
+	f := simfs.New(simfs.Options{Dev: 7, Now: func() int64 { now += 10; return now }, Rand: &counter{}})
+	f.MkdirAll("/d", 0o755, 0)
+	f.MkdirAll("/e", 0o755, 0)
+	return f
+}
+
+// render lists every path under the root with file contents and nlink, in
+// sorted order, e.g. `/d/ /d/a="x"`.
+func render(t *testing.T, v lease.FS) string {
+	t.Helper()
+	var out []string
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		entries, err := v.ReadDir(dir)
+		if err != nil {
+			t.Fatalf("readdir %s: %v", dir, err)
+		}
+		for _, e := range entries {
+			p := strings.TrimSuffix(dir, "/") + "/" + e.Name
+			switch {
+			case e.Type.IsDir():
+				out = append(out, p+"/")
+				if depth < 16 {
+					walk(p, depth+1)
+				}
+			default:
+				info, err := v.Lstat(p)
+				if err != nil {
+					t.Fatalf("lstat %s: %v", p, err)
+				}
+				s := p + "=" + strconv.Quote(readFile(t, v, p))
+				if info.Nlink != 1 {
+					s += "(nlink=" + strconv.FormatUint(info.Nlink, 10) + ")"
+				}
+				out = append(out, s)
+			}
+		}
+	}
+	walk("/", 0)
+	return strings.Join(out, " ")
+}
+
+func readFile(t *testing.T, v lease.FS, p string) string {
+	t.Helper()
+	f, err := v.OpenFile(p, lease.O_RDONLY, 0)
+	if err != nil {
+		t.Fatalf("open %s: %v", p, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatalf("read %s: %v", p, err)
+	}
+	return string(data)
+}
+
+func writeFile(t *testing.T, v lease.FS, p, data string, sync bool) {
+	t.Helper()
+	f, err := v.OpenFile(p, lease.O_WRONLY|lease.O_CREATE|lease.O_TRUNC, 0o600)
+	if err != nil {
+		t.Fatalf("open %s: %v", p, err)
+	}
+	if _, err := f.Write([]byte(data)); err != nil {
+		t.Fatalf("write %s: %v", p, err)
+	}
+	if sync {
+		if err := f.Sync(); err != nil {
+			t.Fatalf("sync %s: %v", p, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatalf("close %s: %v", p, err)
+	}
+}
+
+func syncDir(t *testing.T, v lease.FS, p string) {
+	t.Helper()
+	f, err := v.OpenFile(p, lease.O_RDONLY, 0)
+	if err != nil {
+		t.Fatalf("open %s: %v", p, err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatalf("sync %s: %v", p, err)
+	}
+	f.Close()
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var powerLossModes = []simfs.CrashMode{
+	simfs.CrashSyncedOnly, simfs.CrashMetadataPrefix, simfs.CrashRandomSubset, simfs.CrashTornData,
+}
+
+// crashCase is one golden crash case: for each mode, the exact set of
+// reachable post-crash trees (so every listed outcome is reachable and every
+// other outcome is not).
+type crashCase struct {
+	name  string
+	setup func(t *testing.T, f *simfs.FS, v lease.FS)
+	want  map[simfs.CrashMode][]string
+}
+
+var crashCases = []crashCase{
+	{
+		name: "created file vanishes without a dir fsync",
+		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
+			writeFile(t, v, "/d/f", "data", true)
+		},
+		want: map[simfs.CrashMode][]string{
+			simfs.CrashProcess:        {`/d/ /d/f="data" /e/`},
+			simfs.CrashSyncedOnly:     {`/d/ /e/`},
+			simfs.CrashMetadataPrefix: {`/d/ /d/f="data" /e/`}, // the file fsync committed the journal
+			simfs.CrashRandomSubset:   {`/d/ /e/`, `/d/ /d/f="data" /e/`},
+		},
+	},
+	{
+		name: "created file survives a dir fsync",
+		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
+			writeFile(t, v, "/d/f", "data", true)
+			syncDir(t, v, "/d")
+		},
+		want: map[simfs.CrashMode][]string{
+			simfs.CrashSyncedOnly:     {`/d/ /d/f="data" /e/`},
+			simfs.CrashMetadataPrefix: {`/d/ /d/f="data" /e/`},
+			simfs.CrashRandomSubset:   {`/d/ /d/f="data" /e/`},
+			simfs.CrashTornData:       {`/d/ /d/f="data" /e/`},
+		},
+	},
+	{
+		name: "rename without a dir fsync can roll back",
+		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
+			writeFile(t, v, "/d/a", "old", true)
+			syncDir(t, v, "/d")
+			writeFile(t, v, "/d/tmp", "new", true)
+			must(t, v.Rename("/d/tmp", "/d/a"))
+		},
+		want: map[simfs.CrashMode][]string{
+			simfs.CrashProcess:        {`/d/ /d/a="new" /e/`},
+			simfs.CrashSyncedOnly:     {`/d/ /d/a="old" /e/`},
+			simfs.CrashMetadataPrefix: {`/d/ /d/a="old" /d/tmp="new" /e/`, `/d/ /d/a="new" /e/`},
+			simfs.CrashRandomSubset: {
+				`/d/ /d/a="old" /e/`, `/d/ /d/a="old" /d/tmp="new" /e/`, `/d/ /d/a="new" /e/`,
+			},
+		},
+	},
+	{
+		name: "data without a file fsync can be empty after a rename",
+		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
+			writeFile(t, v, "/d/a", "old", true)
+			syncDir(t, v, "/d")
+			writeFile(t, v, "/d/tmp", "new", false)
+			must(t, v.Rename("/d/tmp", "/d/a"))
+			syncDir(t, v, "/d")
+		},
+		want: map[simfs.CrashMode][]string{
+			simfs.CrashProcess:        {`/d/ /d/a="new" /e/`},
+			simfs.CrashSyncedOnly:     {`/d/ /d/a="" /e/`},
+			simfs.CrashMetadataPrefix: {`/d/ /d/a="" /e/`, `/d/ /d/a="new" /e/`},
+			simfs.CrashRandomSubset:   {`/d/ /d/a="" /e/`, `/d/ /d/a="new" /e/`},
+			simfs.CrashTornData:       {`/d/ /d/a="" /e/`, `/d/ /d/a="\x00\x00\x00" /e/`, `/d/ /d/a="new" /e/`},
+		},
+	},
+	{
+		name: "cross-directory rename can leave both names or neither",
+		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
+			writeFile(t, v, "/d/f", "x", true)
+			syncDir(t, v, "/d")
+			must(t, v.Rename("/d/f", "/e/f"))
+		},
+		want: map[simfs.CrashMode][]string{
+			simfs.CrashSyncedOnly:     {`/d/ /d/f="x" /e/`},
+			simfs.CrashMetadataPrefix: {`/d/ /d/f="x" /e/`, `/d/ /e/ /e/f="x"`},
+			simfs.CrashRandomSubset: {
+				`/d/ /d/f="x" /e/`, `/d/ /e/ /e/f="x"`, `/d/ /e/`, `/d/ /d/f="x"(nlink=2) /e/ /e/f="x"(nlink=2)`,
+			},
+		},
+	},
+	{
+		name: "cross-directory rename with only the target dir synced keeps the new name",
+		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
+			writeFile(t, v, "/d/f", "x", true)
+			syncDir(t, v, "/d")
+			must(t, v.Rename("/d/f", "/e/f"))
+			syncDir(t, v, "/e")
+		},
+		want: map[simfs.CrashMode][]string{
+			simfs.CrashSyncedOnly:     {`/d/ /d/f="x"(nlink=2) /e/ /e/f="x"(nlink=2)`},
+			simfs.CrashMetadataPrefix: {`/d/ /e/ /e/f="x"`},
+			simfs.CrashRandomSubset:   {`/d/ /e/ /e/f="x"`, `/d/ /d/f="x"(nlink=2) /e/ /e/f="x"(nlink=2)`},
+		},
+	},
+	{
+		name: "new directory needs its parent synced",
+		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
+			must(t, v.Mkdir("/d/sub", 0o700))
+			writeFile(t, v, "/d/sub/f", "x", true)
+			syncDir(t, v, "/d/sub")
+		},
+		want: map[simfs.CrashMode][]string{
+			simfs.CrashSyncedOnly:     {`/d/ /e/`},
+			simfs.CrashMetadataPrefix: {`/d/ /d/sub/ /d/sub/f="x" /e/`},
+			simfs.CrashRandomSubset:   {`/d/ /e/`, `/d/ /d/sub/ /d/sub/f="x" /e/`},
+		},
+	},
+	{
+		name: "synced state survives later pending work",
+		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
+			writeFile(t, v, "/d/keep", "k", true)
+			syncDir(t, v, "/d")
+			writeFile(t, v, "/e/tmp", "t", false)
+			must(t, v.Link("/d/keep", "/e/k2"))
+			must(t, v.Mkdir("/e/sub", 0o700))
+		},
+		want: map[simfs.CrashMode][]string{
+			simfs.CrashSyncedOnly: {`/d/ /d/keep="k" /e/`},
+		},
+	},
+}
+
+func TestCrashGolden(t *testing.T) {
+	for _, tc := range crashCases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, mode := range append([]simfs.CrashMode{simfs.CrashProcess}, powerLossModes...) {
+				want, ok := tc.want[mode]
+				if !ok {
+					continue
+				}
+				got := slices.Sorted(func(yield func(string) bool) {
+					for s := range outcomes(t, mode, tc.setup) {
+						if !yield(s) {
+							return
+						}
+					}
+				})
+				slices.Sort(want)
+				if !slices.Equal(got, want) {
+					t.Errorf("%s:\n got: %q\nwant: %q", mode, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestSyncedStateAlwaysSurvives enumerates every crash of every mode over a
+// workload that mixes synced and pending work on the same directories, and
+// checks the fully synced files keep their synced contents.
+func TestSyncedStateAlwaysSurvives(t *testing.T) {
+	setup := func(t *testing.T, f *simfs.FS, v lease.FS) {
+		writeFile(t, v, "/d/keep", "k1", true)
+		writeFile(t, v, "/e/keep", "k2", true)
+		syncDir(t, v, "/d")
+		syncDir(t, v, "/e")
+		writeFile(t, v, "/d/keep", "changed", false) // O_TRUNC, unsynced
+		writeFile(t, v, "/d/tmp", "t", false)
+		must(t, v.Rename("/d/tmp", "/e/moved"))
+		must(t, v.Link("/e/keep", "/d/k2"))
+		must(t, v.Mkdir("/e/sub", 0o700))
+	}
+	for _, mode := range powerLossModes {
+		for s := range outcomes(t, mode, setup) {
+			if !strings.Contains(s, "/e/keep=\"k2\"") {
+				t.Errorf("%s: synced /e/keep lost: %s", mode, s)
+			}
+			if !strings.Contains(s, "/d/keep=\"k1\"") && !strings.Contains(s, "/d/keep=\"changed\"") &&
+				!(mode == simfs.CrashTornData && strings.Contains(s, "/d/keep=\"")) {
+				t.Errorf("%s: /d/keep neither synced nor volatile: %s", mode, s)
+			}
+		}
+	}
+}
+
+// TestFsyncEIOLosesData checks the Linux writeback-error semantics: the
+// failed fsync marks the pages clean, the next fsync succeeds, and the data
+// is lost at a power loss (in every mode and every choice sequence).
+func TestFsyncEIOLosesData(t *testing.T) {
+	setup := func(t *testing.T, f *simfs.FS, v lease.FS) {
+		writeFile(t, v, "/d/a", "old", true)
+		syncDir(t, v, "/d")
+		fl, err := v.OpenFile("/d/a", lease.O_WRONLY|lease.O_TRUNC, 0)
+		must(t, err)
+		_, err = fl.Write([]byte("new"))
+		must(t, err)
+		if err := fl.Sync(); !errors.Is(err, syscall.EIO) {
+			t.Fatalf("first sync: %v, want EIO", err)
+		}
+		must(t, fl.Sync())
+		must(t, fl.Close())
+		if got := readFile(t, v, "/d/a"); got != "new" {
+			t.Fatalf("page cache lost data before the crash: %q", got)
+		}
+	}
+	for _, mode := range powerLossModes {
+		got := outcomes(t, mode, func(t *testing.T, f *simfs.FS, v lease.FS) {
+			setInjector(f, simfs.Rules{{Errno: syscall.EIO, When: simfs.And(simfs.OnOp(simfs.OpSync), simfs.PathMatch("a"), simfs.OnIndex(1))}})
+			setup(t, f, v)
+		})
+		if len(got) != 1 || !got[`/d/ /d/a="old" /e/`] {
+			t.Errorf("%s: %v, want only the last synced data: the new data is lost", mode, got)
+		}
+	}
+}
+
+// TestTornDataSectors checks that torn data is always a sector-aligned mix
+// of the new data, the old data and one zeroed sector, and that both sector
+// sizes occur.
+func TestTornDataSectors(t *testing.T) {
+	old := bytes.Repeat([]byte("o"), 5000)
+	fresh := bytes.Repeat([]byte("n"), 5000)
+	setup := func(t *testing.T, f *simfs.FS, v lease.FS) {
+		writeFile(t, v, "/d/a", string(old), true)
+		syncDir(t, v, "/d")
+		fl, err := v.OpenFile("/d/a", lease.O_WRONLY, 0)
+		must(t, err)
+		_, err = fl.Write(fresh)
+		must(t, err)
+		must(t, fl.Close())
+	}
+	got := outcomes(t, simfs.CrashTornData, setup)
+	want := map[string]bool{}
+	for _, sector := range []int{512, 4096} {
+		sectors := (len(fresh) + sector - 1) / sector
+		for written := 0; written <= sectors; written++ {
+			end := min(written*sector, len(fresh))
+			plain := append(slices.Clone(fresh[:end]), old[end:]...)
+			want[`/d/ /d/a=`+strconv.Quote(string(plain))+` /e/`] = true
+			if written < sectors {
+				zeroEnd := min(end+sector, len(fresh))
+				zeroed := slices.Clone(plain)
+				clear(zeroed[end:zeroEnd])
+				want[`/d/ /d/a=`+strconv.Quote(string(zeroed))+` /e/`] = true
+			}
+		}
+	}
+	for s := range got {
+		if !want[s] {
+			t.Errorf("illegal torn outcome (len %d)", len(s))
+		}
+	}
+	for s := range want {
+		if !got[s] {
+			t.Errorf("legal torn outcome never reached (len %d)", len(s))
+		}
+	}
+}
+
+func setInjector(f *simfs.FS, in simfs.Injector) { simfs.SetInjector(f, in) }
