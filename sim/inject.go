@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"syscall"
 	"time"
 
@@ -44,7 +45,13 @@ func (w *World) globalFaults() {
 // the monotonic clock restarts, and the host's volume is reduced to a crash
 // state. A volume shared with other hosts (a network mount) survives: its
 // server did not lose power, only this client's processes and open files.
+//
+// It must be called from outside every simulated process (a fault hook, an
+// exit hook), never from a process body.
 func (w *World) PowerLoss(h *Host) {
+	if w.running != nil {
+		panic(fmt.Sprintf("sim: PowerLoss of %s called from inside process %s", h.Name(), w.running.name))
+	}
 	victims := append([]*Proc(nil), h.procs...)
 	for _, p := range victims {
 		w.kill(p, ExitPowerLoss)

@@ -27,6 +27,8 @@ type Config struct {
 	// Filesystem makes each volume's filesystem; nil means SimfsFilesystem.
 	Filesystem FilesystemFactory
 	// Setup builds the world: volumes, hosts, processes, invariants, hooks.
+	// It runs once per run (twice under RunTwice), so any workload state it
+	// closes over must be reset by it, or the runs diverge.
 	Setup func(w *World) error
 	// Trace, when not nil, receives a line per step and per fault.
 	Trace io.Writer
@@ -374,7 +376,7 @@ func (w *World) hashStep(p *Proc, ev event) {
 	h := mix64(w.hash ^ uint64(w.step))
 	h = mix64(h ^ uint64(p.id)<<8 ^ uint64(ev.kind))
 	h = mix64(h ^ hashString(ev.path))
-	h = mix64(h ^ p.result ^ uint64(w.now)<<16)
+	h = mix64(h ^ p.result ^ uint64(w.now)<<16 ^ uint64(p.status)<<60)
 	if w.step%hashStatePeriod == 0 {
 		for _, v := range w.volumes {
 			h = mix64(h ^ v.fs.Hash())
@@ -393,4 +395,43 @@ func hashString(s string) uint64 {
 		h *= 1099511628211
 	}
 	return h
+}
+
+// RunTwice runs cfg twice and compares the per-step hash streams and the
+// decision lists. On a mismatch it returns the first run's result with
+// Outcome Nondeterminism and Step at the first diverging step; otherwise it
+// returns the first run's result (with its hash stream).
+func RunTwice(cfg Config) Result {
+	cfg.HashStream = true
+	first := Run(cfg)
+	cfg.Trace = nil
+	second := Run(cfg)
+	step := firstDivergence(first.HashStream, second.HashStream)
+	if step < 0 && !slices.Equal(first.Decisions, second.Decisions) {
+		step = min(len(first.HashStream), len(second.HashStream))
+	}
+	if step < 0 && (first.Outcome != second.Outcome || first.Message != second.Message) {
+		step = len(first.HashStream)
+	}
+	if step >= 0 {
+		first.Outcome = OutcomeNondeterminism
+		first.Step = step
+		first.Message = fmt.Sprintf("runs of seed %d diverge at step %d (%d and %d steps)",
+			cfg.Seed, step, len(first.HashStream), len(second.HashStream))
+	}
+	return first
+}
+
+// firstDivergence returns the first index at which a and b differ (a length
+// difference counts at the shorter length), or -1.
+func firstDivergence(a, b []uint64) int {
+	for i := 0; i < min(len(a), len(b)); i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	return -1
 }

@@ -1,0 +1,393 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasekit/leasekit/lease"
+)
+
+func churnConfig(seed uint64, plan *FaultPlan) Config {
+	c := &churnWorkload{restartsMax: 6, processesMax: 4}
+	return Config{Seed: seed, StepsMax: 5000, Faults: plan, Setup: c.setup}
+}
+
+func TestToyLockBugFoundByRandomScheduler(t *testing.T) {
+	const seedsMax = 200
+	for seed := uint64(1); seed <= seedsMax; seed++ {
+		lock := &toyLock{breakEmpty: true}
+		r := Run(Config{Seed: seed, StepsMax: 2000, Scheduler: SchedulerRandom, Faults: &FaultPlan{}, Setup: lock.setup(2)})
+		if r.Outcome == OutcomeViolation {
+			if !strings.Contains(r.Message, "mutual-exclusion") {
+				t.Fatalf("seed %d: unexpected violation %q", seed, r.Message)
+			}
+			t.Logf("seed %d found the race at step %d: %s", seed, r.Step, r.Message)
+			// The recorded decisions replay to the same violation.
+			replay := Run(Config{Seed: seed, Replay: r.Decisions, StepsMax: 2000, Scheduler: SchedulerRandom,
+				Faults: &FaultPlan{}, Setup: (&toyLock{breakEmpty: true}).setup(2)})
+			if replay.Outcome != OutcomeViolation || replay.Step != r.Step || replay.Hash != r.Hash {
+				t.Fatalf("replay: %v at step %d hash %x, want violation at %d hash %x",
+					replay.Outcome, replay.Step, replay.Hash, r.Step, r.Hash)
+			}
+			return
+		}
+		if r.Outcome != OutcomeOK {
+			t.Fatalf("seed %d: %v %s", seed, r.Outcome, r.Message)
+		}
+	}
+	t.Fatalf("the random scheduler missed the empty-lock race in %d seeds", seedsMax)
+}
+
+func TestToyLockCorrectVariantHolds(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		lock := &toyLock{}
+		for _, kind := range []SchedulerKind{SchedulerRandom, SchedulerPCT} {
+			r := Run(Config{Seed: seed, StepsMax: 2000, Scheduler: kind, Faults: &FaultPlan{}, Setup: lock.setup(3)})
+			if r.Outcome != OutcomeOK {
+				t.Fatalf("seed %d %v: %v %s", seed, kind, r.Outcome, r.Message)
+			}
+		}
+	}
+}
+
+func TestPCTReportsBound(t *testing.T) {
+	lock := &toyLock{}
+	r := Run(Config{Seed: 3, StepsMax: 1000, Scheduler: SchedulerPCT, PCTDepth: 2, Faults: &FaultPlan{}, Setup: lock.setup(2)})
+	if want := 1.0 / (2 * 1000); r.PCTBound != want {
+		t.Fatalf("PCT bound %v, want %v", r.PCTBound, want)
+	}
+	if !slices.Contains(r.Knobs, "pct_depth=2") || !slices.Contains(r.Knobs, "scheduler=pct") {
+		t.Fatalf("knobs %v", r.Knobs)
+	}
+}
+
+func TestDeterminism(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		for _, plan := range []*FaultPlan{nil, hotPlan()} {
+			r := RunTwice(churnConfig(seed, plan))
+			if r.Outcome == OutcomeNondeterminism {
+				t.Fatalf("seed %d: %s", seed, r.Message)
+			}
+			if r.Outcome == OutcomeViolation {
+				t.Fatalf("seed %d: %s", seed, r.Message)
+			}
+			cfg := churnConfig(seed, plan)
+			cfg.Replay = r.Decisions
+			cfg.HashStream = true
+			replay := Run(cfg)
+			if i := firstDivergence(r.HashStream, replay.HashStream); i >= 0 {
+				t.Fatalf("seed %d: replay of %d decisions diverges at step %d", seed, len(r.Decisions), i)
+			}
+			if !slices.Equal(replay.Decisions, r.Decisions) {
+				t.Fatalf("seed %d: replay recorded other decisions", seed)
+			}
+		}
+	}
+}
+
+func TestRunTwiceReportsDivergence(t *testing.T) {
+	// A workload that reads state outside the run (a counter shared across
+	// runs) diverges; RunTwice must name the step.
+	shared := 0
+	setup := func(w *World) error {
+		volume := w.AddVolume("disk")
+		h := w.AddHost(HostSpec{Name: "alpha", Volume: volume})
+		_, err := w.Spawn(h, ProcSpec{}, func(p *Proc) {
+			shared++
+			for i := 0; i < 10+shared; i++ {
+				p.Clock().Now()
+			}
+		})
+		return err
+	}
+	r := RunTwice(Config{Seed: 1, Faults: &FaultPlan{}, Setup: setup})
+	// Step 11 is the first run's last Now, after which it exits.
+	if r.Outcome != OutcomeNondeterminism || r.Step != 11 {
+		t.Fatalf("%v at step %d: %s", r.Outcome, r.Step, r.Message)
+	}
+}
+
+func TestStepBudgetIsLiveness(t *testing.T) {
+	setup := func(w *World) error {
+		h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
+		_, err := w.Spawn(h, ProcSpec{}, func(p *Proc) {
+			for {
+				_, _ = p.FS().Lstat("/spin")
+			}
+		})
+		return err
+	}
+	r := Run(Config{Seed: 1, StepsMax: 300, Faults: &FaultPlan{}, Setup: setup})
+	if r.Outcome != OutcomeLiveness || r.Steps != 300 {
+		t.Fatalf("%v after %d steps: %s", r.Outcome, r.Steps, r.Message)
+	}
+}
+
+func TestSleepJumpsClock(t *testing.T) {
+	var woke []string
+	var monotonic []time.Duration
+	setup := func(w *World) error {
+		h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
+		for _, d := range []time.Duration{time.Hour, time.Minute, 24 * time.Hour} {
+			_, err := w.Spawn(h, ProcSpec{Name: d.String()}, func(p *Proc) {
+				before := p.Clock().Monotonic()
+				if err := p.Clock().Sleep(context.Background(), d); err != nil {
+					panic(err)
+				}
+				after := p.Clock().Monotonic()
+				if after-before < d {
+					panic(fmt.Sprintf("slept %v of %v", after-before, d))
+				}
+				woke = append(woke, p.Name())
+				monotonic = append(monotonic, after)
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	r := Run(Config{Seed: 5, StepsMax: 50, Faults: &FaultPlan{}, Setup: setup})
+	if r.Outcome != OutcomeOK {
+		t.Fatalf("%v: %s", r.Outcome, r.Message)
+	}
+	if want := []string{"1m0s", "1h0m0s", "24h0m0s"}; !slices.Equal(woke, want) {
+		t.Fatalf("woke %v, want %v", woke, want)
+	}
+	// Each process: start, Monotonic, Sleep, wake, Monotonic.
+	if r.Steps != 15 || monotonic[2] < 24*time.Hour || monotonic[2] > 24*time.Hour+time.Second {
+		t.Fatalf("%d steps, last wake at %v", r.Steps, monotonic[2])
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var err error
+	r = Run(Config{Seed: 5, Faults: &FaultPlan{}, Setup: func(w *World) error {
+		h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
+		_, spawnErr := w.Spawn(h, ProcSpec{}, func(p *Proc) { err = p.Clock().Sleep(ctx, time.Hour) })
+		return spawnErr
+	}})
+	if err != context.Canceled || r.Outcome != OutcomeOK {
+		t.Fatalf("sleep with a cancelled context: %v, run %v", err, r.Outcome)
+	}
+}
+
+func TestCrashCutsOperationAndStopsDefers(t *testing.T) {
+	var crashedAt int64 = -1
+	var volume *Volume
+	setup := func(w *World) error {
+		volume = w.AddVolume("disk")
+		mkdirAll(volume, "/d")
+		h := w.AddHost(HostSpec{Name: "alpha", Volume: volume})
+		w.OnExit(func(p *Proc, reason ExitReason) {
+			if reason == ExitCrashed {
+				crashedAt = w.Now()
+			}
+		})
+		_, err := w.Spawn(h, ProcSpec{}, func(p *Proc) {
+			defer func() {
+				// A killed process runs no code: this write must not happen.
+				if f, err := p.FS().OpenFile("/d/deferred", lease.O_CREATE|lease.O_WRONLY, 0o600); err == nil {
+					_ = f.Close()
+				}
+			}()
+			for i := 0; ; i++ {
+				op := p.Begin("stat", i)
+				_, _ = p.FS().Lstat("/d")
+				p.End(op, "ok")
+			}
+		})
+		return err
+	}
+	plan := &FaultPlan{}
+	plan.Set(FaultCrash, 0.2)
+	for seed := uint64(1); seed <= 20; seed++ {
+		r := Run(Config{Seed: seed, StepsMax: 1000, Faults: plan, Setup: setup})
+		if r.Outcome != OutcomeOK || crashedAt < 0 {
+			t.Fatalf("seed %d: %v %s (crashed at %d)", seed, r.Outcome, r.Message, crashedAt)
+		}
+		if _, err := volume.FS().View(0).Lstat("/d/deferred"); err == nil {
+			t.Fatalf("seed %d: a deferred call of a killed process wrote a file", seed)
+		}
+		if len(r.History) == 0 {
+			continue // killed before its first operation
+		}
+		last := r.History[len(r.History)-1]
+		if !last.Unknown || last.Return != crashedAt || last.Output != nil {
+			t.Fatalf("seed %d: last operation %+v, want unknown returning at the crash %d", seed, last, crashedAt)
+		}
+		for _, op := range r.History[:len(r.History)-1] {
+			if op.Unknown || op.Return < op.Call {
+				t.Fatalf("seed %d: completed operation %+v", seed, op)
+			}
+		}
+		if r.Probes["crash"] != 1 {
+			t.Fatalf("seed %d: probes %v", seed, r.ProbeLines())
+		}
+		crashedAt = -1
+	}
+}
+
+// powerLossScenario: a writer on host alpha makes one durable and one
+// unsynced file, then sleeps; a hook cuts alpha's power once; the exit hook
+// spawns a reader on the rebooted host. beta shares alpha's volume when
+// shared is set.
+type powerLossScenario struct {
+	shared                bool
+	writerDone, fired     bool
+	bootBefore, bootAfter string
+	reader                *Proc
+	readerTicks           uint64
+	syncedOK, unsyncedOK  bool
+	betaFinished          bool
+	powerLossAt           int64
+}
+
+func (s *powerLossScenario) setup(w *World) error {
+	volume := w.AddVolume("disk")
+	mkdirAll(volume, "/d")
+	alpha := w.AddHost(HostSpec{Name: "alpha", PIDMax: 100, Volume: volume})
+	if s.shared {
+		beta := w.AddHost(HostSpec{Name: "beta", Volume: volume})
+		if _, err := w.Spawn(beta, ProcSpec{Name: "beta"}, func(p *Proc) {
+			_ = p.Clock().Sleep(context.Background(), time.Hour)
+			s.betaFinished = true
+		}); err != nil {
+			return err
+		}
+	}
+	s.bootBefore = alpha.Table().BootID()
+	_, err := w.Spawn(alpha, ProcSpec{Name: "writer"}, func(p *Proc) {
+		fsys := p.FS()
+		synced, err := fsys.OpenFile("/d/synced", lease.O_CREATE|lease.O_WRONLY, 0o600)
+		if err != nil {
+			panic(err)
+		}
+		_ = synced.Sync()
+		_ = synced.Close()
+		dir, err := fsys.OpenFile("/d", lease.O_RDONLY, 0)
+		if err != nil {
+			panic(err)
+		}
+		_ = dir.Sync()
+		_ = dir.Close()
+		unsynced, err := fsys.OpenFile("/d/unsynced", lease.O_CREATE|lease.O_WRONLY, 0o600)
+		if err != nil {
+			panic(err)
+		}
+		_ = unsynced.Close()
+		s.writerDone = true
+		op := p.Begin("sleep", nil)
+		_ = p.Clock().Sleep(context.Background(), time.Minute)
+		p.End(op, "woke")
+	})
+	w.FaultHook(FaultCorrupt, func(w *World) {
+		if s.writerDone && !s.fired {
+			s.fired = true
+			s.powerLossAt = w.Now()
+			w.PowerLoss(alpha)
+		}
+	})
+	w.OnExit(func(p *Proc, reason ExitReason) {
+		if reason != ExitPowerLoss {
+			return
+		}
+		s.bootAfter = alpha.Table().BootID()
+		q, err := w.Spawn(alpha, ProcSpec{Name: "reader"}, func(p *Proc) {
+			_, err := p.FS().Lstat("/d/synced")
+			s.syncedOK = err == nil
+			_, err = p.FS().Lstat("/d/unsynced")
+			s.unsyncedOK = err == nil
+		})
+		if err != nil {
+			panic(err)
+		}
+		s.reader, s.readerTicks = q, q.Table().StartTicks
+	})
+	return err
+}
+
+func TestPowerLoss(t *testing.T) {
+	plan := &FaultPlan{}
+	plan.Set(FaultCorrupt, 1) // the scenario's hook decides when to fire
+	for _, shared := range []bool{false, true} {
+		unsyncedLost := 0
+		for seed := uint64(1); seed <= 20; seed++ {
+			s := &powerLossScenario{shared: shared}
+			r := Run(Config{Seed: seed, StepsMax: 1000, Faults: plan, Setup: s.setup})
+			if r.Outcome != OutcomeOK || !s.fired {
+				t.Fatalf("shared=%v seed %d: %v %s (fired %v)", shared, seed, r.Outcome, r.Message, s.fired)
+			}
+			if s.bootAfter == s.bootBefore || s.reader.Table().PID != 1 || s.readerTicks != 0 {
+				t.Fatalf("after reboot: boot %q (was %q), reader pid %d ticks %d",
+					s.bootAfter, s.bootBefore, s.reader.Table().PID, s.readerTicks)
+			}
+			if !s.syncedOK {
+				t.Fatalf("shared=%v seed %d: a synced file did not survive power loss", shared, seed)
+			}
+			if !s.unsyncedOK {
+				unsyncedLost++
+			}
+			sleep := r.History[0]
+			if !sleep.Unknown || sleep.Return != s.powerLossAt {
+				t.Fatalf("sleep cut by power loss: %+v, want unknown at %d", sleep, s.powerLossAt)
+			}
+			if shared && !s.betaFinished {
+				t.Fatalf("seed %d: beta did not survive alpha's power loss", seed)
+			}
+		}
+		if shared && unsyncedLost != 0 {
+			t.Fatalf("a shared mount lost unsynced files in %d runs: it must survive a client's power loss", unsyncedLost)
+		}
+		if !shared && unsyncedLost == 0 {
+			t.Fatalf("the unsynced file survived every local power loss")
+		}
+	}
+}
+
+func TestNoLeaksAfterCrashingRuns(t *testing.T) {
+	run := func(seeds uint64) {
+		for seed := uint64(1); seed <= seeds; seed++ {
+			r := Run(churnConfig(seed, hotPlan()))
+			if r.Outcome == OutcomeViolation {
+				t.Fatalf("seed %d: %s", seed, r.Message)
+			}
+		}
+	}
+	run(20) // warm up pools and caches
+	goroutines := runtime.NumGoroutine()
+	heap := liveHeap()
+	run(300)
+	if now := runtime.NumGoroutine(); now > goroutines {
+		t.Fatalf("goroutines %d after crashing runs, %d before", now, goroutines)
+	}
+	if now := liveHeap(); now > heap+1<<20 {
+		t.Fatalf("live heap %d after crashing runs, %d before", now, heap)
+	}
+}
+
+func liveHeap() uint64 {
+	var stats runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&stats)
+	return stats.HeapAlloc
+}
+
+func TestFaultPlanRoundTrip(t *testing.T) {
+	plan := DrawFaultPlan(NewDecisions(7))
+	parsed, err := ParseFaultPlan(plan.String())
+	if err != nil || parsed.String() != plan.String() {
+		t.Fatalf("parse %q: %v, %q", plan.String(), err, parsed.String())
+	}
+	if zero := DrawFaultPlan(ReplayDecisions(nil)); zero != (FaultPlan{}) {
+		t.Fatalf("an all-zero decision list enabled faults: %v", zero)
+	}
+	if _, err := ParseFaultPlan("crash=2"); err == nil {
+		t.Fatal("probability 2 parsed")
+	}
+}
