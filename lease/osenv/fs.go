@@ -36,11 +36,15 @@ const (
 
 // openFlags translates leasekit's flags to the kernel's. O_CLOEXEC is always
 // set, so a child started by the host program never inherits a lease fd.
+// Read-only opens add O_NONBLOCK: a FIFO swapped in for a state file between
+// the caller's Lstat and its open must not block the engine forever (the
+// caller's fstat then refuses it); on regular files and directories the flag
+// changes nothing.
 func openFlags(flag lease.OpenFlag) int {
 	out := unix.O_CLOEXEC
 	switch flag.AccessMode() {
 	case lease.O_RDONLY:
-		out |= unix.O_RDONLY
+		out |= unix.O_RDONLY | unix.O_NONBLOCK
 	case lease.O_WRONLY:
 		out |= unix.O_WRONLY
 	case lease.O_RDWR:

@@ -467,3 +467,16 @@ func TestChmod(t *testing.T) {
 	requirePathError(t, err, "chmod", missing, syscall.ENOENT)
 	require.True(t, errors.Is(err, fs.ErrNotExist))
 }
+
+// TestOpenReadOnlyFIFODoesNotBlock: a FIFO planted where a state file was
+// expected must not hang the engine that opens it for reading.
+func TestOpenReadOnlyFIFODoesNotBlock(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "owner.json")
+	require.NoError(t, unix.Mkfifo(fifo, 0o600))
+	file, err := NewFS().OpenFile(fifo, lease.O_RDONLY|lease.O_NOFOLLOW, 0)
+	require.NoError(t, err)
+	info, err := file.Stat()
+	require.NoError(t, err)
+	require.Equal(t, fs.ModeNamedPipe, info.Mode.Type())
+	require.NoError(t, file.Close())
+}

@@ -51,13 +51,13 @@ func TestOpenFlags(t *testing.T) {
 		flag lease.OpenFlag
 		want int
 	}{
-		{lease.O_RDONLY, unix.O_RDONLY},
+		{lease.O_RDONLY, unix.O_RDONLY | unix.O_NONBLOCK},
 		{lease.O_WRONLY, unix.O_WRONLY},
 		{lease.O_RDWR, unix.O_RDWR},
 		{lease.O_WRONLY | lease.O_RDWR, unix.O_RDWR},
 		{lease.O_WRONLY | lease.O_CREATE | lease.O_EXCL, unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL},
 		{lease.O_RDWR | lease.O_TRUNC | lease.O_APPEND, unix.O_RDWR | unix.O_TRUNC | unix.O_APPEND},
-		{lease.O_RDONLY | lease.O_NOFOLLOW | lease.O_DIRECTORY, unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_DIRECTORY},
+		{lease.O_RDONLY | lease.O_NOFOLLOW | lease.O_DIRECTORY, unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOFOLLOW | unix.O_DIRECTORY},
 	}
 	for _, tc := range cases {
 		require.Equal(t, tc.want|unix.O_CLOEXEC, openFlags(tc.flag), "flag %b", tc.flag)
