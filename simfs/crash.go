@@ -266,7 +266,7 @@ func (c *crashState) rebuild(reach map[*inode][]edge) {
 			sector = 4096
 		}
 	}
-	maxIno := uint64(1)
+	maxIno := uint64(inoFirst)
 	for _, n := range inodes {
 		maxIno = max(maxIno, n.ino)
 		if n.isDir() {
@@ -275,7 +275,6 @@ func (c *crashState) rebuild(reach map[*inode][]edge) {
 		}
 	}
 	f.used = make([]bool, maxIno+1, maxIno+64)
-	f.used[0], f.used[1] = true, true
 	for _, n := range inodes {
 		if f.used[n.ino] {
 			panic("simfs: two surviving inodes share an inode number")
@@ -313,7 +312,8 @@ func (c *crashState) rebuild(reach map[*inode][]edge) {
 			n.syncedEntries = synced
 		}
 	}
-	f.freeLowest = 2
+	f.reserveInodes()
+	f.used[inoRoot] = true
 	clear(f.log)
 	f.log = f.log[:0]
 	f.seqCommitted = f.seqNext - 1

@@ -165,10 +165,9 @@ func New(opts Options) *FS {
 	if f.umask == 0 && !opts.UmaskNone {
 		f.umask = 0o022
 	}
-	f.used = make([]bool, 2, 64)
-	f.used[0], f.used[1] = true, true // ext4 reserves 1; 0 is never an inode
-	f.freeLowest = 2
+	f.used = make([]bool, inoFirst, 64)
 	f.root = f.newInode(fs.ModeDir|0o755, 0)
+	f.reserveInodes()
 	f.root.links = 1
 	f.root.parent = f.root
 	f.root.syncedEntries = map[string]*inode{}
@@ -176,9 +175,27 @@ func New(opts Options) *FS {
 	return f
 }
 
+// inoRoot is the root directory's inode number and inoFirst the first
+// number for anything else, as on ext4 (1..10 are reserved, 2 is the root).
+const (
+	inoRoot  = 2
+	inoFirst = 11
+)
+
+// reserveInodes marks the numbers below inoFirst used.
+func (f *FS) reserveInodes() {
+	for i := 0; i < inoFirst; i++ {
+		f.used[i] = true
+	}
+	f.freeLowest = inoFirst
+}
+
 // newInode allocates the lowest free inode number with a fresh birth time.
 func (f *FS) newInode(mode fs.FileMode, uid uint32) *inode {
 	ino := f.freeLowest
+	if f.root == nil {
+		ino = inoRoot
+	}
 	for ino < uint64(len(f.used)) && f.used[ino] {
 		ino++
 	}

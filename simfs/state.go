@@ -148,7 +148,7 @@ func (f *FS) Clone() *FS {
 		opts: f.opts, umask: f.umask, used: slices.Clone(f.used), freeLowest: f.freeLowest,
 		birthLast: f.birthLast, tempSeq: f.tempSeq, seqNext: f.seqNext,
 		seqCommitted: f.seqCommitted, gcAt: f.gcAt, dirtyCount: f.dirtyCount,
-		orphans: map[*inode]struct{}{}, epoch: f.epoch + 1,
+		orphans: map[*inode]struct{}{}, epoch: f.epoch,
 	}
 	copies := map[*inode]*inode{}
 	var cp func(n *inode) *inode
