@@ -341,3 +341,10 @@ func releaseClaim(env Env, held heldClaim) error {
 	}
 	return statefile.SyncDir(env.FS, path.Dir(held.path))
 }
+
+// MutationClaimBytes is the canonical claim file a process with identity
+// owner writes (as ID id) to guard target: the format's encoder, for the
+// simulator and for tests that plant claims.
+func MutationClaimBytes(id, target string, owner lease.ProcessIdentity) []byte {
+	return claim{ID: id, Target: path.Base(target), Owner: owner}.bytes()
+}

@@ -1,0 +1,215 @@
+package admission
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+
+	"github.com/leasekit/leasekit/internal/statecas"
+	"github.com/leasekit/leasekit/internal/statefile"
+)
+
+// On-disk names and limits, kept from the seed.
+const (
+	// RecordKind is the record's "kind".
+	RecordKind = "beeper-message-like-me-export-admission"
+	// SchemaVersion is what Acquire writes: the seed's schema 2 with
+	// revision, whose owner objects gain hostname and pidNamespace.
+	SchemaVersion = 3
+	FileName      = "active.json"
+	// AcquireAttemptsMax is the seed's MAX_EXPORT_ADMISSION_ACQUIRE_ATTEMPTS.
+	AcquireAttemptsMax = 8
+	// RecordBytesMax is the seed's MAX_CLAIM_BYTES.
+	RecordBytesMax = 16 * 1024
+)
+
+// Phase is the helper lifecycle phase of an admission.
+type Phase string
+
+const (
+	PhaseParentOwned     Phase = "parent-owned"
+	PhaseHelperLaunching Phase = "helper-launching"
+	PhaseHelperActive    Phase = "helper-active"
+	PhaseCleanupUnsafe   Phase = "cleanup-unsafe"
+)
+
+var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// Claim is a parsed admission record of any supported schema:
+//
+//   - 1: {schemaVersion, kind, id, owner} (no phase: read as Phase "");
+//   - 2 without revision: + helperOwner, phase;
+//   - 2 with revision: + revision;
+//   - 3: as 2 with revision, owners with hostname and pidNamespace.
+type Claim struct {
+	SchemaVersion int
+	ID            string
+	Owner         statecas.Owner
+	HelperOwner   *statecas.Owner
+	Phase         Phase
+	// Revision is "" for schema 1 and revision-less schema 2.
+	Revision string
+}
+
+// Current reports whether the claim is one this package writes (schema 3).
+func (c Claim) Current() bool { return c.SchemaVersion == SchemaVersion }
+
+// Bytes is the canonical encoding: canonical JSON plus a newline.
+func (c Claim) Bytes() []byte {
+	record := map[string]any{
+		"schemaVersion": c.SchemaVersion, "kind": RecordKind, "id": c.ID, "owner": c.Owner.Wire(),
+	}
+	if c.SchemaVersion != 1 {
+		record["phase"] = string(c.Phase)
+		record["helperOwner"] = nil
+		if c.HelperOwner != nil {
+			record["helperOwner"] = c.HelperOwner.Wire()
+		}
+	}
+	if c.Revision != "" {
+		record["revision"] = c.Revision
+	}
+	return statefile.MustCanonical(record)
+}
+
+var (
+	keysV1         = []string{"id", "kind", "owner", "schemaVersion"}
+	keysV2         = []string{"helperOwner", "id", "kind", "owner", "phase", "schemaVersion"}
+	keysV2Revision = []string{"helperOwner", "id", "kind", "owner", "phase", "revision", "schemaVersion"}
+)
+
+// Parse decodes and validates an admission file, and requires its bytes to
+// be exactly the canonical encoding of what it holds.
+func Parse(content []byte, path string) (Claim, error) {
+	if !json.Valid(content) {
+		return Claim{}, fail(ErrCorrupt, path, "export admission is not valid JSON", nil)
+	}
+	probe, err := statefile.DecodeObject(content, "export admission", nil,
+		[]string{"helperOwner", "id", "kind", "owner", "phase", "revision", "schemaVersion"})
+	if err != nil {
+		return Claim{}, fail(ErrCorrupt, path, "export admission has an unsupported shape", err)
+	}
+	version := probe.Int("schemaVersion", 1, SchemaVersion)
+	if probe.Err() != nil {
+		return Claim{}, fail(ErrCorrupt, path, "export admission identity is invalid", probe.Err())
+	}
+	keys := keysV2
+	switch {
+	case version == 1:
+		keys = keysV1
+	case version == 3 || probe.Has("revision"):
+		keys = keysV2Revision
+	}
+	object, err := statefile.DecodeObject(content, "export admission", keys, nil)
+	if err != nil {
+		return Claim{}, fail(ErrCorrupt, path, "export admission has an unsupported shape", err)
+	}
+	claim := Claim{SchemaVersion: int(version), ID: object.String("id")}
+	if object.String("kind") != RecordKind || !uuidPattern.MatchString(claim.ID) || object.Err() != nil {
+		return Claim{}, fail(ErrCorrupt, path, "export admission identity is invalid", object.Err())
+	}
+	legacyOwner := version != SchemaVersion
+	if claim.Owner, err = statecas.ParseOwner(object.Raw("owner"), "export admission owner", legacyOwner); err != nil {
+		return Claim{}, fail(ErrCorrupt, path, "export admission owner is invalid", err)
+	}
+	if version != 1 {
+		if err := parseLifecycle(object, &claim, legacyOwner, path); err != nil {
+			return Claim{}, err
+		}
+	}
+	if object.Has("revision") {
+		claim.Revision = object.String("revision")
+		if !uuidPattern.MatchString(claim.Revision) {
+			return Claim{}, fail(ErrCorrupt, path, "export admission revision is invalid", object.Err())
+		}
+	}
+	if !bytes.Equal(content, claim.Bytes()) {
+		return Claim{}, fail(ErrCorrupt, path, "export admission is not canonical", nil)
+	}
+	return claim, nil
+}
+
+func parseLifecycle(object *statefile.Object, claim *Claim, legacyOwner bool, path string) error {
+	claim.Phase = Phase(object.String("phase"))
+	valid := object.Err() == nil
+	switch claim.Phase {
+	case PhaseParentOwned, PhaseHelperLaunching:
+		valid = valid && object.IsNull("helperOwner")
+	case PhaseHelperActive:
+		valid = valid && !object.IsNull("helperOwner")
+	case PhaseCleanupUnsafe:
+	default:
+		valid = false
+	}
+	if !valid {
+		return fail(ErrCorrupt, path, "export admission lifecycle is invalid", object.Err())
+	}
+	if object.IsNull("helperOwner") {
+		return nil
+	}
+	helper, err := statecas.ParseOwner(object.Raw("helperOwner"), "export admission helper owner", legacyOwner)
+	if err != nil {
+		return fail(ErrCorrupt, path, "export admission helper owner is invalid", err)
+	}
+	claim.HelperOwner = &helper
+	return nil
+}
+
+// Disposition is what a prior admission means for a new Acquire.
+type Disposition string
+
+const (
+	DispositionActive        Disposition = "active"
+	DispositionIndeterminate Disposition = "indeterminate"
+	DispositionRecoverable   Disposition = "recoverable"
+)
+
+// dispose is the seed's exportAdmissionDisposition, rule for rule. status
+// gives an owner's liveness; currentBoot is this host's boot digest.
+// "Same boot" below means "not provably another boot", so an unknown boot
+// id never proves a reboot.
+func dispose(claim Claim, status func(statecas.Owner) statecas.Status, currentBoot string) Disposition {
+	switch status(claim.Owner) {
+	case statecas.StatusLive:
+		return DispositionActive
+	case statecas.StatusUnknown:
+		return DispositionIndeterminate
+	}
+	rebooted := statecas.ProvablyOtherBoot(claim.Owner.BootID, currentBoot)
+	if claim.SchemaVersion == 1 {
+		// The v1 admission recorded only the parent, though its detached
+		// helper could outlive it: only a reboot proves that helper gone.
+		return recoverableIf(rebooted)
+	}
+	if claim.HelperOwner != nil && claim.HelperOwner.BootID != claim.Owner.BootID {
+		return DispositionIndeterminate
+	}
+	if claim.Phase == PhaseCleanupUnsafe {
+		// The recorded helper is not a complete ownership proof (a
+		// descendant may survive it): only a reboot proves all are gone.
+		return recoverableIf(rebooted)
+	}
+	if claim.Phase == PhaseParentOwned {
+		return DispositionRecoverable
+	}
+	// An unjoined helper, its streams and its process group may outlive the
+	// supervising parent: only a reboot, or the recorded helper itself,
+	// decides.
+	if rebooted {
+		return DispositionRecoverable
+	}
+	if claim.HelperOwner == nil {
+		return DispositionIndeterminate
+	}
+	if status(*claim.HelperOwner) == statecas.StatusLive {
+		return DispositionActive
+	}
+	return DispositionIndeterminate
+}
+
+func recoverableIf(rebooted bool) Disposition {
+	if rebooted {
+		return DispositionRecoverable
+	}
+	return DispositionIndeterminate
+}
