@@ -34,14 +34,18 @@ type Config struct {
 	Trace io.Writer
 	// HashStream keeps the per-step hash stream in the result.
 	HashStream bool
+	// StateHashPeriod is how often, in steps, the full state hashes of the
+	// volumes and hosts are folded into the stream (they cost time linear in
+	// the state). Zero means stateHashPeriodDefault; RunTwice uses
+	// stateHashPeriodCheck to find a divergence sooner.
+	StateHashPeriod int
 }
 
 const (
-	stepsMaxDefault = 100_000
-	pctDepthDefault = 3
-	// hashStatePeriod is how often (in steps) the volumes' and hosts' full
-	// state hashes are folded into the stream.
-	hashStatePeriod = 256
+	stepsMaxDefault        = 100_000
+	pctDepthDefault        = 3
+	stateHashPeriodDefault = 4096
+	stateHashPeriodCheck   = 64
 	// stepTimeMax bounds the simulated time (in µs) a step takes, beyond 1 µs.
 	stepTimeMax = 50
 	// churnMax bounds how many PIDs one churn fault burns.
@@ -178,6 +182,9 @@ func newWorld(cfg Config) (*World, *Result) {
 	}
 	if cfg.Filesystem == nil {
 		cfg.Filesystem = SimfsFilesystem
+	}
+	if cfg.StateHashPeriod == 0 {
+		cfg.StateHashPeriod = stateHashPeriodDefault
 	}
 	w := &World{config: cfg, probes: make(map[string]int), trace: cfg.Trace}
 	if cfg.Replay != nil {
@@ -377,7 +384,7 @@ func (w *World) hashStep(p *Proc, ev event) {
 	h = mix64(h ^ uint64(p.id)<<8 ^ uint64(ev.kind))
 	h = mix64(h ^ hashString(ev.path))
 	h = mix64(h ^ p.result ^ uint64(w.now)<<16 ^ uint64(p.status)<<60)
-	if w.step%hashStatePeriod == 0 {
+	if w.step%w.config.StateHashPeriod == 0 {
 		for _, v := range w.volumes {
 			h = mix64(h ^ v.fs.Hash())
 		}
@@ -403,6 +410,9 @@ func hashString(s string) uint64 {
 // returns the first run's result (with its hash stream).
 func RunTwice(cfg Config) Result {
 	cfg.HashStream = true
+	if cfg.StateHashPeriod == 0 {
+		cfg.StateHashPeriod = stateHashPeriodCheck
+	}
 	first := Run(cfg)
 	cfg.Trace = nil
 	second := Run(cfg)
