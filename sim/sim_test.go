@@ -79,6 +79,7 @@ func TestDeterminism(t *testing.T) {
 			cfg := churnConfig(seed, plan)
 			cfg.Replay = r.Decisions
 			cfg.HashStream = true
+			cfg.StateHashPeriod = stateHashPeriodCheck // as RunTwice hashed
 			replay := Run(cfg)
 			if i := firstDivergence(r.HashStream, replay.HashStream); i >= 0 {
 				t.Fatalf("seed %d: replay of %d decisions diverges at step %d", seed, len(r.Decisions), i)
