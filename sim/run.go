@@ -22,6 +22,10 @@ type Config struct {
 	Scheduler SchedulerKind
 	// PCTDepth is PCT's bug depth d; zero means pctDepthDefault.
 	PCTDepth int
+	// PCTSteps is PCT's expected run length k, over which it spreads its
+	// change points; zero means StepsMax. A k near the real run length
+	// wastes fewer change points past the end.
+	PCTSteps int
 	// Faults is the fault plan; nil draws a swarm plan from the decisions.
 	Faults *FaultPlan
 	// Filesystem makes each volume's filesystem; nil means SimfsFilesystem.
@@ -180,6 +184,9 @@ func newWorld(cfg Config) (*World, *Result) {
 	if cfg.PCTDepth == 0 {
 		cfg.PCTDepth = pctDepthDefault
 	}
+	if cfg.PCTSteps == 0 {
+		cfg.PCTSteps = cfg.StepsMax
+	}
 	if cfg.Filesystem == nil {
 		cfg.Filesystem = SimfsFilesystem
 	}
@@ -203,8 +210,8 @@ func newWorld(cfg Config) (*World, *Result) {
 	case SchedulerRandom:
 		w.scheduler = &randomScheduler{decisions: w.decisions}
 	case SchedulerPCT:
-		w.scheduler = newPCTScheduler(w.decisions, cfg.PCTDepth, cfg.StepsMax)
-		result.Knobs = append(result.Knobs, fmt.Sprintf("pct_depth=%d", cfg.PCTDepth))
+		w.scheduler = newPCTScheduler(w.decisions, cfg.PCTDepth, cfg.PCTSteps)
+		result.Knobs = append(result.Knobs, fmt.Sprintf("pct_depth=%d", cfg.PCTDepth), fmt.Sprintf("pct_steps=%d", cfg.PCTSteps))
 	default:
 		panic(fmt.Sprintf("sim: scheduler %v", kind))
 	}
@@ -237,7 +244,7 @@ func (w *World) finish(result *Result, outcome Outcome, message string) Result {
 	result.Hash = w.hash
 	result.Processes = w.procsTotal
 	if pct, ok := w.scheduler.(*pctScheduler); ok {
-		result.PCTBound = PCTBound(max(w.procsTotal, 1), w.config.StepsMax, pct.depth)
+		result.PCTBound = PCTBound(max(w.procsTotal, 1), w.config.PCTSteps, pct.depth)
 	}
 	w.Tracef("end outcome=%v message=%q", outcome, message)
 	return *result
@@ -444,4 +451,28 @@ func firstDivergence(a, b []uint64) int {
 		return min(len(a), len(b))
 	}
 	return -1
+}
+
+// Summary renders the result as key=value lines: the knobs, the outcome,
+// the counts, then the probes in sorted order.
+func (r Result) Summary() string {
+	var b strings.Builder
+	for _, knob := range r.Knobs {
+		b.WriteString(knob)
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "outcome=%v\nsteps=%d\nprocesses=%d\noperations=%d\ndecisions=%d\nhash=%016x\n",
+		r.Outcome, r.Steps, r.Processes, len(r.History), len(r.Decisions), r.Hash)
+	if r.PCTBound > 0 {
+		fmt.Fprintf(&b, "pct_bound=%g\n", r.PCTBound)
+	}
+	if r.Outcome != OutcomeOK {
+		fmt.Fprintf(&b, "step=%d\nmessage=%q\n", r.Step, r.Message)
+	}
+	for _, line := range r.ProbeLines() {
+		b.WriteString("probe.")
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }

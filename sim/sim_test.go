@@ -392,3 +392,46 @@ func TestFaultPlanRoundTrip(t *testing.T) {
 		t.Fatal("probability 2 parsed")
 	}
 }
+
+func TestEveryGenericFaultFires(t *testing.T) {
+	probes := map[string]int{}
+	for seed := uint64(1); seed <= 60; seed++ {
+		r := Run(churnConfig(seed, hotPlan()))
+		if r.Outcome == OutcomeViolation || r.Outcome == OutcomeNondeterminism {
+			t.Fatalf("seed %d: %v %s", seed, r.Outcome, r.Message)
+		}
+		for name, count := range r.Probes {
+			probes[name] += count
+		}
+	}
+	for _, name := range []string{"crash", "powerloss", "pidchurn", "zombie", "upgrade", "fserror", "clockstep", "inspect-unknown"} {
+		if probes[name] == 0 {
+			t.Errorf("probe %s never fired in 60 hot seeds: %v", name, probes)
+		}
+	}
+}
+
+func TestTraceAndKnobs(t *testing.T) {
+	var trace strings.Builder
+	cfg := churnConfig(4, hotPlan())
+	cfg.Trace = &trace
+	r := Run(cfg)
+	lines := strings.Split(trace.String(), "\n")
+	for i, knob := range r.Knobs {
+		if lines[i] != knob {
+			t.Fatalf("trace line %d %q, want knob %q", i, lines[i], knob)
+		}
+	}
+	if !slices.Contains(r.Knobs, "crash=0.0100") || !slices.Contains(r.Knobs, "seed=4") {
+		t.Fatalf("knobs %v", r.Knobs)
+	}
+	text := trace.String()
+	for _, want := range []string{"spawn proc=worker-0 host=alpha pid=1", "op=openfile path=/data/w-", "end outcome="} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("trace lacks %q", want)
+		}
+	}
+	if r.Summary() == "" || !strings.Contains(r.Summary(), "outcome="+r.Outcome.String()) {
+		t.Fatalf("summary %q", r.Summary())
+	}
+}
