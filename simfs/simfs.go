@@ -24,10 +24,19 @@
 // # Crash model
 //
 // Every file has volatile and synced data; every directory has volatile and
-// synced entries; an ordered log holds the pending metadata operations. See
-// CRASHMODEL.md for the full description; Crash reduces the state to one legal
-// post-crash state chosen through a Chooser, so a recorded choice list
-// replays bit-exactly.
+// synced entries; an ordered log holds the pending metadata operations, each
+// with one effect per directory it changes. fsync(file) makes its data
+// durable; fsync(dir) makes that directory's entry effects durable; a new
+// directory also needs its parent synced; a cross-directory rename has two
+// effects, durable independently, so both names or neither can survive. An
+// fsync also marks the ext4 journal commit point for the metadata-prefix
+// profile. An injected EIO on a file fsync marks the data clean without
+// writing it, as Linux does: the next fsync succeeds and a crash loses it.
+//
+// Crash reduces the state to one legal post-crash state of a CrashMode
+// (process, synced-only, metadata-prefix, random-subset, torn-data), drawing
+// every choice from a Chooser in a fixed order, so a recorded choice list
+// replays bit-exactly. CRASHMODEL.md describes the model in full.
 //
 // # Determinism
 //
