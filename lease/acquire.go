@@ -1,0 +1,253 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+
+	"github.com/leasekit/leasekit/internal/statefile"
+)
+
+// AcquireRequest names the session that wants the lease.
+type AcquireRequest struct {
+	// SessionID is piSessionId: non-empty.
+	SessionID string
+	// SessionFile is piSessionFile: an absolute path (cleaned on write).
+	SessionFile string
+}
+
+// RequestError says a call's arguments are invalid.
+type RequestError struct{ Problem string }
+
+func (e *RequestError) Error() string { return "lease: invalid request: " + e.Problem }
+
+func (r AcquireRequest) validate() error {
+	switch {
+	case r.SessionID == "":
+		return &RequestError{"session ID is required"}
+	case !path.IsAbs(r.SessionFile):
+		return &RequestError{fmt.Sprintf("session file %q must be absolute", r.SessionFile)}
+	}
+	return nil
+}
+
+// Acquire takes the lease for the calling process, or reports who holds it.
+// Under the lifecycle guard it reads receiver.lock: empty → a new owner with
+// a fresh generation and the next epoch is published (Acquired); a live
+// owner → Held; a stale owner → moved into quarantine (reported in
+// Reclaimed with the reason) and the state re-read; a remote, unverifiable
+// or corrupt owner → Refused, nothing changed. The whole call, every retry
+// and reclaim included, is bounded by one GuardWait deadline on monotonic
+// time and by attempt counters. The error is for unexpected I/O failures
+// and ctx cancellation only.
+func (m *Manager) Acquire(ctx context.Context, req AcquireRequest) (AcquireResult, error) {
+	if err := req.validate(); err != nil {
+		return AcquireResult{}, err
+	}
+	req.SessionFile = path.Clean(req.SessionFile)
+	c, err := m.begin(ctx)
+	if err != nil {
+		return AcquireResult{}, err
+	}
+	var result AcquireResult
+	refusal, err := m.withGuard(c, func() error {
+		var err error
+		result, err = m.acquireHeld(c, req)
+		return err
+	})
+	if !refusal.IsZero() {
+		result = AcquireResult{Kind: Refused, Refusal: refusal}
+	}
+	if err != nil {
+		return result, err
+	}
+	if result.Kind == 0 {
+		panic("lease: acquire finished without a result")
+	}
+	return result, nil
+}
+
+// acquireHeld is Acquire's work under the guard.
+func (m *Manager) acquireHeld(c *call, req AcquireRequest) (AcquireResult, error) {
+	if err := m.cleanLeftovers(c); err != nil {
+		return AcquireResult{}, err
+	}
+	result := AcquireResult{}
+	var epochFloor uint64
+	for step := 0; step < ownerStepsMax; step++ {
+		projection, data, err := m.project()
+		if err != nil {
+			return result, err
+		}
+		switch projection.Kind {
+		case Corrupt:
+			result.Kind, result.Refusal = Refused, Refusal{
+				Reason: RefusalCorruptOwner, Diagnostic: projection.Diagnostic, Human: projection.Human}
+			return result, nil
+		case Empty:
+			owner, refusal, created, err := m.createOwner(c, req, epochFloor)
+			if err != nil {
+				return result, err
+			}
+			if !refusal.IsZero() {
+				result.Kind, result.Refusal = Refused, refusal
+				return result, nil
+			}
+			if created {
+				result.Kind, result.Owner = Acquired, owner
+				return result, nil
+			}
+		case Owned:
+			done, err := m.judgeOwner(c, projection.Owner, data, &result, &epochFloor)
+			if err != nil || done {
+				return result, err
+			}
+		}
+	}
+	result.Kind, result.Refusal = Refused, busy(fmt.Sprintf(
+		"receiver.lock did not settle after %d inspect/reclaim rounds", ownerStepsMax))
+	return result, nil
+}
+
+// judgeOwner classifies the current owner. done is false after a reclaim
+// (or a lost race), when the caller must read the state again.
+func (m *Manager) judgeOwner(c *call, owner Owner, data []byte, result *AcquireResult, epochFloor *uint64) (done bool, err error) {
+	*epochFloor = max(*epochFloor, owner.Epoch)
+	state := m.classify(owner.Identity(), owner.legacy(), c.current)
+	switch state.Kind {
+	case OwnerLive:
+		result.Kind, result.Owner = Held, owner
+		return true, nil
+	case OwnerRemote:
+		result.Kind, result.Refusal = Refused, Refusal{Reason: RefusalRemoteOwner,
+			Diagnostic: remoteAdvice("receiver owner", m.ownerPath(), owner.Identity()), Human: HumanRemoteRecord}
+		return true, nil
+	case OwnerUnknown:
+		result.Kind, result.Refusal = Refused, Refusal{Reason: RefusalUnverifiableOwner,
+			Diagnostic: fmt.Sprintf("receiver owner %s: %s", m.ownerPath(), state.Reason),
+			Human:      humanFor(state, owner.Identity(), owner.legacy(), c.current)}
+		return true, nil
+	case OwnerStale:
+		reclaim, err := m.reclaimOwner(owner, data, state.Reason)
+		if err != nil || reclaim == nil {
+			return false, err
+		}
+		result.Reclaimed = append(result.Reclaimed, *reclaim)
+		return false, nil
+	}
+	panic(fmt.Sprintf("lease: ClassifyRecord returned %v", state.Kind))
+}
+
+// reclaimOwner moves a stale receiver.lock into quarantine, after checking
+// that owner.json still holds the bytes that were judged. nil means the
+// state changed first.
+func (m *Manager) reclaimOwner(owner Owner, data []byte, reason string) (*Reclaim, error) {
+	projection, reread, err := m.project()
+	if err != nil || projection.Kind != Owned || string(reread) != string(data) {
+		return nil, err
+	}
+	target := m.quarantineEntry("receiver", owner.Generation, "")
+	if err := m.moveToQuarantine(m.receiverPath(), target); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("lease: moving the stale receiver.lock into quarantine: %w", err)
+	}
+	return &Reclaim{Owner: owner, QuarantinePath: target, Reason: reason}, nil
+}
+
+// createOwner publishes a new owner: the epoch file first (so the epoch is
+// durable BEFORE any owner carries it), then owner.json in a private
+// prepare directory, fsynced, renamed (no-replace) to receiver.lock, and the
+// namespace fsynced. created is false when receiver.lock appeared meanwhile.
+func (m *Manager) createOwner(c *call, req AcquireRequest, epochFloor uint64) (Owner, Refusal, bool, error) {
+	epoch, refusal, err := m.nextEpoch(epochFloor)
+	if err != nil || !refusal.IsZero() {
+		return Owner{}, refusal, false, err
+	}
+	current := c.current
+	owner := Owner{
+		Schema: OwnerSchema, Generation: m.ids.NewID(), SessionID: req.SessionID, SessionFile: req.SessionFile,
+		PID: current.PID, ProcessStartIdentity: current.StartTime, BootIdentity: current.BootID,
+		Executable: path.Clean(current.Executable), ExecutableDev: current.ExecutableDev,
+		ExecutableIno: current.ExecutableIno, PIDNamespace: current.PIDNamespace, Hostname: current.Hostname,
+		RootID: m.rootID, CreatedAt: formatTimestamp(m.clock.Now()), Epoch: epoch, UID: current.UID,
+	}
+	data := encodeOwner(owner)
+	if err := statefile.ReplaceAtomic(m.fs, m.ids, m.epochPath(), epochTempTag, encodeEpoch(epoch)); err != nil {
+		return Owner{}, Refusal{}, false, fmt.Errorf("lease: writing the epoch counter: %w", err)
+	}
+	prepared, err := m.fs.MkdirTemp(m.namespace, preparePrefix)
+	if err != nil {
+		return Owner{}, Refusal{}, false, fmt.Errorf("lease: making the prepare directory: %w", err)
+	}
+	installed, err := m.install(prepared, data)
+	if !installed {
+		if _, removeErr := m.removeLeftoverDir(prepared); removeErr != nil {
+			err = joinErrors(err, removeErr)
+		}
+	}
+	if err != nil {
+		return Owner{}, Refusal{}, false, err
+	}
+	return owner, Refusal{}, installed, nil
+}
+
+func (m *Manager) install(prepared string, data []byte) (bool, error) {
+	if err := statefile.CreateOnly(m.fs, m.ids, path.Join(prepared, ownerName), ownerTempTag, data); err != nil {
+		return false, fmt.Errorf("lease: writing owner.json: %w", err)
+	}
+	if err := statefile.SyncDir(m.fs, prepared); err != nil {
+		return false, err
+	}
+	if err := m.renameNoReplace(prepared, m.receiverPath()); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("lease: publishing receiver.lock: %w", err)
+	}
+	return true, statefile.SyncDir(m.fs, m.namespace)
+}
+
+// Temp tags of files only a guard holder writes.
+const (
+	epochTempTag = "epoch"
+	ownerTempTag = "owner"
+)
+
+// nextEpoch returns max(epoch file, floor) + 1, refusing when the epoch file
+// is not valid: a guessed epoch could repeat an earlier one.
+func (m *Manager) nextEpoch(floor uint64) (uint64, Refusal, error) {
+	data, err := statefile.ReadFile(m.fs, m.epochPath(), epochBytesMax)
+	var stored uint64
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil && !isBadFile(err):
+		return 0, Refusal{}, fmt.Errorf("lease: reading the epoch counter: %w", err)
+	default:
+		if err == nil {
+			stored, err = parseEpoch(data)
+		}
+		if err != nil {
+			return 0, Refusal{Reason: RefusalCorruptEpoch, Human: HumanCorruptEpoch, Diagnostic: fmt.Sprintf(
+				"epoch counter %s is invalid (%v); an operator must restore it to at least the largest "+
+					"epoch in receiver.lock and quarantine/", m.epochPath(), err)}, nil
+		}
+	}
+	next := max(stored, floor) + 1
+	if next <= stored || next <= floor {
+		panic("lease: epoch overflow")
+	}
+	return next, Refusal{}, nil
+}
+
+// isBadFile reports whether err is statefile's refusal of a file that is
+// not a small regular file.
+func isBadFile(err error) bool {
+	var notRegular *statefile.NotRegularError
+	var tooLarge *statefile.TooLargeError
+	var changed *statefile.ChangedError
+	return errors.As(err, &notRegular) || errors.As(err, &tooLarge) || errors.As(err, &changed)
+}

@@ -1,0 +1,382 @@
+package lease
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/leasekit/leasekit/internal/statefile"
+)
+
+// The lifecycle guard is a create-only file naming the process that may
+// change receiver.lock, the epoch file and the leftovers. Reclaim intents
+// (lifecycle-reclaims/reclaim.<id>.json) announce that a process is about to
+// move a stale guard into quarantine.
+//
+// The protocol, and why each step is there:
+//
+//  1. Pre-scan: wait until no live reclaim intent exists (stale intents are
+//     removed), then create the guard (create-only).
+//  2. Post-scan: scan the intents again WHILE holding the guard. A reclaimer
+//     writes its intent BEFORE it reads the guard it judges stale, so a
+//     reclaimer that may still move a guard created after that read is
+//     always visible here. While a live intent exists the holder waits,
+//     keeping its guard, and never runs its operation.
+//  3. Verify: once the scan is clear, re-read the guard. If it is no longer
+//     this call's (a reclaimer moved it while we waited), the call starts
+//     over and never touches the guard path again. After a clear scan and a
+//     successful verify, no reclaimer can move the guard: any later reclaimer
+//     reads this live guard after writing its intent and waits.
+//  4. Run the operation, then remove the guard after checking it is still
+//     this call's.
+//
+// A reclaimer re-reads the stale guard, renames it into quarantine, and
+// checks that the quarantined bytes are the stale record it judged. If a
+// racing reclaimer had already replaced it and a new guard had appeared,
+// the reclaimer renames that guard back (no-replace); its holder is waiting
+// in step 2 and, if the restore fails, finds it gone in step 3.
+
+// newGuard returns a fresh guard (or intent) record for the current process.
+func (m *Manager) newGuard(current ProcessIdentity) guardRecord {
+	return guardRecord{
+		Schema:     GuardSchema,
+		Generation: m.ids.NewID(),
+		Identity:   current,
+		CreatedAt:  formatTimestamp(m.clock.Now()),
+	}
+}
+
+// guardRead is one read of a guard or intent file.
+type guardRead struct {
+	present bool
+	// corrupt is the diagnostic when the file is present but invalid.
+	corrupt string
+	guard   guardRecord
+	data    []byte
+}
+
+// readGuardFile reads and parses a guard or intent; record names which.
+func (m *Manager) readGuardFile(file, record string) (guardRead, error) {
+	data, err := statefile.ReadFile(m.fs, file, guardBytesMax)
+	if err != nil {
+		var changed *statefile.ChangedError
+		var notRegular *statefile.NotRegularError
+		var tooLarge *statefile.TooLargeError
+		switch {
+		case errors.Is(err, fs.ErrNotExist), errors.As(err, &changed):
+			// Gone or swapped while reading: the caller re-reads.
+			return guardRead{}, nil
+		case errors.As(err, &notRegular), errors.As(err, &tooLarge):
+			return guardRead{present: true, corrupt: err.Error()}, nil
+		}
+		return guardRead{}, fmt.Errorf("lease: reading %s: %w", record, err)
+	}
+	g, err := parseGuard(data, record)
+	if err != nil {
+		return guardRead{present: true, corrupt: fmt.Sprintf("%s: %v", file, err), data: data}, nil
+	}
+	return guardRead{present: true, guard: g, data: data}, nil
+}
+
+func busy(diagnostic string) Refusal {
+	return Refusal{Reason: RefusalLifecycleBusy, Diagnostic: diagnostic + "; no owner was displaced"}
+}
+
+func unverifiable(diagnostic string, human HumanState) Refusal {
+	return Refusal{Reason: RefusalLifecycleUnverifiable, Diagnostic: diagnostic, Human: human}
+}
+
+// verdictRefusal turns a remote or unknown verdict on a guard or intent
+// into the lifecycle-unverifiable refusal.
+func verdictRefusal(state OwnerState, what, file string, g guardRecord, current ProcessIdentity) Refusal {
+	human := humanFor(state, g.Identity, g.legacy(), current)
+	if state.Kind == OwnerRemote {
+		return unverifiable(remoteAdvice(what, file, g.Identity), human)
+	}
+	return unverifiable(fmt.Sprintf("%s %s: %s", what, file, state.Reason), human)
+}
+
+// nextAttempt counts one guard attempt against the call's bound.
+func (m *Manager) nextAttempt(c *call) (Refusal, error) {
+	if err := c.ctx.Err(); err != nil {
+		return Refusal{}, err
+	}
+	c.attempts++
+	if c.attempts > m.attemptsMax() {
+		return busy(fmt.Sprintf("gave up after %d lifecycle guard attempts", m.attemptsMax())), nil
+	}
+	return Refusal{}, nil
+}
+
+// withGuard runs op while holding the lifecycle guard. A non-zero Refusal
+// means op did not run. The error is op's (returned as is when the guard
+// release succeeds) or an unexpected I/O failure.
+func (m *Manager) withGuard(c *call, op func() error) (Refusal, error) {
+	for {
+		if refusal, err := m.nextAttempt(c); err != nil || !refusal.IsZero() {
+			return refusal, err
+		}
+		refusal, clear, err := m.scanIntents(c)
+		if err != nil || !refusal.IsZero() {
+			return refusal, err
+		}
+		if !clear {
+			if refusal, err := m.waitOrBusy(c, "a lifecycle reclaim is active"); err != nil || !refusal.IsZero() {
+				return refusal, err
+			}
+			continue
+		}
+		guard := m.newGuard(c.current)
+		err = statefile.CreateOnly(m.fs, m.ids, m.guardPath(), m.tempTag(c.current), encodeGuard(guard))
+		if errors.Is(err, fs.ErrExist) {
+			if refusal, err := m.contendGuard(c); err != nil || !refusal.IsZero() {
+				return refusal, err
+			}
+			continue
+		}
+		if err != nil {
+			return Refusal{}, fmt.Errorf("lease: creating the lifecycle guard: %w", err)
+		}
+		held, refusal, err := m.settleGuard(c, guard)
+		if err != nil || !refusal.IsZero() {
+			return refusal, err
+		}
+		if !held {
+			continue
+		}
+		opErr := op()
+		return Refusal{}, joinErrors(opErr, m.removeGuard(guard))
+	}
+}
+
+// waitOrBusy pauses one poll, or refuses busy when the deadline has passed.
+func (m *Manager) waitOrBusy(c *call, what string) (Refusal, error) {
+	if m.expired(c) {
+		return busy(fmt.Sprintf("receiver lifecycle operation is busy (%s) for the whole %v wait", what, m.guardWait)), nil
+	}
+	return Refusal{}, m.pause(c)
+}
+
+// settleGuard runs steps 2 and 3 for a guard this call just created:
+// held reports that the scan is clear and the guard is still this call's.
+// On a refusal or error the guard has been removed (if still this call's).
+func (m *Manager) settleGuard(c *call, guard guardRecord) (held bool, refusal Refusal, err error) {
+	for {
+		refusal, clear, err := m.scanIntents(c)
+		if err != nil || !refusal.IsZero() {
+			return false, refusal, joinErrors(err, m.abandonGuard(guard))
+		}
+		if clear {
+			read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard")
+			if err != nil {
+				return false, Refusal{}, err
+			}
+			// Not ours any more: a reclaimer moved it while we waited.
+			// Leave the path alone; start over.
+			return read.present && read.corrupt == "" && read.guard == guard, Refusal{}, nil
+		}
+		refusal, err = m.nextAttempt(c)
+		if err == nil && refusal.IsZero() {
+			refusal, err = m.waitOrBusy(c, "a lifecycle reclaim is active")
+		}
+		if err != nil || !refusal.IsZero() {
+			return false, refusal, joinErrors(err, m.abandonGuard(guard))
+		}
+	}
+}
+
+// abandonGuard removes this call's guard when giving up before the
+// operation ran; a guard that is no longer this call's is left alone.
+func (m *Manager) abandonGuard(guard guardRecord) error {
+	read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard")
+	if err != nil {
+		return err
+	}
+	if !read.present || read.corrupt != "" || read.guard != guard {
+		return nil
+	}
+	return m.unlinkGuard()
+}
+
+// removeGuard releases the guard after the operation ran. Finding it gone
+// or replaced is a GuardLostError: the protocol never does that to a holder
+// that passed step 3.
+func (m *Manager) removeGuard(guard guardRecord) error {
+	read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard")
+	if err != nil {
+		return err
+	}
+	switch {
+	case !read.present:
+		return &GuardLostError{Path: m.guardPath(), Why: "the guard file is gone"}
+	case read.corrupt != "":
+		return &GuardLostError{Path: m.guardPath(), Why: "the guard file is now corrupt: " + read.corrupt}
+	case read.guard != guard:
+		return &GuardLostError{Path: m.guardPath(), Why: "the guard now has generation " + read.guard.Generation}
+	}
+	return m.unlinkGuard()
+}
+
+func (m *Manager) unlinkGuard() error {
+	if err := m.fs.Remove(m.guardPath()); err != nil {
+		return fmt.Errorf("lease: removing the lifecycle guard: %w", err)
+	}
+	return statefile.SyncDir(m.fs, m.namespace)
+}
+
+// contendGuard handles a guard that exists: wait for a live one, reclaim a
+// stale one, refuse a corrupt, remote or uninspectable one.
+func (m *Manager) contendGuard(c *call) (Refusal, error) {
+	read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard")
+	if err != nil || !read.present {
+		return Refusal{}, err
+	}
+	if read.corrupt != "" {
+		return unverifiable("lifecycle guard is corrupt: "+read.corrupt, HumanCorruptGuard), nil
+	}
+	state := m.classify(read.guard.Identity, read.guard.legacy(), c.current)
+	switch state.Kind {
+	case OwnerStale:
+		return m.reclaimGuard(c)
+	case OwnerRemote, OwnerUnknown:
+		return verdictRefusal(state, "lifecycle guard", m.guardPath(), read.guard, c.current), nil
+	case OwnerLive:
+		return m.waitOrBusy(c, fmt.Sprintf("guard held by live PID %d", read.guard.Identity.PID))
+	}
+	panic(fmt.Sprintf("lease: ClassifyRecord returned %v", state.Kind))
+}
+
+// reclaimGuard announces an intent, moves the stale guard into quarantine,
+// and withdraws the intent. A zero Refusal means the caller may try to
+// create the guard again.
+func (m *Manager) reclaimGuard(c *call) (Refusal, error) {
+	intent := m.newGuard(c.current)
+	intentPath := path.Join(m.reclaimsPath(), intentPrefix+safePathPart(intent.Generation)+intentSuffix)
+	if err := statefile.CreateOnly(m.fs, m.ids, intentPath, m.tempTag(c.current), encodeGuard(intent)); err != nil {
+		return Refusal{}, fmt.Errorf("lease: writing a lifecycle reclaim intent: %w", err)
+	}
+	refusal, err := m.reclaimGuardAnnounced(c)
+	removeErr := m.fs.Remove(intentPath)
+	if removeErr == nil {
+		removeErr = statefile.SyncDir(m.fs, m.reclaimsPath())
+	}
+	return refusal, joinErrors(err, removeErr)
+}
+
+func (m *Manager) reclaimGuardAnnounced(c *call) (Refusal, error) {
+	for {
+		if refusal, err := m.nextAttempt(c); err != nil || !refusal.IsZero() {
+			return refusal, err
+		}
+		read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard")
+		if err != nil || !read.present {
+			return Refusal{}, err
+		}
+		if read.corrupt != "" {
+			return unverifiable("lifecycle guard is corrupt: "+read.corrupt, HumanCorruptGuard), nil
+		}
+		state := m.classify(read.guard.Identity, read.guard.legacy(), c.current)
+		switch state.Kind {
+		case OwnerStale:
+			moved, err := m.quarantineGuard(read)
+			if err != nil || moved {
+				return Refusal{}, err
+			}
+		case OwnerRemote, OwnerUnknown:
+			return verdictRefusal(state, "lifecycle guard", m.guardPath(), read.guard, c.current), nil
+		case OwnerLive:
+			if refusal, err := m.waitOrBusy(c, "a live lifecycle guard appeared during a stale reclaim"); err != nil || !refusal.IsZero() {
+				return refusal, err
+			}
+		}
+	}
+}
+
+// quarantineGuard moves the stale guard seen in stale into quarantine and
+// checks that the moved bytes are those. moved is false when the guard
+// changed first (the caller re-reads).
+func (m *Manager) quarantineGuard(stale guardRead) (moved bool, err error) {
+	reread, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard")
+	if err != nil || !reread.present || !bytes.Equal(reread.data, stale.data) {
+		return false, err
+	}
+	target := m.quarantineEntry("lifecycle", stale.guard.Generation, ".json")
+	if err := m.moveToQuarantine(m.guardPath(), target); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("lease: moving the stale lifecycle guard into quarantine: %w", err)
+	}
+	quarantined, err := statefile.ReadFile(m.fs, target, guardBytesMax)
+	if err != nil {
+		return false, fmt.Errorf("lease: re-reading the quarantined lifecycle guard: %w", err)
+	}
+	if bytes.Equal(quarantined, stale.data) {
+		return true, nil
+	}
+	// A racing reclaimer replaced the stale guard and a new holder appeared
+	// in between: give the new guard back. Its holder is waiting for our
+	// intent to go; if the restore fails, it finds its guard gone.
+	if err := m.fs.RenameNoReplace(target, m.guardPath()); err == nil {
+		err = statefile.SyncDir(m.fs, m.namespace)
+		if err != nil {
+			return false, err
+		}
+		return false, statefile.SyncDir(m.fs, m.quarantinePath())
+	}
+	return false, nil
+}
+
+// tempTag is the statefile.WriteTemp tag of guard and intent temp files:
+// it names the writer (host, PID namespace, PID, start time) so that a
+// leftover temp can be removed once its writer is provably gone. Hosts
+// outside [A-Za-z0-9.-] are hex-encoded behind "_". The tag is "lg.anon"
+// (never cleaned up) when the name would be too long for a file name.
+func (m *Manager) tempTag(current ProcessIdentity) string {
+	host := current.Hostname
+	if !plainHost(host) {
+		host = "_" + fmt.Sprintf("%x", host)
+	}
+	namespace := current.PIDNamespace
+	if namespace == "" {
+		namespace = "-"
+	}
+	tag := fmt.Sprintf("%s%s.%d.%s.%s", tempTagPrefix, namespace, current.PID, current.StartTime, host)
+	if len(statefile.TempPrefix)+len(tag)+1+uuidLength > fileNameMax || strings.ContainsRune(current.StartTime, '.') {
+		return "lg.anon"
+	}
+	return tag
+}
+
+const (
+	tempTagPrefix = "lg."
+	uuidLength    = 36
+	fileNameMax   = 255
+)
+
+func plainHost(host string) bool {
+	if host == "" {
+		return false
+	}
+	for _, r := range host {
+		if !(r == '.' || r == '-' || ('0' <= r && r <= '9') || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')) {
+			return false
+		}
+	}
+	return true
+}
+
+// joinErrors is errors.Join that returns a lone error unchanged, so callers
+// can compare fn's error directly.
+func joinErrors(first, second error) error {
+	switch {
+	case first == nil:
+		return second
+	case second == nil:
+		return first
+	}
+	return errors.Join(first, second)
+}

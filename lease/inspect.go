@@ -1,0 +1,84 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/leasekit/leasekit/internal/statefile"
+)
+
+// projectAttemptsMax bounds re-reads when receiver.lock changes under a
+// lock-free Inspect (a concurrent release or reclaim).
+const projectAttemptsMax = 4
+
+// Inspect reads the lease without the lifecycle guard and without judging
+// liveness: Empty, Owned(owner) or Corrupt(diagnostic, human state). It
+// changes nothing on disk and does not create the namespace.
+func (m *Manager) Inspect(ctx context.Context) (Projection, error) {
+	if err := ctx.Err(); err != nil {
+		return Projection{}, err
+	}
+	projection, _, err := m.project()
+	return projection, err
+}
+
+// project reads receiver.lock and its owner.json; data is the owner bytes.
+// receiver.lock without owner.json is Corrupt only if the same directory is
+// still there on a second look: a concurrent release renames it away
+// between the two reads, which is Empty, not corrupt.
+func (m *Manager) project() (Projection, []byte, error) {
+	for attempt := 0; attempt < projectAttemptsMax; attempt++ {
+		projection, data, stable, err := m.projectOnce()
+		if err != nil || stable {
+			return projection, data, err
+		}
+	}
+	return Projection{}, nil, fmt.Errorf("lease: %s kept changing during %d reads", m.receiverPath(), projectAttemptsMax)
+}
+
+func (m *Manager) projectOnce() (projection Projection, data []byte, stable bool, err error) {
+	before, err := m.fs.Lstat(m.receiverPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return Projection{Kind: Empty}, nil, true, nil
+	}
+	if err != nil {
+		return Projection{}, nil, false, fmt.Errorf("lease: inspecting receiver.lock: %w", err)
+	}
+	if !before.IsDir() {
+		return Projection{Kind: Corrupt, Human: HumanReceiverLockNotDirectory, Diagnostic: fmt.Sprintf(
+			"%s is not a directory (mode %v); an operator must move it into quarantine/",
+			m.receiverPath(), before.Mode)}, nil, true, nil
+	}
+	data, err = statefile.ReadFile(m.fs, m.ownerPath(), ownerBytesMax)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		after, statErr := m.fs.Lstat(m.receiverPath())
+		if statErr != nil || after.Dev != before.Dev || after.Ino != before.Ino {
+			return Projection{}, nil, false, nil
+		}
+		return Projection{Kind: Corrupt, Human: HumanEmptyReceiverLock, Diagnostic: fmt.Sprintf(
+			"receiver.lock exists without a complete owner.json (%s); an operator must move it into quarantine/",
+			m.receiverPath())}, nil, true, nil
+	case isBadFile(err):
+		var changed *statefile.ChangedError
+		if errors.As(err, &changed) {
+			return Projection{}, nil, false, nil
+		}
+		return corruptOwner(err.Error()), nil, true, nil
+	default:
+		return Projection{}, nil, false, fmt.Errorf("lease: reading owner.json: %w", err)
+	}
+	owner, err := parseOwner(data)
+	if err != nil {
+		return corruptOwner(fmt.Sprintf("%s: %v", m.ownerPath(), err)), data, true, nil
+	}
+	return Projection{Kind: Owned, Owner: owner}, data, true, nil
+}
+
+func corruptOwner(diagnostic string) Projection {
+	return Projection{Kind: Corrupt, Human: HumanCorruptOwner,
+		Diagnostic: "receiver owner is invalid: " + diagnostic + "; an operator must move receiver.lock into quarantine/"}
+}

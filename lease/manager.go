@@ -1,0 +1,270 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/leasekit/leasekit/internal/statefile"
+)
+
+// The on-disk layout inside the namespace directory (docs/FORMAT-lease.md).
+const (
+	receiverName   = "receiver.lock"
+	ownerName      = "owner.json"
+	guardName      = "receiver.lifecycle.guard.json"
+	epochName      = "receiver.epoch.json"
+	reclaimsName   = "lifecycle-reclaims"
+	quarantineName = "quarantine"
+	preparePrefix  = ".receiver.prepare-"
+	releasedPrefix = ".receiver.released-"
+	intentPrefix   = "reclaim."
+	intentSuffix   = ".json"
+)
+
+// Bounds on the engine's loops. Each is a verdict when hit, never a hang.
+const (
+	// DefaultGuardWait is how long a call waits for a busy guard.
+	DefaultGuardWait = time.Second
+	// pollInterval is the seed's 5 ms poll between guard attempts.
+	pollInterval = 5 * time.Millisecond
+	// guardAttemptsMin is the attempt bound when GuardWait is tiny; the
+	// bound grows with GuardWait so that the deadline, not the counter,
+	// normally ends a wait.
+	guardAttemptsMin = 64
+	// ownerStepsMax bounds inspect/reclaim/create rounds inside one guard
+	// hold: each reclaim removes one owner, and only a foreign writer that
+	// ignores the guard could make more than a couple necessary.
+	ownerStepsMax = 8
+	// leftoverRemovalsMax bounds leftover entries removed per call.
+	leftoverRemovalsMax = 32
+	// leftoverEntriesMax bounds the entries of one leftover directory.
+	leftoverEntriesMax = 16
+)
+
+// Config configures a Manager. Every external effect goes through FS, Clock,
+// Inspector and IDs.
+type Config struct {
+	// Namespace is the absolute, clean directory holding the lease.
+	Namespace string
+	// RootID names the receiver root; only owners with this RootID can be
+	// released or used through this Manager.
+	RootID    string
+	FS        FS
+	Clock     Clock
+	Inspector Inspector
+	IDs       IDSource
+	// GuardWait bounds how long one call waits for the lifecycle guard and
+	// for live reclaim intents; 0 means DefaultGuardWait. It is measured on
+	// Clock.Monotonic, once per call.
+	GuardWait time.Duration
+}
+
+// Manager is the generation-fenced, epoch-numbered single-owner lease of one
+// namespace directory: a Go port of the seed's ReceiverLeaseManager. All
+// mutations happen under the lifecycle guard file; Inspect reads without it.
+// A Manager holds no state between calls, so any number of Managers (in any
+// number of processes) may share a namespace.
+type Manager struct {
+	namespace string
+	rootID    string
+	fs        FS
+	clock     Clock
+	inspector Inspector
+	ids       IDSource
+	guardWait time.Duration
+}
+
+// ConfigError says a Config is unusable.
+type ConfigError struct{ Problem string }
+
+func (e *ConfigError) Error() string { return "lease: invalid config: " + e.Problem }
+
+// NewManager validates cfg and returns a Manager. It touches nothing on disk.
+func NewManager(cfg Config) (*Manager, error) {
+	switch {
+	case !path.IsAbs(cfg.Namespace) || path.Clean(cfg.Namespace) != cfg.Namespace:
+		return nil, &ConfigError{fmt.Sprintf("namespace %q must be an absolute clean path", cfg.Namespace)}
+	case cfg.Namespace == "/":
+		return nil, &ConfigError{"namespace must not be the root directory"}
+	case cfg.RootID == "":
+		return nil, &ConfigError{"rootId is required"}
+	case cfg.FS == nil || cfg.Clock == nil || cfg.Inspector == nil || cfg.IDs == nil:
+		return nil, &ConfigError{"FS, Clock, Inspector and IDs are all required"}
+	case cfg.GuardWait < 0:
+		return nil, &ConfigError{fmt.Sprintf("guard wait %v is negative", cfg.GuardWait)}
+	}
+	wait := cfg.GuardWait
+	if wait == 0 {
+		wait = DefaultGuardWait
+	}
+	return &Manager{
+		namespace: cfg.Namespace, rootID: cfg.RootID, fs: cfg.FS, clock: cfg.Clock,
+		inspector: cfg.Inspector, ids: cfg.IDs, guardWait: wait,
+	}, nil
+}
+
+// Namespace returns the namespace directory.
+func (m *Manager) Namespace() string { return m.namespace }
+
+func (m *Manager) receiverPath() string   { return path.Join(m.namespace, receiverName) }
+func (m *Manager) ownerPath() string      { return path.Join(m.namespace, receiverName, ownerName) }
+func (m *Manager) guardPath() string      { return path.Join(m.namespace, guardName) }
+func (m *Manager) epochPath() string      { return path.Join(m.namespace, epochName) }
+func (m *Manager) reclaimsPath() string   { return path.Join(m.namespace, reclaimsName) }
+func (m *Manager) quarantinePath() string { return path.Join(m.namespace, quarantineName) }
+
+// call is the per-call context: who we are and when the call must end.
+// One deadline for the whole call (no restart on retry or reclaim).
+type call struct {
+	ctx      context.Context
+	current  ProcessIdentity
+	deadline time.Duration
+	attempts int
+}
+
+// begin starts a call: the caller's identity, the one monotonic deadline,
+// and the namespace directories.
+func (m *Manager) begin(ctx context.Context) (*call, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	current, err := m.inspector.Current()
+	if err != nil {
+		return nil, fmt.Errorf("lease: current process identity: %w", err)
+	}
+	if err := current.Validate(); err != nil {
+		return nil, fmt.Errorf("lease: current process identity: %w", err)
+	}
+	c := &call{ctx: ctx, current: current, deadline: m.clock.Monotonic() + m.guardWait}
+	if err := m.initialize(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// attemptsMax is the bound on guard attempts in one call.
+func (m *Manager) attemptsMax() int {
+	return guardAttemptsMin + 2*int(m.guardWait/pollInterval)
+}
+
+// expired reports whether the call's deadline has passed.
+func (m *Manager) expired(c *call) bool { return m.clock.Monotonic() >= c.deadline }
+
+// pause sleeps one poll interval (never past the deadline) and honours ctx.
+func (m *Manager) pause(c *call) error {
+	wait := c.deadline - m.clock.Monotonic()
+	if wait > pollInterval {
+		wait = pollInterval
+	}
+	if wait < 0 {
+		wait = 0
+	}
+	if err := m.clock.Sleep(c.ctx, wait); err != nil {
+		return fmt.Errorf("lease: waiting for the lifecycle guard: %w", err)
+	}
+	return c.ctx.Err()
+}
+
+// initialize creates the namespace (and missing parents), quarantine/ and
+// lifecycle-reclaims/, each mode 0700, fsyncing every directory it made and
+// that directory's parent, so the layout is durable before any record is
+// written into it.
+func (m *Manager) initialize() error {
+	if err := m.ensureDirectory(m.namespace, true); err != nil {
+		return err
+	}
+	if err := m.ensureDirectory(m.quarantinePath(), false); err != nil {
+		return err
+	}
+	return m.ensureDirectory(m.reclaimsPath(), false)
+}
+
+// ensureDirectory makes dir (and, if parents, its missing ancestors). An
+// existing dir must be a directory; the engine's own subdirectories must not
+// be symlinks (Lstat), while the namespace itself may sit behind one.
+func (m *Manager) ensureDirectory(dir string, parents bool) error {
+	info, err := m.fs.Lstat(dir)
+	if err == nil {
+		if info.IsSymlink() && parents {
+			info, err = m.fs.Stat(dir)
+			if err != nil {
+				return err
+			}
+		}
+		if !info.IsDir() {
+			return &fs.PathError{Op: "lease: initialize", Path: dir, Err: errNotDirectory}
+		}
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	parent := path.Dir(dir)
+	if parents && parent != dir {
+		if err := m.ensureDirectory(parent, true); err != nil {
+			return err
+		}
+	}
+	if err := m.fs.Mkdir(dir, statefile.DirMode); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return m.ensureDirectory(dir, false)
+		}
+		return err
+	}
+	if err := statefile.SyncDir(m.fs, dir); err != nil {
+		return err
+	}
+	return statefile.SyncDir(m.fs, parent)
+}
+
+var errNotDirectory = errors.New("exists and is not a directory; an operator must move it away")
+
+// safePathPart keeps a value usable inside a file name, as the seed does.
+func safePathPart(value string) string {
+	var b strings.Builder
+	for _, r := range value {
+		if r < 128 && (r == '.' || r == '_' || r == '-' || ('0' <= r && r <= '9') ||
+			('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// quarantineEntry returns a fresh name in quarantine/ for a record of kind
+// ("receiver" or "lifecycle") and generation, as the seed names them.
+func (m *Manager) quarantineEntry(kind, generation, suffix string) string {
+	return path.Join(m.quarantinePath(), fmt.Sprintf("%s.%s.%d.%s%s", kind, safePathPart(generation),
+		m.clock.Now().UnixMilli(), safePathPart(m.ids.NewID()), suffix))
+}
+
+// moveToQuarantine renames from to the fresh name to in quarantine/ without
+// replacing anything, then fsyncs both directories: a cross-directory
+// rename is durable only when both entries are.
+func (m *Manager) moveToQuarantine(from, to string) error {
+	if err := m.renameNoReplace(from, to); err != nil {
+		return err
+	}
+	if err := statefile.SyncDir(m.fs, path.Dir(from)); err != nil {
+		return err
+	}
+	return statefile.SyncDir(m.fs, path.Dir(to))
+}
+
+// renameNoReplace is FS.RenameNoReplace, falling back to Rename where the
+// kernel lacks it; every caller has made sure, under the guard, that the
+// target is a fresh unique name.
+func (m *Manager) renameNoReplace(from, to string) error {
+	err := m.fs.RenameNoReplace(from, to)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return m.fs.Rename(from, to)
+	}
+	return err
+}
