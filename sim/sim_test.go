@@ -435,3 +435,31 @@ func TestTraceAndKnobs(t *testing.T) {
 		t.Fatalf("summary %q", r.Summary())
 	}
 }
+
+// TestPCTDepth: the empty-lock race needs one preemption (depth 2). PCT with
+// depth 1 never preempts, so it cannot find it; with depth 2 and 3 it finds
+// it at a rate no lower than its bound 1/(n*k^(d-1)) allows, measured loosely.
+func TestPCTDepth(t *testing.T) {
+	const seeds = 300
+	for _, tt := range []struct {
+		depth      int
+		wantFound  bool
+		boundFound float64
+	}{{1, false, 0}, {2, true, PCTBound(2, 40, 2)}, {3, true, PCTBound(2, 40, 3)}} {
+		found := 0
+		for seed := uint64(1); seed <= seeds; seed++ {
+			lock := &toyLock{breakEmpty: true}
+			r := Run(Config{Seed: seed, StepsMax: 2000, PCTSteps: 40, PCTDepth: tt.depth, Scheduler: SchedulerPCT,
+				Faults: &FaultPlan{}, Setup: lock.setup(2)})
+			if r.Outcome == OutcomeViolation {
+				found++
+			}
+		}
+		if (found > 0) != tt.wantFound {
+			t.Fatalf("depth %d found the race in %d of %d seeds", tt.depth, found, seeds)
+		}
+		if rate := float64(found) / seeds; rate < tt.boundFound/2 {
+			t.Fatalf("depth %d: rate %v far below the PCT bound %v", tt.depth, rate, tt.boundFound)
+		}
+	}
+}
