@@ -1,0 +1,248 @@
+// Package models holds the porcupine models of leasekit's engines: pure
+// sequential specifications, one per engine (lease, admission, dirlease).
+//
+// The package imports porcupine and the standard library only, never an
+// engine package: a specification that shared code with what it checks
+// would share its bugs too (ARCHITECTURE.md, "Allowed imports").
+//
+// # The history contract
+//
+// The simulator records every engine call as one porcupine.Operation whose
+// Input and Output are the exported types of this package (LeaseAcquire and
+// LeaseAcquireResult, ...). The rules below are what makes the verdict sound
+// (CHECKING.md); Validate* reports a history that breaks one of them.
+//
+//   - Timestamps come from one global counter that advances at every stamp:
+//     no two calls, returns or events share a stamp, and Return > Call for
+//     every engine operation.
+//   - ClientId is a lane. One lane holds the operations of exactly one
+//     process incarnation (Proc), one after the other. A restarted process is
+//     a new Proc on a new lane. Environment events may share any lane; the
+//     simulator should give them a lane of their own.
+//   - Proc numbers identify process incarnations and are never reused, even
+//     when the simulated PID is (PIDReuse only marks the history).
+//   - An operation whose outcome the caller never learned (it crashed, or the
+//     engine returned an error that does not prove the call had no effect)
+//     stays in the history with Output Unknown{} and Return bounded by the
+//     last stamp at which it could still take effect: for a crash, the stamp
+//     just before the ProcessDeath or Reboot event that ended it.
+//   - Environment events (ProcessDeath, Reboot, PIDReuse, LeaseCorruption,
+//     DirSwap, ...) are instantaneous: Call == Return, Output nil.
+//   - Read-only operations cut short by a crash (LeaseInspect, DirUse) should
+//     be dropped and shown as annotations; the models accept them as no-ops.
+//
+// Each model is nondeterministic: an Unknown output forks the state into
+// "did not happen" and every way it could have happened; a known output
+// keeps only the states that could have produced it. States are comparable
+// values (no maps or slices) and Step never mutates its input.
+package models
+
+import (
+	"fmt"
+	"hash/fnv"
+	"html"
+	"sort"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// Unknown is the output of an operation whose outcome the caller never
+// learned. The model forks: the operation either had no effect or had one of
+// the effects it could have had, at some instant inside [Call, Return].
+type Unknown struct{}
+
+// ProcessDeath is the environment event "process incarnation Proc is dead":
+// SIGKILL, exit, or a single-threaded zombie. Emit it only when the process
+// is truly gone (a zombie leader with live threads is alive).
+type ProcessDeath struct {
+	Proc int
+}
+
+// Reboot is the environment event "host Host lost power or rebooted": every
+// process on it dies and its boot identity changes.
+type Reboot struct {
+	Host string
+}
+
+// PIDReuse marks that a new process on Host took a PID an earlier
+// incarnation had. It changes nothing in any model: the earlier incarnation
+// stays dead. It exists so the history and its visualization show it.
+type PIDReuse struct {
+	Host string
+	PID  int
+}
+
+// describeEnvironment renders an environment event shared by all models.
+func describeEnvironment(input any) (string, bool) {
+	switch in := input.(type) {
+	case ProcessDeath:
+		return fmt.Sprintf("ProcessDeath(p%d)", in.Proc), true
+	case Reboot:
+		return fmt.Sprintf("Reboot(%s)", in.Host), true
+	case PIDReuse:
+		return fmt.Sprintf("PIDReuse(%s pid %d)", in.Host, in.PID), true
+	}
+	return "", false
+}
+
+// procOp is what validation needs to know about one operation.
+type procOp struct {
+	proc       int    // 0 for an environment event
+	host       string // "" when the input does not say
+	deathProc  int    // ProcessDeath's victim
+	rebootHost string // Reboot's host
+}
+
+// validateHistory checks the history contract shared by all models.
+// classify returns ok=false for an input of the wrong type.
+func validateHistory(ops []porcupine.Operation, classify func(input any) (procOp, bool)) error {
+	type laneEnd struct {
+		proc   int
+		index  int
+		ret    int64
+		called bool
+	}
+	byCall := make([]int, len(ops))
+	for i := range ops {
+		byCall[i] = i
+	}
+	sort.SliceStable(byCall, func(a, b int) bool { return ops[byCall[a]].Call < ops[byCall[b]].Call })
+
+	lanes := map[int]*laneEnd{}
+	hostOf := map[int]string{}
+	deathAt := map[int]int64{}
+	rebootAt := map[string][]int64{}
+	infos := make([]procOp, len(ops))
+	for _, i := range byCall {
+		op := ops[i]
+		info, ok := classify(op.Input)
+		if !ok {
+			return fmt.Errorf("operation %d: input %T does not belong to this model", i, op.Input)
+		}
+		infos[i] = info
+		if info.proc == 0 {
+			if op.Call != op.Return {
+				return fmt.Errorf("operation %d (%T): an environment event needs Call == Return, got [%d, %d]", i, op.Input, op.Call, op.Return)
+			}
+			if info.deathProc != 0 {
+				if _, seen := deathAt[info.deathProc]; seen {
+					return fmt.Errorf("operation %d: process p%d dies twice", i, info.deathProc)
+				}
+				deathAt[info.deathProc] = op.Call
+			}
+			if info.rebootHost != "" {
+				rebootAt[info.rebootHost] = append(rebootAt[info.rebootHost], op.Call)
+			}
+			continue
+		}
+		if op.Return <= op.Call {
+			return fmt.Errorf("operation %d (%T): Return %d is not after Call %d", i, op.Input, op.Return, op.Call)
+		}
+		if op.Output == nil {
+			return fmt.Errorf("operation %d (%T): Output is nil; use Unknown{} for an unknown outcome", i, op.Input)
+		}
+		if info.host != "" {
+			if h, seen := hostOf[info.proc]; seen && h != info.host {
+				return fmt.Errorf("operation %d: process p%d is on host %q and %q", i, info.proc, h, info.host)
+			}
+			hostOf[info.proc] = info.host
+		}
+		lane, seen := lanes[op.ClientId]
+		if !seen {
+			lanes[op.ClientId] = &laneEnd{proc: info.proc, index: i, ret: op.Return, called: true}
+			continue
+		}
+		if lane.proc != info.proc {
+			return fmt.Errorf("operation %d: lane %d holds processes p%d and p%d; give each incarnation its own lane", i, op.ClientId, lane.proc, info.proc)
+		}
+		if op.Call <= lane.ret {
+			return fmt.Errorf("operation %d: lane %d is not sequential: it calls at %d before operation %d returns at %d", i, op.ClientId, op.Call, lane.index, lane.ret)
+		}
+		lane.index, lane.ret = i, op.Return
+	}
+	return validateDeaths(ops, infos, hostOf, deathAt, rebootAt)
+}
+
+// validateDeaths checks that no operation of a dead process is still open
+// at its death (or a reboot of its host that began after its first call),
+// nor starts after it.
+func validateDeaths(ops []porcupine.Operation, infos []procOp, hostOf map[int]string, deathAt map[int]int64, rebootAt map[string][]int64) error {
+	firstCall := map[int]int64{}
+	for i, op := range ops {
+		proc := infos[i].proc
+		if first, seen := firstCall[proc]; proc != 0 && (!seen || op.Call < first) {
+			firstCall[proc] = op.Call
+		}
+	}
+	for i, op := range ops {
+		proc := infos[i].proc
+		if proc == 0 {
+			continue
+		}
+		if at, dead := deathAt[proc]; dead && op.Return >= at {
+			return fmt.Errorf("operation %d of p%d returns at %d, not before its death at %d", i, proc, op.Return, at)
+		}
+		for _, at := range rebootAt[hostOf[proc]] {
+			if firstCall[proc] < at && op.Return >= at {
+				return fmt.Errorf("operation %d of p%d returns at %d, after the reboot of %q at %d killed it", i, proc, op.Return, hostOf[proc], at)
+			}
+		}
+	}
+	return nil
+}
+
+// check runs the fast check first and reruns the verbose one only on a
+// failure, to get the partial linearizations for the report (CHECKING.md).
+// An Ok result comes with an empty LinearizationInfo.
+func check(model porcupine.Model, ops []porcupine.Operation, timeout time.Duration) (porcupine.CheckResult, porcupine.LinearizationInfo) {
+	result := porcupine.CheckOperationsTimeout(model, ops, timeout)
+	if result != porcupine.Illegal {
+		return result, porcupine.LinearizationInfo{}
+	}
+	verbose, info := porcupine.CheckOperationsVerbose(model, ops, timeout)
+	if verbose == porcupine.Ok {
+		panic("models: the verbose check accepted a history the fast check rejected")
+	}
+	// A verbose rerun that times out is still a failure: keep Illegal.
+	return porcupine.Illegal, info
+}
+
+// hasher accumulates an FNV-1a hash over state fields.
+type hasher struct {
+	sum uint64
+}
+
+func newHasher() hasher { return hasher{sum: 14695981039346656037} }
+
+func (h *hasher) int(v int64) {
+	for i := 0; i < 8; i++ {
+		h.sum ^= uint64(byte(v >> (8 * i)))
+		h.sum *= 1099511628211
+	}
+}
+
+func (h *hasher) bool(v bool) {
+	if v {
+		h.int(1)
+	} else {
+		h.int(0)
+	}
+}
+
+func (h *hasher) string(s string) {
+	f := fnv.New64a()
+	_, _ = f.Write([]byte(s))
+	h.int(int64(f.Sum64()))
+}
+
+// escape makes model text safe to embed in porcupine's HTML report.
+func escape(s string) string { return html.EscapeString(s) }
+
+// orUnknown renders an unbound generation, claim ID or revision.
+func orUnknown(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
+}
