@@ -287,10 +287,7 @@ func (w *World) runStep() {
 	case p.status != procLive:
 		ev.kind = opStart // killed by a power loss this step; hashed as such
 	case w.decisions.Chance(w.plan.probabilities[faultIndexCrash]):
-		w.Tracef("crash proc=%s at=%v path=%s", p.name, ev.kind, ev.path)
-		w.Probe("crash")
-		w.kill(p, ExitCrashed)
-		w.exited(p, ExitCrashed)
+		w.Crash(p)
 	default:
 		w.resume(p)
 	}

@@ -62,6 +62,7 @@ type Volume struct {
 	name  string
 	fs    Filesystem
 	hosts []*Host
+	root  lease.FS
 }
 
 // Name returns the volume's name.
@@ -70,6 +71,17 @@ func (v *Volume) Name() string { return v.name }
 // FS returns the volume's filesystem, for setup and fault hooks acting from
 // outside any simulated process.
 func (v *Volume) FS() Filesystem { return v.fs }
+
+// Root returns a root (uid 0) view of the volume for setup code and fault
+// hooks (corruption, a hostile co-tenant's renames). Its calls are not
+// scheduling points and never get injected errors. The view is made once
+// per volume, so hooks may call Root at every step.
+func (v *Volume) Root() lease.FS {
+	if v.root == nil {
+		v.root = v.fs.View(0)
+	}
+	return v.root
+}
 
 // Host is a simulated host: a process table, a clock and a mounted volume.
 type Host struct {
@@ -208,6 +220,26 @@ func (w *World) Plan() FaultPlan { return w.plan }
 
 // Hosts returns the hosts in creation order.
 func (w *World) Hosts() []*Host { return w.hosts }
+
+// Volumes returns the volumes in creation order.
+func (w *World) Volumes() []*Volume { return w.volumes }
+
+// Procs returns the live processes in spawn order. The caller must not
+// modify the slice.
+func (w *World) Procs() []*Proc { return w.procs }
+
+// Crash kills p as the crash fault does (SIGKILL: no further code of p
+// touches the world; its open operations become unknown) and runs the exit
+// hooks. Like PowerLoss it must be called from outside every process.
+func (w *World) Crash(p *Proc) {
+	if w.running != nil {
+		panic(fmt.Sprintf("sim: Crash of %s called from inside process %s", p.name, w.running.name))
+	}
+	w.Probe("crash")
+	w.Tracef("crash proc=%s at=%v path=%s", p.name, p.pending.kind, p.pending.path)
+	w.kill(p, ExitCrashed)
+	w.exited(p, ExitCrashed)
+}
 
 // AddVolume creates a filesystem instance.
 func (w *World) AddVolume(name string) *Volume {

@@ -1,0 +1,44 @@
+package sim
+
+// Writing a workload
+//
+// A workload is a Config.Setup function. It builds the world and returns:
+//
+//	setup := func(w *sim.World) error {
+//		disk := w.AddVolume("disk")              // one simfs instance
+//		disk.FS().(*sim.SimfsVolume).FS.MkdirAll("/state", 0o755, 0)
+//		alpha := w.AddHost(sim.HostSpec{Name: "alpha", PIDMax: 64, Volume: disk})
+//		beta := w.AddHost(sim.HostSpec{Name: "beta", Volume: disk}) // shared mount
+//		for i := range 3 {
+//			w.Spawn(alpha, sim.ProcSpec{Name: fmt.Sprint("client-", i), UID: 1000}, body)
+//		}
+//		w.Invariant("one-holder", func() error { ... })    // after every step
+//		w.FaultHook(sim.FaultCorrupt, func(w *sim.World) { // plan-driven
+//			disk.Root().OpenFile(...)                      // acts from outside
+//		})
+//		w.OnExit(func(p *sim.Proc, reason sim.ExitReason) { // e.g. restart
+//			if reason != sim.ExitFinished { w.Spawn(p.Host(), ..., body) }
+//		})
+//		return nil
+//	}
+//
+// A body runs engine code with the process's environment:
+//
+//	body := func(p *sim.Proc) {
+//		m := lease.NewManager(p.FS(), p.Clock(), p.Inspector(), p.IDs(), ...)
+//		op := p.Begin("acquire", nonce)   // history call, at the current time
+//		res, err := m.Acquire(...)        // every FS/clock/inspector call yields
+//		p.End(op, outcome(res, err))      // history return
+//	}
+//
+// Rules for bodies and hooks:
+//   - All shared workload state lives in the Setup closure and is reset by
+//     Setup: RunTwice and replays call Setup again.
+//   - A body must not recover() every panic: a crash unwinds it with a
+//     private sentinel, and swallowing it would let a killed process run on.
+//     (Even then it could not touch the world: every wrapper refuses a dead
+//     process.) A body must not call t.Fatal (runtime.Goexit) either.
+//   - A body must not block on anything but its wrapped Clock; it must not
+//     start goroutines or read real time.
+//   - Fault and exit hooks run between steps, outside every process; they
+//     may call Spawn, Crash and PowerLoss, and use Volume.Root.
