@@ -1,0 +1,88 @@
+package dirlease
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind classifies an *Error; each Kind is an errors.Is sentinel.
+type Kind int
+
+const (
+	// ErrInvalidRequest: Create's request breaks the seed's rules.
+	ErrInvalidRequest Kind = iota + 1
+	// ErrNotOwnedDirectory: a lease path (target, parent, output) is not an
+	// owned physical directory: not canonical, a symlink in the way, another
+	// owner, wrong mode, no birth time.
+	ErrNotOwnedDirectory
+	// ErrDuplicate: the lease ID was already present.
+	ErrDuplicate
+	// ErrInvalidTransition: a phase change the seed's table refuses, or a
+	// change of a released or bundle-stage lease.
+	ErrInvalidTransition
+	// ErrChildIdentity: the child PID is missing, invalid or not capturable.
+	ErrChildIdentity
+	// ErrChanged: a compare-and-swap was refused, or a directory or claim
+	// is not the one recorded (renamed away, replaced, inode reused).
+	ErrChanged
+	// ErrCorrupt: a claim file is not a valid canonical record, is over its
+	// size bound, or the collection holds an unsupported entry.
+	ErrCorrupt
+	// ErrBound: the claim collection exceeded its reviewed bound.
+	ErrBound
+	// ErrUnsafe: the operation failed for another reason; Err says why.
+	ErrUnsafe
+)
+
+func (k Kind) String() string {
+	names := [...]string{"", "invalid-request", "not-owned-directory", "duplicate", "invalid-transition",
+		"child-identity", "changed", "corrupt", "bound", "unsafe"}
+	if int(k) > 0 && int(k) < len(names) {
+		return names[k]
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Error makes a Kind usable as an errors.Is target.
+func (k Kind) Error() string { return "dirlease: " + k.String() }
+
+// Error is every refusal of the package. Msg is the seed's message; Err,
+// when set, the cause (errors.Unwrap reaches *fs.PathError and friends).
+type Error struct {
+	Kind Kind
+	Path string
+	Msg  string
+	Err  error
+}
+
+func (e *Error) Error() string {
+	text := "Beeper Message Like Me recovery: " + e.Msg
+	if e.Path != "" {
+		text += " (" + e.Path + ")"
+	}
+	if e.Err != nil {
+		text += ": " + e.Err.Error()
+	}
+	return text
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is matches the Kind sentinel.
+func (e *Error) Is(target error) bool {
+	kind, ok := target.(Kind)
+	return ok && kind == e.Kind
+}
+
+func fail(kind Kind, path, msg string, cause error) *Error {
+	return &Error{Kind: kind, Path: path, Msg: msg, Err: cause}
+}
+
+func wrapUnexpected(err error, path, msg string) error {
+	var own *Error
+	if errors.As(err, &own) {
+		return err
+	}
+	return fail(ErrUnsafe, path, msg, err)
+}

@@ -1,0 +1,242 @@
+package dirlease
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/leasekit/leasekit/internal/statecas"
+	"github.com/leasekit/leasekit/internal/statefile"
+	"github.com/leasekit/leasekit/lease"
+)
+
+// On-disk names and limits, kept from the seed.
+const (
+	ClaimKind = "beeper-message-like-me-directory-lease"
+	// SchemaVersion is what Create writes: the seed's schema 2 with owner
+	// objects that gain hostname and pidNamespace. Schema 2 is still read.
+	SchemaVersion = 3
+	// ClaimsMax and ClaimBytesMax are the seed's MAX_CLAIMS and
+	// MAX_CLAIM_BYTES.
+	ClaimsMax     = 64
+	ClaimBytesMax = 16 * 1024
+	pathBytesMax  = 4096
+	// safeIntegerMax is JavaScript's Number.MAX_SAFE_INTEGER, the seed's
+	// bound on millisecond times.
+	safeIntegerMax = 1<<53 - 1
+)
+
+// Role says what a leased directory is for.
+type Role string
+
+const (
+	RoleRawWorking  Role = "raw-working"
+	RoleBundleStage Role = "bundle-stage"
+)
+
+// Phase is a raw-working lease's lifecycle phase.
+type Phase string
+
+const (
+	PhasePreparing Phase = "preparing"
+	PhaseLaunching Phase = "launching"
+	PhaseRunning   Phase = "running"
+	PhaseSettled   Phase = "settled"
+)
+
+// Identity is a directory's physical identity as recorded: decimal
+// strings of st_dev, st_ino and the birth time in nanoseconds.
+type Identity struct {
+	Device      string
+	Inode       string
+	BirthtimeNs string
+}
+
+// IdentityOf records a physical identity.
+func IdentityOf(id lease.FileIdentity) Identity {
+	return Identity{
+		Device: strconv.FormatUint(id.Dev, 10), Inode: strconv.FormatUint(id.Ino, 10),
+		BirthtimeNs: strconv.FormatInt(id.BirthNs, 10),
+	}
+}
+
+// FileIdentity parses the recorded identity; Parse guarantees it parses.
+func (i Identity) FileIdentity() lease.FileIdentity {
+	dev, errDev := strconv.ParseUint(i.Device, 10, 64)
+	ino, errIno := strconv.ParseUint(i.Inode, 10, 64)
+	birth, errBirth := strconv.ParseInt(i.BirthtimeNs, 10, 64)
+	if errDev != nil || errIno != nil || errBirth != nil {
+		panic("dirlease: unparsable identity passed validation")
+	}
+	return lease.FileIdentity{Dev: dev, Ino: ino, BirthNs: birth}
+}
+
+func (i Identity) wire() map[string]any {
+	return map[string]any{"device": i.Device, "inode": i.Inode, "birthtimeNs": i.BirthtimeNs}
+}
+
+// Claim is a parsed directory lease claim (schema 2 or 3).
+type Claim struct {
+	SchemaVersion     int
+	ID                string
+	Role              Role
+	Path              string
+	ParentPath        string
+	ParentIdentity    Identity
+	DirectoryIdentity Identity
+	// OutputRoot is "" for null.
+	OutputRoot     string
+	Owner          statecas.Owner
+	ChildOwner     *statecas.Owner
+	Phase          Phase
+	CreatedAtMs    int64
+	RecoverAfterMs int64
+}
+
+// Bytes is the canonical encoding: canonical JSON plus a newline.
+func (c Claim) Bytes() []byte {
+	record := map[string]any{
+		"schemaVersion": c.SchemaVersion, "kind": ClaimKind, "id": c.ID, "role": string(c.Role),
+		"path": c.Path, "parentPath": c.ParentPath, "parentIdentity": c.ParentIdentity.wire(),
+		"directoryIdentity": c.DirectoryIdentity.wire(), "outputRoot": nil, "owner": c.Owner.Wire(),
+		"childOwner": nil, "phase": string(c.Phase), "createdAtMs": c.CreatedAtMs,
+		"recoverAfterMs": c.RecoverAfterMs,
+	}
+	if c.OutputRoot != "" {
+		record["outputRoot"] = c.OutputRoot
+	}
+	if c.ChildOwner != nil {
+		record["childOwner"] = c.ChildOwner.Wire()
+	}
+	return statefile.MustCanonical(record)
+}
+
+var (
+	uuidPattern     = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	decimalPattern  = regexp.MustCompile(`^\d{1,40}$`)
+	birthPattern    = regexp.MustCompile(`^[1-9]\d{0,39}$`)
+	claimKeys       = []string{"childOwner", "createdAtMs", "directoryIdentity", "id", "kind", "outputRoot", "owner", "parentIdentity", "parentPath", "path", "phase", "recoverAfterMs", "role", "schemaVersion"}
+	identityKeys    = []string{"birthtimeNs", "device", "inode"}
+	errNotCanonical = "directory lease is not canonical"
+)
+
+// validPath is the seed's boundedPath: absolute, already resolved (clean),
+// at most 4096 bytes, no NUL, CR or LF.
+func validPath(value string) bool {
+	return path.IsAbs(value) && path.Clean(value) == value && len(value) <= pathBytesMax &&
+		!strings.ContainsAny(value, "\x00\r\n")
+}
+
+// Parse decodes and validates a claim file named name (a base name), and
+// requires its bytes to be exactly the canonical encoding of what it holds.
+func Parse(content []byte, name, file string) (Claim, error) {
+	if !json.Valid(content) {
+		return Claim{}, fail(ErrCorrupt, file, "directory lease is not valid JSON", nil)
+	}
+	object, err := statefile.DecodeObject(content, "directory lease", claimKeys, nil)
+	if err != nil {
+		return Claim{}, fail(ErrCorrupt, file, "directory lease has an unsupported shape", err)
+	}
+	claim := Claim{
+		SchemaVersion: int(object.Int("schemaVersion", 2, SchemaVersion)),
+		ID:            object.String("id"),
+		Role:          Role(object.String("role")),
+		Phase:         Phase(object.String("phase")),
+	}
+	if object.Err() != nil || object.String("kind") != ClaimKind || !uuidPattern.MatchString(claim.ID) ||
+		(claim.Role != RoleRawWorking && claim.Role != RoleBundleStage) || !validPhase(claim.Phase) {
+		return Claim{}, fail(ErrCorrupt, file, "directory lease identity is invalid", object.Err())
+	}
+	if err := parseCoordinates(object, &claim, file); err != nil {
+		return Claim{}, err
+	}
+	if err := parseOwners(object, &claim, file); err != nil {
+		return Claim{}, err
+	}
+	if name != claim.ID+".json" || !bytes.Equal(content, claim.Bytes()) {
+		return Claim{}, fail(ErrCorrupt, file, errNotCanonical, nil)
+	}
+	return claim, nil
+}
+
+func validPhase(phase Phase) bool {
+	return phase == PhasePreparing || phase == PhaseLaunching || phase == PhaseRunning || phase == PhaseSettled
+}
+
+func parseCoordinates(object *statefile.Object, claim *Claim, file string) error {
+	claim.Path = object.String("path")
+	claim.ParentPath = object.String("parentPath")
+	if object.Err() != nil || !validPath(claim.Path) || !validPath(claim.ParentPath) {
+		return fail(ErrCorrupt, file, "directory lease path is invalid", object.Err())
+	}
+	if !object.IsNull("outputRoot") {
+		claim.OutputRoot = object.String("outputRoot")
+		if object.Err() != nil || !validPath(claim.OutputRoot) {
+			return fail(ErrCorrupt, file, "directory lease output is invalid", object.Err())
+		}
+	}
+	claim.CreatedAtMs = object.Int("createdAtMs", 0, safeIntegerMax)
+	claim.RecoverAfterMs = object.Int("recoverAfterMs", 0, safeIntegerMax)
+	if object.Err() != nil {
+		return fail(ErrCorrupt, file, "directory lease time is invalid", object.Err())
+	}
+	bundle := claim.Role == RoleBundleStage
+	if path.Dir(claim.Path) != claim.ParentPath || claim.RecoverAfterMs < claim.CreatedAtMs ||
+		bundle != (claim.OutputRoot != "") ||
+		(claim.OutputRoot != "" && path.Dir(claim.OutputRoot) != claim.ParentPath) ||
+		(bundle && claim.Phase != PhasePreparing) ||
+		(bundle && !object.IsNull("childOwner")) ||
+		(claim.Phase == PhaseRunning) != !object.IsNull("childOwner") {
+		return fail(ErrCorrupt, file, "directory lease coordinates are inconsistent", nil)
+	}
+	var err error
+	if claim.ParentIdentity, err = parseIdentity(object.Raw("parentIdentity"), "directory lease parent identity"); err != nil {
+		return fail(ErrCorrupt, file, "directory lease parent identity is invalid", err)
+	}
+	if claim.DirectoryIdentity, err = parseIdentity(object.Raw("directoryIdentity"), "directory lease directory identity"); err != nil {
+		return fail(ErrCorrupt, file, "directory lease directory identity is invalid", err)
+	}
+	return nil
+}
+
+func parseIdentity(raw json.RawMessage, record string) (Identity, error) {
+	object, err := statefile.ObjectFrom(raw, record, identityKeys, nil)
+	if err != nil {
+		return Identity{}, err
+	}
+	identity := Identity{Device: object.String("device"), Inode: object.String("inode"), BirthtimeNs: object.String("birthtimeNs")}
+	if object.Err() != nil {
+		return Identity{}, object.Err()
+	}
+	_, errDev := strconv.ParseUint(identity.Device, 10, 64)
+	_, errIno := strconv.ParseUint(identity.Inode, 10, 64)
+	birth, errBirth := strconv.ParseInt(identity.BirthtimeNs, 10, 64)
+	if !decimalPattern.MatchString(identity.Device) || !decimalPattern.MatchString(identity.Inode) ||
+		!birthPattern.MatchString(identity.BirthtimeNs) || errDev != nil || errIno != nil || errBirth != nil ||
+		birth <= 0 || birth == math.MaxInt64 {
+		return Identity{}, &statefile.SchemaError{Record: record, Problem: "device, inode or birthtimeNs is invalid"}
+	}
+	return identity, nil
+}
+
+func parseOwners(object *statefile.Object, claim *Claim, file string) error {
+	legacy := claim.SchemaVersion != SchemaVersion
+	owner, err := statecas.ParseOwner(object.Raw("owner"), "directory lease owner", legacy)
+	if err != nil {
+		return fail(ErrCorrupt, file, "directory lease owner is invalid", err)
+	}
+	claim.Owner = owner
+	if object.IsNull("childOwner") {
+		return nil
+	}
+	child, err := statecas.ParseOwner(object.Raw("childOwner"), "directory lease child owner", legacy)
+	if err != nil {
+		return fail(ErrCorrupt, file, "directory lease child owner is invalid", err)
+	}
+	claim.ChildOwner = &child
+	return nil
+}

@@ -1,0 +1,216 @@
+package dirlease
+
+import (
+	"path"
+	"strings"
+
+	"github.com/leasekit/leasekit/internal/statecas"
+	"github.com/leasekit/leasekit/internal/statefile"
+)
+
+// Report counts what Recover did with each claim. A claim whose directory
+// was already gone (and not published) is released without being counted,
+// as in the seed.
+type Report struct {
+	// Recovered: directories removed (including interrupted quarantines).
+	Recovered int
+	// Published: bundle stages found published at their output root.
+	Published int
+	// Active: claims whose owner (or running child) is live.
+	Active int
+	// Indeterminate: claims whose owner cannot be inspected, or whose
+	// launching window has not passed.
+	Indeterminate int
+}
+
+// Disposition is the seed's verdict on one claim.
+type Disposition string
+
+const (
+	DispositionActive        Disposition = "active"
+	DispositionIndeterminate Disposition = "indeterminate"
+	DispositionRecoverable   Disposition = "recoverable"
+)
+
+// dispose is the seed's recovery decision for one claim, rule for rule: a
+// live owner is active, an uninspectable one indeterminate; then a
+// raw-working lease is judged by its phase (preparing and settled are
+// recoverable; running follows its child; launching waits for
+// recoverAfterMs), and a bundle-stage lease of a dead owner is recoverable.
+func dispose(claim Claim, now int64, status func(statecas.Owner) statecas.Status) Disposition {
+	switch status(claim.Owner) {
+	case statecas.StatusLive:
+		return DispositionActive
+	case statecas.StatusUnknown:
+		return DispositionIndeterminate
+	}
+	if claim.Role != RoleRawWorking {
+		return DispositionRecoverable
+	}
+	switch {
+	case claim.Phase == PhasePreparing || claim.Phase == PhaseSettled:
+		return DispositionRecoverable
+	case claim.Phase == PhaseRunning && claim.ChildOwner != nil:
+		switch status(*claim.ChildOwner) {
+		case statecas.StatusLive:
+			return DispositionActive
+		case statecas.StatusUnknown:
+			return DispositionIndeterminate
+		}
+		return DispositionRecoverable
+	case now >= claim.RecoverAfterMs:
+		return DispositionRecoverable
+	}
+	return DispositionIndeterminate
+}
+
+type parsedClaim struct {
+	claim Claim
+	file  string
+	sha   string
+}
+
+// Recover inspects every claim and removes the directories of dead owners.
+// It fails closed: every claim file is read and validated (name, schema,
+// canonical bytes, size) before anything is removed, so one bad file stops
+// the whole recovery with nothing deleted; a directory that is not the
+// recorded one stops it too.
+func Recover(config Config) (Report, error) {
+	const message = "directory lease recovery failed safely"
+	current, err := currentIdentity(config)
+	if err != nil {
+		return Report{}, err
+	}
+	uid := uint32(current.UID)
+	now := nowMs(config)
+	if now < 0 || now > safeIntegerMax {
+		return Report{}, fail(ErrInvalidRequest, "", "directory recovery time is invalid", nil)
+	}
+	root, err := statecas.EnsurePrivateDir(config.env(), uid, config.StateHome, RootDir...)
+	if err != nil {
+		return Report{}, wrapUnexpected(err, config.StateHome, message)
+	}
+	claims, err := readClaims(config, uid, root)
+	if err != nil {
+		return Report{}, wrapUnexpected(err, root, message)
+	}
+	status := func(owner statecas.Owner) statecas.Status {
+		return statecas.OwnerStatus(owner, current, config.Inspector).Status
+	}
+	var report Report
+	for _, parsed := range claims {
+		if err := recoverOne(config, uid, parsed, dispose(parsed.claim, now, status), &report); err != nil {
+			return report, wrapUnexpected(err, parsed.file, message)
+		}
+	}
+	return report, nil
+}
+
+// readClaims snapshots the claim directory (recovering orphaned mutation
+// claims), reads every claim in one bounded batch bound to the directory's
+// identity, and validates all of them.
+func readClaims(config Config, uid uint32, root string) ([]parsedClaim, error) {
+	snapshot, err := statecas.Snapshot(config.env(), uid, root,
+		statecas.SnapshotOptions{EntriesMax: ClaimsMax, RecoverOrphanedClaims: true})
+	if statecas.KindOf(err) == statecas.ErrBound {
+		return nil, fail(ErrBound, root, "directory lease collection exceeded its reviewed bound", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(snapshot.Entries))
+	for _, entry := range snapshot.Entries {
+		id, isJSON := strings.CutSuffix(entry.Name, ".json")
+		if !entry.IsRegular() || !isJSON || !uuidPattern.MatchString(id) {
+			return nil, fail(ErrCorrupt, path.Join(root, entry.Name), "directory lease collection contains an unsupported entry", nil)
+		}
+		names = append(names, entry.Name)
+	}
+	files, err := statecas.ReadBatch(config.env(), uid, root, names, statecas.BatchLimits{
+		BytesPerFileMax: ClaimBytesMax, BytesTotalMax: ClaimBytesMax * int64(max(1, len(names))),
+	}, snapshot.Identity)
+	if statecas.KindOf(err) == statecas.ErrBound {
+		return nil, fail(ErrCorrupt, root, "directory lease exceeds its size bound", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	claims := make([]parsedClaim, 0, len(files))
+	for _, file := range files {
+		full := path.Join(root, file.Name)
+		if !file.Present {
+			return nil, fail(ErrChanged, full, "directory lease changed during recovery inspection", nil)
+		}
+		claim, err := Parse(file.Content, file.Name, full)
+		if err != nil {
+			return nil, err
+		}
+		claims = append(claims, parsedClaim{claim: claim, file: full, sha: statefile.SHA256Hex(file.Content)})
+	}
+	return claims, nil
+}
+
+func recoverOne(config Config, uid uint32, parsed parsedClaim, disposition Disposition, report *Report) error {
+	claim := parsed.claim
+	switch disposition {
+	case DispositionActive:
+		report.Active++
+		return nil
+	case DispositionIndeterminate:
+		report.Indeterminate++
+		return nil
+	}
+	parentIdentity, err := physicalIdentity(config, uid, claim.ParentPath, false)
+	if err != nil {
+		return err
+	}
+	if parentIdentity != claim.ParentIdentity {
+		return fail(ErrChanged, claim.ParentPath, "directory lease parent changed before recovery", nil)
+	}
+	currentIdentity, err := identityIfPresent(config, uid, claim.Path)
+	if err != nil {
+		return err
+	}
+	if currentIdentity != nil && *currentIdentity != claim.DirectoryIdentity {
+		return fail(ErrChanged, claim.Path, "directory lease target changed before recovery", nil)
+	}
+	// With the target absent, RemoveTree completes an interrupted
+	// identity-bound quarantine when one is present.
+	removed, err := statecas.RemoveTree(config.env(), claim.Path, claim.DirectoryIdentity.FileIdentity())
+	if statecas.KindOf(err) == statecas.ErrChanged {
+		return fail(ErrChanged, claim.Path, "directory lease target changed before recovery", err)
+	}
+	if err != nil {
+		return err
+	}
+	if removed || currentIdentity != nil {
+		report.Recovered++
+	} else if claim.OutputRoot != "" {
+		if err := countPublished(config, uid, claim, report); err != nil {
+			return err
+		}
+	}
+	released, err := statecas.RemoveIfUnchanged(config.env(), parsed.file, parsed.sha)
+	if err != nil {
+		return err
+	}
+	if !released {
+		return fail(ErrChanged, parsed.file, "directory lease changed before recovery release", nil)
+	}
+	return nil
+}
+
+func countPublished(config Config, uid uint32, claim Claim, report *Report) error {
+	output, err := identityIfPresent(config, uid, claim.OutputRoot)
+	if err != nil {
+		return err
+	}
+	if output != nil && *output != claim.DirectoryIdentity {
+		return fail(ErrChanged, claim.OutputRoot, "directory lease output changed before recovery", nil)
+	}
+	if output != nil {
+		report.Published++
+	}
+	return nil
+}
+
