@@ -213,4 +213,3 @@ func countPublished(config Config, uid uint32, claim Claim, report *Report) erro
 	}
 	return nil
 }
-
