@@ -92,6 +92,12 @@ func (v *view) create(kind OpKind, dir *inode, base string, mode fs.FileMode) *i
 	return n
 }
 
+// sticky reports whether the sticky bit of dir forbids this uid to remove or
+// rename n (Linux check_sticky): only n's owner, dir's owner or root may.
+func (v *view) sticky(dir, n *inode) bool {
+	return dir.mode&fs.ModeSticky != 0 && v.uid != 0 && n.uid != v.uid && dir.uid != v.uid
+}
+
 // Mkdir is os.Mkdir.
 func (v *view) Mkdir(name string, perm fs.FileMode) error {
 	if errno := v.mkdir(name, perm); errno != 0 {
@@ -114,7 +120,7 @@ func (v *view) mkdir(name string, perm fs.FileMode) syscall.Errno {
 	if !v.may(dir, mayWrite|mayExec) {
 		return syscall.EACCES
 	}
-	v.create(OpMkdir, dir, base, fs.ModeDir|perm.Perm())
+	v.create(OpMkdir, dir, base, fs.ModeDir|perm.Perm()|perm&fs.ModeSticky)
 	return 0
 }
 
@@ -280,6 +286,9 @@ func (v *view) rename(oldpath, newpath string, noreplace bool) syscall.Errno {
 	if !v.may(odir, mayWrite|mayExec) || !v.may(ndir, mayWrite|mayExec) {
 		return syscall.EACCES
 	}
+	if v.sticky(odir, onode) || (nnode != nil && v.sticky(ndir, nnode)) {
+		return syscall.EPERM
+	}
 	if nnode != nil {
 		if onode.isDir() && !nnode.isDir() {
 			return syscall.ENOTDIR
@@ -410,6 +419,9 @@ func (v *view) remove(name string) syscall.Errno {
 	if !v.may(dir, mayWrite|mayExec) {
 		return syscall.EACCES
 	}
+	if v.sticky(dir, node) {
+		return syscall.EPERM
+	}
 	if node.isDir() && len(node.entries) > 0 {
 		return syscall.ENOTEMPTY
 	}
@@ -515,7 +527,7 @@ func (v *view) chmod(name string, mode fs.FileMode) syscall.Errno {
 	if v.uid != 0 && node.uid != v.uid {
 		return syscall.EPERM
 	}
-	node.mode = node.mode.Type() | mode.Perm()
+	node.mode = node.mode.Type() | mode.Perm() | mode&fs.ModeSticky
 	v.fs.logAppend(OpChmod, effect{attr: node, mode: node.mode}, nil)
 	return 0
 }

@@ -109,6 +109,11 @@ type FS struct {
 	// epoch invalidates every File opened before the last Crash.
 	epoch uint64
 	views []*view
+
+	// Scratch space of Hash, reused so hashing allocates little.
+	hashGen   uint64
+	hashOrder []*inode
+	hashNames []string
 }
 
 // inode is one file, directory or symlink.
@@ -138,6 +143,9 @@ type inode struct {
 
 	syncedMode fs.FileMode // durable mode
 	freed      bool        // the volatile side released the number
+
+	hashGen   uint64 // Hash's visit mark
+	hashIndex uint64 // Hash's number for this inode
 }
 
 func (n *inode) isDir() bool     { return n.mode&fs.ModeDir != 0 }
@@ -300,8 +308,8 @@ func (f *FS) MkdirAll(path string, perm fs.FileMode, uid uint32) {
 			}
 			continue
 		}
-		n := root.create(OpMkdir, dir, base, fs.ModeDir|perm.Perm())
-		n.mode = fs.ModeDir | perm.Perm()
+		n := root.create(OpMkdir, dir, base, fs.ModeDir)
+		n.mode = fs.ModeDir | perm.Perm() | perm&fs.ModeSticky
 		n.uid = uid
 		f.syncInode(n)
 		f.syncInode(dir)

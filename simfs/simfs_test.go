@@ -86,9 +86,12 @@ func TestPermissions(t *testing.T) {
 	f.MkdirAll("/home/alice", 0o700, 1000)
 	f.MkdirAll("/shared", 0o755, 0)
 	f.MkdirAll("/open", 0o777, 0)
+	f.MkdirAll("/tmp", 0o777|fs.ModeSticky, 0)
 	alice, bob, root := f.View(1000), f.View(1001), f.View(0)
 	writeFile(t, alice, "/home/alice/secret", "s", false)
 	writeFile(t, alice, "/open/a", "a", false)
+	writeFile(t, alice, "/tmp/a", "a", false)
+	writeFile(t, bob, "/tmp/b", "b", false)
 	cases := []struct {
 		what string
 		err  error
@@ -108,6 +111,11 @@ func TestPermissions(t *testing.T) {
 		{"alice O_TRUNC on own 0400 file", errOnly(alice.OpenFile("/home/alice/secret", lease.O_RDONLY|lease.O_TRUNC, 0)), syscall.EACCES},
 		{"root writes alice's 0400 file", errOnly(root.OpenFile("/home/alice/secret", lease.O_WRONLY, 0)), 0},
 		{"bob renames into alice's dir", bob.Rename("/open/x", "/home/alice/x"), syscall.EACCES},
+		{"bob removes alice's file in sticky /tmp", bob.Remove("/tmp/a"), syscall.EPERM},
+		{"bob renames over alice's file in sticky /tmp", bob.Rename("/tmp/b", "/tmp/a"), syscall.EPERM},
+		{"bob renames alice's file in sticky /tmp", bob.Rename("/tmp/a", "/tmp/c"), syscall.EPERM},
+		{"alice removes her file in sticky /tmp", alice.Remove("/tmp/a"), 0},
+		{"root removes bob's file in sticky /tmp", root.Remove("/tmp/b"), 0},
 	}
 	for _, c := range cases {
 		wantErrno(t, c.what, c.err, c.want)
