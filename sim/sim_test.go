@@ -2,10 +2,13 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -461,5 +464,74 @@ func TestPCTDepth(t *testing.T) {
 		if rate := float64(found) / seeds; rate < tt.boundFound/2 {
 			t.Fatalf("depth %d: rate %v far below the PCT bound %v", tt.depth, rate, tt.boundFound)
 		}
+	}
+}
+
+// TestZeroDecisionsAreBoring: an empty replay list answers 0 everywhere,
+// which must mean the random scheduler, no faults, and always the first
+// runnable process, so a shrinker can cut any suffix.
+func TestZeroDecisionsAreBoring(t *testing.T) {
+	var order []string
+	setup := func(w *World) error {
+		order = nil
+		h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
+		for _, name := range []string{"a", "b"} {
+			if _, err := w.Spawn(h, ProcSpec{Name: name}, func(p *Proc) {
+				for i := 0; i < 3; i++ {
+					order = append(order, p.Name())
+					p.Clock().Now()
+				}
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	r := Run(Config{Replay: []uint32{}, Setup: setup})
+	if r.Outcome != OutcomeOK || len(r.Probes) != 0 || !slices.Contains(r.Knobs, "scheduler=random") {
+		t.Fatalf("%v probes %v knobs %v", r.Outcome, r.Probes, r.Knobs)
+	}
+	if got := strings.Join(order, ""); got != "aaabbb" {
+		t.Fatalf("order %q, want the first runnable process to run to the end first", got)
+	}
+	for _, d := range r.Decisions {
+		if d != 0 {
+			t.Fatalf("recorded decisions %v, want zeros", r.Decisions)
+		}
+	}
+	// Any prefix of a real run's decisions, padded with zeros, still runs.
+	full := Run(churnConfig(9, hotPlan()))
+	for _, cut := range []int{0, len(full.Decisions) / 3, len(full.Decisions) / 2} {
+		cfg := churnConfig(9, hotPlan())
+		cfg.Replay = full.Decisions[:cut]
+		if r := Run(cfg); r.Outcome == OutcomeViolation || r.Outcome == OutcomeNondeterminism {
+			t.Fatalf("prefix %d: %v %s", cut, r.Outcome, r.Message)
+		}
+	}
+}
+
+func TestInjectedErrors(t *testing.T) {
+	var statErr error
+	var inspection lease.Inspection
+	plan := &FaultPlan{}
+	plan.Set(FaultFSError, 1)
+	plan.Set(FaultEACCES, 1)
+	r := Run(Config{Seed: 2, Faults: plan, Setup: func(w *World) error {
+		h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
+		_, err := w.Spawn(h, ProcSpec{}, func(p *Proc) {
+			_, statErr = p.FS().Lstat("/")
+			inspection = p.Inspector().Inspect(p.Table().PID)
+		})
+		return err
+	}})
+	var pathErr *fs.PathError
+	if !errors.As(statErr, &pathErr) || (pathErr.Err != syscall.EIO && pathErr.Err != syscall.ENOSPC) {
+		t.Fatalf("Lstat under fserror=1: %v", statErr)
+	}
+	if inspection.Kind != lease.InspectUnknown || !strings.Contains(inspection.Diagnostic, "permission denied") {
+		t.Fatalf("Inspect under eacces=1: %+v", inspection)
+	}
+	if r.Outcome != OutcomeOK || r.Probes["fserror"] != 1 {
+		t.Fatalf("%v probes %v", r.Outcome, r.ProbeLines())
 	}
 }

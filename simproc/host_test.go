@@ -274,3 +274,20 @@ func mustCurrent(t *testing.T, h *Host, p *Proc) lease.ProcessIdentity {
 	}
 	return id
 }
+
+func TestChurnOnFullTableFailsBounded(t *testing.T) {
+	h, _ := testHost(t, 3, 1) // PIDs 1, 2
+	spawn(t, h, SpawnSpec{})
+	zombie := spawn(t, h, SpawnSpec{})
+	h.ExitZombie(zombie, 1)
+	if err := h.Churn(0, 5); !errors.Is(err, ErrPIDExhausted) {
+		t.Fatalf("churn on a table full of live and zombie processes: %v", err)
+	}
+	h.Reap(zombie)
+	if err := h.Churn(0, 5); err != nil {
+		t.Fatalf("churn with one free PID: %v", err)
+	}
+	if p := spawn(t, h, SpawnSpec{}); p.PID != 2 {
+		t.Fatalf("PID %d, want the only free one, 2", p.PID)
+	}
+}
