@@ -65,14 +65,7 @@ func (f *FS) Crash(mode CrashMode, choose Chooser) {
 	if mode < 0 || mode >= crashModeCount {
 		panic("simfs: unknown crash mode")
 	}
-	f.epoch++
-	for _, v := range f.views {
-		for _, fl := range v.open {
-			fl.closed = true
-		}
-		clear(v.open)
-		v.open = v.open[:0]
-	}
+	f.epoch++ // every File and view open list from before is now stale
 	c := crashState{f: f, mode: mode, choose: choose, dirs: map[*inode]map[string]*inode{}}
 	if mode == CrashProcess {
 		c.keepVolatile()

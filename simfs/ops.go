@@ -16,7 +16,19 @@ import (
 type view struct {
 	fs   *FS
 	uid  uint32
-	open []*file
+	open []*file // files open through this view, valid at epoch
+	// epoch is the FS epoch open belongs to; a Crash since makes the list
+	// stale (those files are invalid), and it is dropped on next use.
+	epoch uint64
+}
+
+// forgetStale drops the open-file list if a Crash invalidated it.
+func (v *view) forgetStale() {
+	if v.epoch != v.fs.epoch {
+		clear(v.open)
+		v.open = v.open[:0]
+		v.epoch = v.fs.epoch
+	}
 }
 
 var _ lease.FS = (*view)(nil)
@@ -222,6 +234,7 @@ func (v *view) openFile(name string, flag lease.OpenFlag, perm fs.FileMode) (*fi
 			f.markDirty(node)
 		}
 	}
+	v.forgetStale()
 	fl := &file{v: v, node: node, name: name, flag: flag, epoch: f.epoch, index: len(v.open)}
 	node.opens++
 	v.open = append(v.open, fl)

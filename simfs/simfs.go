@@ -108,7 +108,6 @@ type FS struct {
 	orphans map[*inode]struct{}
 	// epoch invalidates every File opened before the last Crash.
 	epoch uint64
-	views []*view
 
 	// Scratch space of Hash, reused so hashing allocates little.
 	hashGen   uint64
@@ -261,9 +260,7 @@ func (f *FS) release(n *inode) {
 // View returns the FS as seen by a process running as uid. Permission checks
 // use uid; uid 0 bypasses them like Linux root.
 func (f *FS) View(uid uint32) lease.FS {
-	v := &view{fs: f, uid: uid}
-	f.views = append(f.views, v)
-	return v
+	return &view{fs: f, uid: uid, epoch: f.epoch}
 }
 
 // CloseAll closes every file that v (a value returned by View) still has
@@ -273,6 +270,7 @@ func (f *FS) CloseAll(v lease.FS) {
 	if !ok || vw.fs != f {
 		panic("simfs: CloseAll of a view from another FS")
 	}
+	vw.forgetStale()
 	for len(vw.open) > 0 {
 		vw.open[len(vw.open)-1].closeNow()
 	}

@@ -123,6 +123,10 @@ func (r *runner) step(t *testing.T, args []string) string {
 		return r.openClose(arg(0), lease.O_WRONLY)
 	case "open-create":
 		return r.openClose(arg(0), lease.O_RDONLY|lease.O_CREATE)
+	case "open-create-nofollow":
+		return r.openClose(arg(0), lease.O_WRONLY|lease.O_CREATE|lease.O_NOFOLLOW)
+	case "open-rdonly-trunc":
+		return r.openClose(arg(0), lease.O_RDONLY|lease.O_TRUNC)
 	case "fsync":
 		return r.fsync(arg(0))
 	case "read":

@@ -226,4 +226,60 @@ symlink a l => ok
 chmod l 600 => ok
 stat a => file nlink=1 size=1 perm=600 id=A
 `},
+	{"symlink-edges", `
+write a x => ok
+symlink a l => ok
+open-create-nofollow l => ELOOP
+open-create-nofollow a => ok
+mkdir d => ok
+symlink d dl => ok
+remove dl => ok
+stat d => dir nlink=2 perm=700 id=A
+symlink missing dangling => ok
+mkdir dangling => EEXIST
+rename l l2 => ok
+readlink l2 => "a"
+write b y => ok
+rename b l2 => ok
+lstat l2 => file nlink=1 size=1 perm=600 id=B
+readlink l2 => EINVAL
+symlink a d/up => ok
+read d/up => ENOENT
+symlink ../a d/up2 => ok
+read d/up2 => "x"
+`},
+	{"rename-edges", `
+mkdir d => ok
+mkdir e => ok
+write d/a x => ok
+link d/a e/b => ok
+rename d/a e/b => ok
+stat d/a => file nlink=2 size=1 perm=600 id=A
+write f x => ok
+rename d/a f/x => ENOTDIR
+rename f/x d/a => ENOTDIR
+mkdir d/sub => ok
+mkdir e/sub => ok
+stat e => dir nlink=3 perm=700 id=B
+rename d/sub e/sub => ok
+stat d => dir nlink=2 perm=700 id=C
+stat e => dir nlink=3 perm=700 id=B
+`},
+	{"open-file-survives-rename-over", `
+write a old => ok
+hold a => ok
+fstat a => file nlink=1 size=3 perm=600 id=A
+write b new => ok
+rename b a => ok
+fstat a => file nlink=0 size=3 perm=600 id=A
+fread a => "old"
+read a => "new"
+stat a => file nlink=1 size=3 perm=600 id=B
+fclose a => ok
+`},
+	{"rdonly-trunc", `
+write a hello => ok
+open-rdonly-trunc a => ok
+read a => ""
+`},
 }
