@@ -6,7 +6,7 @@ package sim
 //
 //	setup := func(w *sim.World) error {
 //		disk := w.AddVolume("disk")              // one simfs instance
-//		disk.FS().(*sim.SimfsVolume).FS.MkdirAll("/state", 0o755, 0)
+//		disk.FS().MkdirAll("/state", 0o755, 0)
 //		alpha := w.AddHost(sim.HostSpec{Name: "alpha", PIDMax: 64, Volume: disk})
 //		beta := w.AddHost(sim.HostSpec{Name: "beta", Volume: disk}) // shared mount
 //		for i := range 3 {

@@ -535,3 +535,46 @@ func TestInjectedErrors(t *testing.T) {
 		t.Fatalf("%v probes %v", r.Outcome, r.ProbeLines())
 	}
 }
+
+// countingFilesystem checks the runtime's contract with a filesystem: every
+// view a process got is closed exactly once, whether the process finished,
+// crashed, lost power, or was cut off by the end of the run.
+type countingFilesystem struct {
+	Filesystem
+	open    map[lease.FS]bool
+	doubles int
+}
+
+func (c *countingFilesystem) View(uid uint32) lease.FS {
+	v := c.Filesystem.View(uid)
+	c.open[v] = true
+	return v
+}
+
+func (c *countingFilesystem) CloseAll(v lease.FS) {
+	if !c.open[v] {
+		c.doubles++
+	}
+	delete(c.open, v)
+	c.Filesystem.CloseAll(v)
+}
+
+func TestEveryProcessViewIsClosed(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		var volumes []*countingFilesystem
+		cfg := churnConfig(seed, hotPlan())
+		cfg.StepsMax = 50 + int(seed)*10 // cut some runs off mid-flight
+		cfg.Filesystem = func(fc FilesystemConfig) Filesystem {
+			c := &countingFilesystem{Filesystem: SimfsFilesystem(fc), open: map[lease.FS]bool{}}
+			volumes = append(volumes, c)
+			return c
+		}
+		r := Run(cfg)
+		for _, c := range volumes {
+			if c.doubles != 0 || len(c.open) > 0 {
+				t.Fatalf("seed %d (%v after %d steps): %d views left open, %d closed twice",
+					seed, r.Outcome, r.Steps, len(c.open), c.doubles)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"io/fs"
 	"syscall"
 
 	"github.com/leasekit/leasekit/lease"
@@ -28,6 +29,11 @@ func (v *SimfsVolume) View(uid uint32) lease.FS { return v.FS.View(uid) }
 
 // CloseAll implements Filesystem.
 func (v *SimfsVolume) CloseAll(view lease.FS) { v.FS.CloseAll(view) }
+
+// MkdirAll implements Filesystem.
+func (v *SimfsVolume) MkdirAll(path string, perm fs.FileMode, uid uint32) {
+	v.FS.MkdirAll(path, perm, uid)
+}
 
 // Hash implements Filesystem.
 func (v *SimfsVolume) Hash() uint64 { return v.FS.Hash() }

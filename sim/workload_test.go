@@ -15,7 +15,7 @@ import (
 
 // mkdirAll creates a directory durably on a simfs volume (setup only).
 func mkdirAll(v *Volume, path string) {
-	v.FS().(*SimfsVolume).FS.MkdirAll(path, 0o777, 0)
+	v.FS().MkdirAll(path, 0o777, 0)
 }
 
 // toyLock is a lock file taken with O_CREATE|O_EXCL, then filled with the

@@ -14,6 +14,7 @@ package sim
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"time"
 
 	"github.com/leasekit/leasekit/lease"
@@ -37,6 +38,9 @@ type Filesystem interface {
 	PowerLoss(choose *Decisions) string
 	// Hash summarises the state for the determinism check.
 	Hash() uint64
+	// MkdirAll is a setup helper: it creates every missing directory of
+	// path with exactly perm, owned by uid, durably.
+	MkdirAll(path string, perm fs.FileMode, uid uint32)
 }
 
 // FilesystemConfig is what a FilesystemFactory gets for one volume.
