@@ -173,6 +173,7 @@ func (p *Proc) point(kind opKind, path string) {
 	if p.status != procLive {
 		panic(crashSentinel)
 	}
+	p.assertRunning()
 	p.pending = event{kind: kind, path: path}
 	if !p.yield(struct{}{}) {
 		panic(crashSentinel)
@@ -182,12 +183,21 @@ func (p *Proc) point(kind opKind, path string) {
 	}
 }
 
+// assertRunning checks that p's own body is the caller: a hook or another
+// process using p's environment would break the one-at-a-time discipline.
+func (p *Proc) assertRunning() {
+	if p.world.running != p {
+		panic(fmt.Sprintf("sim: %s's environment used from outside its body", p.name))
+	}
+}
+
 // Begin records the call of a workload operation on the process's lane and
 // returns its handle for End. It is not a scheduling point.
 func (p *Proc) Begin(op string, input any) int {
 	if p.status != procLive {
 		panic(crashSentinel)
 	}
+	p.assertRunning()
 	w := p.world
 	w.history = append(w.history, Operation{Lane: p.lane, Proc: p.name, Op: op, Input: input, Call: w.now, Return: -1})
 	index := len(w.history) - 1
@@ -200,6 +210,7 @@ func (p *Proc) End(handle int, output any) {
 	if p.status != procLive {
 		panic(crashSentinel)
 	}
+	p.assertRunning()
 	w := p.world
 	op := &w.history[handle]
 	if op.Lane != p.lane || op.Return != -1 {

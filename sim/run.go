@@ -107,7 +107,8 @@ type Result struct {
 	Seed uint64
 	// Knobs are the key=value settings the run drew or was given, in
 	// print order.
-	Knobs   []string
+	Knobs []string
+	// Steps is the number of steps run.
 	Steps   int
 	Outcome Outcome
 	Message string
@@ -163,6 +164,7 @@ func Run(cfg Config) Result {
 				"step budget %d exhausted with %d processes alive", stepsMax, len(w.procs)))
 		}
 		w.runStep()
+		w.stepsRun++
 		if cfg.HashStream {
 			stream = append(stream, w.hash)
 		}
@@ -200,6 +202,9 @@ func newWorld(cfg Config) (*World, *Result) {
 		w.decisions = NewDecisions(cfg.Seed)
 	}
 	result := &Result{Seed: cfg.Seed, Step: -1}
+	if cfg.Replay != nil {
+		result.Knobs = append(result.Knobs, fmt.Sprintf("replay=%d", len(cfg.Replay)))
+	}
 	kind := cfg.Scheduler
 	if kind == SchedulerDrawn {
 		kind = SchedulerRandom + SchedulerKind(w.decisions.Intn(2))
@@ -233,7 +238,7 @@ func newWorld(cfg Config) (*World, *Result) {
 func (w *World) finish(result *Result, outcome Outcome, message string) Result {
 	result.Outcome = outcome
 	result.Message = message
-	result.Steps = w.step
+	result.Steps = w.stepsRun
 	if outcome != OutcomeOK {
 		result.Step = w.step
 	}

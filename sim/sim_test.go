@@ -578,3 +578,24 @@ func TestEveryProcessViewIsClosed(t *testing.T) {
 		}
 	}
 }
+
+func TestEnvironmentOutsideBodyPanics(t *testing.T) {
+	var message any
+	func() {
+		defer func() { message = recover() }()
+		plan := &FaultPlan{}
+		plan.Set(FaultCorrupt, 1)
+		Run(Config{Seed: 1, Faults: plan, Setup: func(w *World) error {
+			h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
+			p, err := w.Spawn(h, ProcSpec{Name: "victim"}, func(p *Proc) { p.Clock().Now() })
+			w.FaultHook(FaultCorrupt, func(*World) { _, _ = p.FS().Lstat("/") })
+			return err
+		}})
+	}()
+	if s, _ := message.(string); !strings.Contains(s, "victim's environment used from outside its body") {
+		t.Fatalf("panic %v", message)
+	}
+	if n := runtime.NumGoroutine(); n > 10 {
+		t.Fatalf("%d goroutines after a panicking run", n)
+	}
+}

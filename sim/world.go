@@ -166,6 +166,7 @@ type World struct {
 	scheduler scheduler
 	now       int64
 	step      int
+	stepsRun  int
 	volumes   []*Volume
 	hosts     []*Host
 	// procs lists the live processes in spawn order.
