@@ -71,7 +71,9 @@ func (w *world) acquire(m *lease.Manager) lease.AcquireResult {
 	return result
 }
 
-func (w *world) path(parts ...string) string { return filepath.Join(append([]string{w.ns}, parts...)...) }
+func (w *world) path(parts ...string) string {
+	return filepath.Join(append([]string{w.ns}, parts...)...)
+}
 
 // tree returns every path under the namespace with its kind and, for
 // files, content: a snapshot to prove that nothing changed.
