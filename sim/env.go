@@ -247,10 +247,14 @@ func (c *procClock) Sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 	p.sleeping = true
-	p.wakeAt = p.world.now + int64(d)
+	p.wakeAt = p.world.now + int64(min(d, sleepMax-time.Duration(p.world.now)))
 	p.point(opWake, "")
 	return ctx.Err()
 }
+
+// sleepMax caps every wake-up time (about 146 years of simulated time), so
+// that no sleep, however long, overflows the simulated clock.
+const sleepMax = time.Duration(1 << 62)
 
 // procInspector is the process's view of its host's process table.
 type procInspector struct{ p *Proc }

@@ -599,3 +599,21 @@ func TestEnvironmentOutsideBodyPanics(t *testing.T) {
 		t.Fatalf("%d goroutines after a panicking run", n)
 	}
 }
+
+func TestEndlessSleepDoesNotOverflow(t *testing.T) {
+	var before, after time.Duration
+	r := Run(Config{Seed: 1, Faults: &FaultPlan{}, Setup: func(w *World) error {
+		h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
+		_, err := w.Spawn(h, ProcSpec{}, func(p *Proc) {
+			for i := 0; i < 3; i++ {
+				before = p.Clock().Monotonic()
+				_ = p.Clock().Sleep(context.Background(), time.Duration(1<<63-1))
+				after = p.Clock().Monotonic()
+			}
+		})
+		return err
+	}})
+	if r.Outcome != OutcomeOK || after < before || after < 1<<61 {
+		t.Fatalf("%v %s: monotonic %v then %v", r.Outcome, r.Message, before, after)
+	}
+}
