@@ -69,3 +69,26 @@ func BenchmarkHash(b *testing.B) {
 		f.Hash()
 	}
 }
+
+// BenchmarkUnsyncedDirLog measures fsync cost while another directory piles
+// up pending effects that nothing ever syncs (a buggy protocol): the log
+// grows, but an fsync must still cost only its own effects.
+func BenchmarkUnsyncedDirLog(b *testing.B) {
+	f := simfs.New(simfs.Options{Dev: 1})
+	f.MkdirAll("/synced", 0o700, 0)
+	f.MkdirAll("/unsynced", 0o700, 0)
+	v := f.View(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		fl, _ := v.OpenFile("/unsynced/x", lease.O_WRONLY|lease.O_CREATE, 0o600)
+		fl.Close()
+		v.Rename("/unsynced/x", "/unsynced/y")
+		fl, _ = v.OpenFile("/synced/x", lease.O_WRONLY|lease.O_CREATE, 0o600)
+		fl.Close()
+		d, _ := v.OpenFile("/synced", lease.O_RDONLY, 0)
+		d.Sync()
+		d.Close()
+	}
+	b.ReportMetric(float64(f.Pending()), "pending-at-end")
+}

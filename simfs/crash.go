@@ -148,13 +148,19 @@ func (c *crashState) applyLog() {
 	case CrashSyncedOnly:
 		return
 	case CrashMetadataPrefix, CrashTornData:
+		var pending []*logOp
+		for i := range log {
+			if !log[i].allDone() {
+				pending = append(pending, &log[i])
+			}
+		}
 		committed := 0
-		for committed < len(log) && log[committed].seq <= c.f.seqCommitted {
+		for committed < len(pending) && pending[committed].seq <= c.f.seqCommitted {
 			committed++
 		}
-		keep := committed + c.choose.Intn(len(log)-committed+1)
-		for i := 0; i < keep; i++ {
-			c.applyOp(&log[i])
+		keep := committed + c.choose.Intn(len(pending)-committed+1)
+		for _, op := range pending[:keep] {
+			c.applyOp(op)
 		}
 	case CrashRandomSubset:
 		for i := range log {
@@ -273,7 +279,7 @@ func (c *crashState) rebuild(reach map[*inode][]edge) {
 			panic("simfs: two surviving inodes share an inode number")
 		}
 		f.used[n.ino] = true
-		n.opens, n.freed, n.pendingCount = 0, false, 0
+		n.opens, n.freed, n.pendingSeqs = 0, false, nil
 		n.links = int32(len(reach[n]))
 		if n == f.root {
 			n.links, n.parent = 1, n
@@ -311,6 +317,7 @@ func (c *crashState) rebuild(reach map[*inode][]edge) {
 	f.log = f.log[:0]
 	f.seqCommitted = f.seqNext - 1
 	f.dirtyCount = 0
+	f.logDone = 0
 	f.gcAt = 64
 	clear(f.orphans)
 }

@@ -55,6 +55,15 @@ type Op struct {
 	UID uint32
 }
 
+// String renders the operation for traces: "rename /a /b".
+func (op Op) String() string {
+	s := op.Kind.String() + " " + op.Path
+	if op.Path2 != "" {
+		s += " " + op.Path2
+	}
+	return s
+}
+
 // Injector decides, before each operation, whether it fails. A non-nil
 // result must be a syscall.Errno; the operation then fails with it, wrapped
 // as the operation wraps its errors, and has no effect (except the Linux

@@ -1,6 +1,9 @@
 package simfs
 
-import "io/fs"
+import (
+	"io/fs"
+	"slices"
+)
 
 // effect is one durable-state change of a pending operation: in directory
 // dir, name becomes node (nil: name is removed) and, atomically with it, del
@@ -39,14 +42,19 @@ func (f *FS) logAppend(kind OpKind, e0 effect, e1 *effect) {
 	op := logOp{seq: f.seqNext, kind: kind, n: 1}
 	f.seqNext++
 	op.effs[0] = e0
-	e0.target().pendingCount++
+	t0 := e0.target()
+	t0.pendingSeqs = append(t0.pendingSeqs, op.seq)
 	if e1 != nil {
 		op.effs[1] = *e1
 		op.n = 2
-		e1.target().pendingCount++
+		t1 := e1.target()
+		if t1 == t0 {
+			panic("simfs: two effects of one operation on one inode")
+		}
+		t1.pendingSeqs = append(t1.pendingSeqs, op.seq)
 	}
 	f.log = append(f.log, op)
-	if len(f.log) > f.gcAt {
+	if len(f.log)-f.logDone > f.gcAt {
 		f.collect()
 		f.gcAt = max(64, 2*len(f.log))
 	}
@@ -66,7 +74,7 @@ func (f *FS) markDirty(n *inode) {
 func (f *FS) syncInode(n *inode) {
 	f.seqCommitted = f.seqNext - 1
 	if n.isDir() {
-		if n.pendingCount > 0 || n.syncedEntries == nil {
+		if len(n.pendingSeqs) > 0 || n.syncedEntries == nil {
 			synced := make(map[string]*inode, len(n.entries))
 			for name, child := range n.entries {
 				synced[name] = child
@@ -80,29 +88,37 @@ func (f *FS) syncInode(n *inode) {
 		f.dirtyCount--
 	}
 	n.syncedMode = n.mode
-	if n.pendingCount == 0 {
-		return
-	}
-	for i := range f.log {
+	// Mark n's effects done, finding each operation by binary search on
+	// its sequence number, so an fsync costs O(own effects * log log).
+	for _, seq := range n.pendingSeqs {
+		i, found := slices.BinarySearchFunc(f.log, seq, func(op logOp, seq uint64) int {
+			return compareUint(op.seq, seq)
+		})
+		if !found {
+			panic("simfs: pending effect's operation missing from the log")
+		}
 		op := &f.log[i]
+		marked := false
 		for k := uint8(0); k < op.n; k++ {
-			e := &op.effs[k]
-			if !e.done && e.target() == n {
-				e.done = true
-				n.pendingCount--
+			if e := &op.effs[k]; !e.done && e.target() == n {
+				e.done, marked = true, true
 			}
 		}
+		if !marked {
+			panic("simfs: pending effect already done")
+		}
+		if op.allDone() {
+			f.logDone++
+		}
 	}
-	if n.pendingCount != 0 {
-		panic("simfs: pending effect count out of step with the log")
+	n.pendingSeqs = n.pendingSeqs[:0]
+	if f.logDone*2 > len(f.log) {
+		f.compact()
 	}
-	f.compact()
 }
 
-// compact drops operations whose effects are all durable, and now and then
-// the effects on directories that no durable state can reach any more (a
-// removed directory whose removal is durable), so the log stays as short as
-// the unsynced work.
+// compact drops operations whose effects are all durable. It runs when they
+// are half the log, so its cost is amortised over the fsyncs that made them.
 func (f *FS) compact() {
 	kept := f.log[:0]
 	for i := range f.log {
@@ -113,6 +129,7 @@ func (f *FS) compact() {
 	}
 	clear(f.log[len(kept):])
 	f.log = kept
+	f.logDone = 0
 }
 
 func (op *logOp) allDone() bool {
@@ -163,16 +180,9 @@ func (f *FS) collect() {
 			e := &op.effs[k]
 			if !e.done && !reach[e.target()] {
 				e.done = true
-				e.target().pendingCount--
+				e.target().pendingSeqs = nil
 			}
 		}
 	}
-	kept := f.log[:0]
-	for i := range f.log {
-		if !f.log[i].allDone() {
-			kept = append(kept, f.log[i])
-		}
-	}
-	clear(f.log[len(kept):])
-	f.log = kept
+	f.compact()
 }

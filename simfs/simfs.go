@@ -102,6 +102,7 @@ type FS struct {
 	seqNext      uint64
 	seqCommitted uint64
 	gcAt         int // collect unreachable effects when the log grows past this
+	logDone      int // operations in the log whose effects are all durable
 	dirtyCount   int // files whose volatile data is not yet synced
 
 	// orphans are inodes with no volatile name that are still open.
@@ -135,7 +136,9 @@ type inode struct {
 	syncedEntries map[string]*inode
 	parent        *inode // volatile parent (root: itself)
 	subdirs       int32  // volatile subdirectories, for nlink
-	pendingCount  int32  // log effects on this directory not yet durable
+	// pendingSeqs are the sequence numbers of the log operations with an
+	// effect on this inode that is not yet durable.
+	pendingSeqs []uint64
 
 	// Symlinks.
 	target string
@@ -278,7 +281,7 @@ func (f *FS) CloseAll(v lease.FS) {
 
 // Pending returns the number of operations not yet durable: metadata
 // operations in the log plus files whose data has not been synced.
-func (f *FS) Pending() int { return len(f.log) + f.dirtyCount }
+func (f *FS) Pending() int { return len(f.log) - f.logDone + f.dirtyCount }
 
 // pathErr wraps errno as os does for a one-path call.
 func pathErr(op, path string, errno syscall.Errno) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -245,6 +246,13 @@ func TestInjector(t *testing.T) {
 	wantErrno(t, "sync 0", fl.Sync(), 0)
 	wantErrno(t, "sync 1", fl.Sync(), syscall.EIO)
 	wantErrno(t, "sync 2", fl.Sync(), 0)
+	if got := (simfs.Op{Kind: simfs.OpRename, Path: "/a", Path2: "/b"}).String(); got != "rename /a /b" {
+		t.Errorf("Op.String: %q", got)
+	}
+	_, err = v.Stat("/" + strings.Repeat("x", 256))
+	wantErrno(t, "stat of a 256-byte name", err, syscall.ENAMETOOLONG)
+	_, err = v.Stat(strings.Repeat("/x", 2048))
+	wantErrno(t, "stat of a 4096-byte path", err, syscall.ENAMETOOLONG)
 	p := simfs.Probability(500, &fixedChooser{499, 500})
 	if !p.Eval(simfs.Op{}) || p.Eval(simfs.Op{}) || p.String() != "(Probability 500/1000)" {
 		t.Errorf("Probability misbehaves: %s", p)

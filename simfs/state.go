@@ -181,7 +181,7 @@ func (f *FS) Clone() *FS {
 	g := &FS{
 		opts: f.opts, umask: f.umask, used: slices.Clone(f.used), freeLowest: f.freeLowest,
 		birthLast: f.birthLast, tempSeq: f.tempSeq, seqNext: f.seqNext,
-		seqCommitted: f.seqCommitted, gcAt: f.gcAt, dirtyCount: f.dirtyCount,
+		seqCommitted: f.seqCommitted, gcAt: f.gcAt, dirtyCount: f.dirtyCount, logDone: f.logDone,
 		orphans: map[*inode]struct{}{}, epoch: f.epoch, hashGen: f.hashGen,
 	}
 	copies := map[*inode]*inode{}
@@ -195,6 +195,7 @@ func (f *FS) Clone() *FS {
 		}
 		c := &inode{}
 		*c = *n
+		c.pendingSeqs = slices.Clone(n.pendingSeqs)
 		copies[n] = c
 		// Synced data is never written in place, and data shared with it is
 		// copied before a write; only unshared volatile data needs a copy.

@@ -5,6 +5,9 @@ import (
 	"syscall"
 )
 
+// pathMax is Linux's PATH_MAX: a path (with its NUL) must fit in it.
+const pathMax = 4096
+
 // linksMax bounds symlink expansion in one path walk, as Linux's MAXSYMLINKS.
 const linksMax = 40
 
@@ -42,6 +45,9 @@ func (v *view) resolve(name string, follow bool) (dir *inode, base string, node 
 func (v *view) resolveFrom(cur *inode, p string, follow bool, hops *int) (*inode, string, *inode, syscall.Errno) {
 	if p == "" {
 		return nil, "", nil, syscall.ENOENT
+	}
+	if len(p) >= pathMax {
+		return nil, "", nil, syscall.ENAMETOOLONG
 	}
 	if p[0] == '/' {
 		cur = v.fs.root
