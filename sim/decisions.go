@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 )
 
 // Decisions is the only source of randomness of a run: which process runs
@@ -81,3 +83,55 @@ func (d *Decisions) Recorded() []uint32 { return d.recorded }
 
 // Len returns the number of answers given so far.
 func (d *Decisions) Len() int { return len(d.recorded) }
+
+// FormatDecisions renders a decision list compactly for seed files: values
+// separated by commas, a run of n equal values written value*n.
+func FormatDecisions(list []uint32) string {
+	var b []byte
+	for i := 0; i < len(list); {
+		j := i
+		for j < len(list) && list[j] == list[i] {
+			j++
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(list[i]), 10)
+		if j-i > 1 {
+			b = append(b, '*')
+			b = strconv.AppendInt(b, int64(j-i), 10)
+		}
+		i = j
+	}
+	return string(b)
+}
+
+// decisionsMax bounds a parsed decision list, so a corrupt seed file cannot
+// make ParseDecisions allocate without limit.
+const decisionsMax = 1 << 26
+
+// ParseDecisions is the inverse of FormatDecisions.
+func ParseDecisions(s string) ([]uint32, error) {
+	list := []uint32{}
+	if s == "" {
+		return list, nil
+	}
+	for _, field := range strings.Split(s, ",") {
+		value, count := field, "1"
+		if v, c, ok := strings.Cut(field, "*"); ok {
+			value, count = v, c
+		}
+		v, err := strconv.ParseUint(value, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("sim: decision %q: %w", field, err)
+		}
+		n, err := strconv.Atoi(count)
+		if err != nil || n < 1 || len(list)+n > decisionsMax {
+			return nil, fmt.Errorf("sim: decision run %q: bad or too long a count", field)
+		}
+		for k := 0; k < n; k++ {
+			list = append(list, uint32(v))
+		}
+	}
+	return list, nil
+}

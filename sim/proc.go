@@ -119,6 +119,7 @@ func (w *World) Spawn(h *Host, spec ProcSpec, body func(p *Proc)) (*Proc, error)
 		return nil, fmt.Errorf("sim: spawn %s on %s: %w", spec.Name, h.Name(), err)
 	}
 	h.noteExe(spec.Exe)
+	w.notePID(h, table)
 	w.procsTotal++
 	w.lanesTotal++
 	p := &Proc{world: w, id: w.procsTotal, lane: w.lanesTotal, name: spec.Name, host: h, table: table,
@@ -137,6 +138,31 @@ func (w *World) Spawn(h *Host, spec ProcSpec, body func(p *Proc)) (*Proc, error)
 	w.scheduler.admit(p)
 	w.Tracef("spawn proc=%s host=%s pid=%d ticks=%d lane=%d", p.name, h.Name(), table.PID, table.StartTicks, p.lane)
 	return p, nil
+}
+
+// pidUse is the last incarnation that used a PID on a host.
+type pidUse struct {
+	startTicks uint64
+	boot       int
+}
+
+// notePID fires the PID-reuse probes: a PID used before in this run, in the
+// same start tick (indistinguishable by start time), or in an earlier boot.
+func (w *World) notePID(h *Host, table *simproc.Proc) {
+	key := [2]int{table.NS, table.PID}
+	if h.pids == nil {
+		h.pids = make(map[[2]int]pidUse)
+	}
+	if previous, ok := h.pids[key]; ok {
+		w.Probe("pid-reused")
+		if previous.startTicks == table.StartTicks {
+			w.Probe("pid-reused-same-tick")
+		}
+		if previous.boot != table.Boot {
+			w.Probe("pid-reused-across-boot")
+		}
+	}
+	h.pids[key] = pidUse{startTicks: table.StartTicks, boot: table.Boot}
 }
 
 func (h *Host) noteExe(exe string) {
@@ -278,6 +304,9 @@ func (w *World) exitTable(p *Proc) {
 	h.table.ExitZombie(p.table, threads)
 	w.zombies = append(w.zombies, zombie{host: h, proc: p.table, reapAt: w.step + 1 + w.decisions.Intn(zombieStepsMax)})
 	w.Probe("zombie")
+	if threads > 1 {
+		w.Probe("zombie-threads")
+	}
 	w.Tracef("fault=zombie proc=%s pid=%d threads=%d", p.name, p.table.PID, threads)
 }
 

@@ -407,7 +407,7 @@ func TestEveryGenericFaultFires(t *testing.T) {
 			probes[name] += count
 		}
 	}
-	for _, name := range []string{"crash", "powerloss", "pidchurn", "zombie", "upgrade", "fserror", "clockstep", "inspect-unknown"} {
+	for _, name := range []string{"crash", "powerloss", "pidchurn", "pid-reused", "zombie", "zombie-threads", "upgrade", "fserror", "clockstep", "inspect-unknown"} {
 		if probes[name] == 0 {
 			t.Errorf("probe %s never fired in 60 hot seeds: %v", name, probes)
 		}
@@ -615,5 +615,23 @@ func TestEndlessSleepDoesNotOverflow(t *testing.T) {
 	}})
 	if r.Outcome != OutcomeOK || after < before || after < 1<<61 {
 		t.Fatalf("%v %s: monotonic %v then %v", r.Outcome, r.Message, before, after)
+	}
+}
+
+func TestDecisionsFormatRoundTrip(t *testing.T) {
+	for _, list := range [][]uint32{{}, {0}, {0, 0, 0, 5, 1, 1, 0}, Run(churnConfig(3, nil)).Decisions} {
+		text := FormatDecisions(list)
+		parsed, err := ParseDecisions(text)
+		if err != nil || !slices.Equal(parsed, list) {
+			t.Fatalf("%q: %v, %v", text, err, parsed)
+		}
+	}
+	if got := FormatDecisions([]uint32{0, 0, 0, 5, 1, 1, 0}); got != "0*3,5,1*2,0" {
+		t.Fatalf("format %q", got)
+	}
+	for _, bad := range []string{"x", "1*0", "1*-2", "4294967296", "1,", "1*99999999999"} {
+		if _, err := ParseDecisions(bad); err == nil {
+			t.Fatalf("parsed %q", bad)
+		}
 	}
 }

@@ -103,6 +103,8 @@ type Host struct {
 	exes []string
 	// procs lists the host's live simulated processes in spawn order.
 	procs []*Proc
+	// pids remembers the last user of each (namespace, PID), for probes.
+	pids map[[2]int]pidUse
 }
 
 // Name returns the hostname.
