@@ -7,6 +7,7 @@ package statecastest
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"sync"
 	"time"
 
@@ -167,9 +168,9 @@ func (s *IDs) NewID() string {
 }
 
 // HookFS wraps a lease.FS and calls Before(op, path) before every
-// RenameNoReplace, Rename and Remove (op names the method, path is the
-// destination for renames), so a test can interleave another controller's
-// steps at an exact point. Before may be nil.
+// OpenFile, RenameNoReplace, Rename and Remove (op names the method, path is
+// the destination for renames), so a test can interleave another
+// controller's steps at an exact point. Before may be nil.
 type HookFS struct {
 	lease.FS
 	Before func(op, path string)
@@ -197,4 +198,10 @@ func (h *HookFS) Rename(oldpath, newpath string) error {
 func (h *HookFS) Remove(name string) error {
 	h.hook("Remove", name)
 	return h.FS.Remove(name)
+}
+
+// OpenFile hooks, then opens.
+func (h *HookFS) OpenFile(name string, flag lease.OpenFlag, perm fs.FileMode) (lease.File, error) {
+	h.hook("OpenFile", name)
+	return h.FS.OpenFile(name, flag, perm)
 }
