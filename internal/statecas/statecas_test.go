@@ -233,7 +233,9 @@ func TestOwnerStatus(t *testing.T) {
 		{"absent", OwnerOf(recorded), func(*statecastest.Inspector) {}, StatusDead},
 		{"uninspectable", OwnerOf(recorded), func(i *statecastest.Inspector) { i.SetUnknown(2000) }, StatusUnknown},
 		{"single-thread zombie", OwnerOf(recorded), func(i *statecastest.Inspector) { i.SetZombie(recorded, 1) }, StatusDead},
-		{"PID reused", OwnerOf(recorded), func(i *statecastest.Inspector) { i.SetLive(with(func(p *lease.ProcessIdentity) { p.StartTime = "601" })) }, StatusDead},
+		{"PID reused", OwnerOf(recorded), func(i *statecastest.Inspector) {
+			i.SetLive(with(func(p *lease.ProcessIdentity) { p.StartTime = "601" }))
+		}, StatusDead},
 		{"executable inode changed", OwnerOf(recorded), func(i *statecastest.Inspector) {
 			i.SetLive(with(func(p *lease.ProcessIdentity) { p.ExecutableIno = 99 }))
 		}, StatusDead},
