@@ -286,6 +286,26 @@ var crashCases = []crashCase{
 		},
 	},
 	{
+		name: "a reused inode number wins over the undurable removal of its old owner",
+		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
+			writeFile(t, v, "/d/a", "old", true)
+			syncDir(t, v, "/d")
+			before, _ := v.Stat("/d/a")
+			must(t, v.Remove("/d/a"))
+			writeFile(t, v, "/e/b", "new", true)
+			syncDir(t, v, "/e")
+			if after, _ := v.Stat("/e/b"); after.Ino != before.Ino {
+				t.Fatalf("setup: number %d not reused (got %d)", before.Ino, after.Ino)
+			}
+		},
+		want: map[simfs.CrashMode][]string{
+			simfs.CrashSyncedOnly:     {`/d/ /e/ /e/b="new"`},
+			simfs.CrashMetadataPrefix: {`/d/ /e/ /e/b="new"`},
+			simfs.CrashRandomSubset:   {`/d/ /e/ /e/b="new"`},
+			simfs.CrashTornData:       {`/d/ /e/ /e/b="new"`},
+		},
+	},
+	{
 		name: "synced state survives later pending work",
 		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
 			writeFile(t, v, "/d/keep", "k", true)

@@ -144,6 +144,7 @@ func (f *FS) Hash() uint64 {
 	h.u64(f.seqCommitted)
 	h.u64(uint64(f.birthLast))
 	h.u64(f.epoch)
+	h.u64(uint64(f.tempSeq))
 	clear(order)
 	f.hashOrder, f.hashNames = order[:0], names[:0]
 	return uint64(h)
