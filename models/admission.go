@@ -140,12 +140,12 @@ type AdmissionTransition struct {
 	HelperHost   string
 }
 
-// AdmissionCASKind is the outcome of a compare-and-swap update or release.
-type AdmissionCASKind uint8
+// CASKind is the outcome of a compare-and-swap update or release.
+type CASKind uint8
 
 const (
 	// CASOK: the update (or release) was written.
-	CASOK AdmissionCASKind = iota + 1
+	CASOK CASKind = iota + 1
 	// CASChanged: the slot no longer held the caller's bytes; nothing written.
 	CASChanged
 	// CASInvalid: refused by the transition table (or release rule) before
@@ -156,7 +156,7 @@ const (
 // AdmissionTransitionResult is the output of a lifecycle update (or
 // Unknown{}). Revision is the new revision, when OK.
 type AdmissionTransitionResult struct {
-	Kind     AdmissionCASKind
+	Kind     CASKind
 	Revision string
 }
 
@@ -173,7 +173,7 @@ type AdmissionRelease struct {
 // AdmissionReleaseResult is the output of Admission.Release (or Unknown{}).
 // CASOK means released.
 type AdmissionReleaseResult struct {
-	Kind AdmissionCASKind
+	Kind CASKind
 }
 
 // AdmissionCorruption is the environment event "active.json was corrupted
@@ -495,7 +495,7 @@ func describeAdmissionOutput(output any) string {
 	return fmt.Sprintf("%+v", output)
 }
 
-func describeCAS(kind AdmissionCASKind) string {
+func describeCAS(kind CASKind) string {
 	switch kind {
 	case CASOK:
 		return "ok"
@@ -504,7 +504,7 @@ func describeCAS(kind AdmissionCASKind) string {
 	case CASInvalid:
 		return "invalid"
 	}
-	return fmt.Sprintf("AdmissionCASKind(%d)", int(kind))
+	return fmt.Sprintf("CASKind(%d)", int(kind))
 }
 
 // DescribeAdmissionState renders one admission state for the report.
