@@ -1,6 +1,16 @@
-package sim
-
-// Writing a workload
+// Package sim is leasekit's deterministic simulator: a world of hosts
+// (simproc process tables), filesystems (simfs) and a virtual clock, in which
+// simulated processes run real engine code, one at a time, under a seeded
+// scheduler that also injects faults. See ARCHITECTURE.md, "Simulator".
+//
+// Every FS, clock, inspector and ID call a process makes is a scheduling
+// point: the process yields, the scheduler picks who runs next (or crashes the
+// caller there), and only then is the operation performed. All randomness
+// comes from one Decisions source, so a run is a function of its seed (or of
+// its recorded decision list), and two runs of one seed produce the same
+// per-step hash stream.
+//
+// # Writing a workload
 //
 // A workload is a Config.Setup function. It builds the world and returns:
 //
@@ -42,3 +52,4 @@ package sim
 //     start goroutines or read real time.
 //   - Fault and exit hooks run between steps, outside every process; they
 //     may call Spawn, Crash and PowerLoss, and use Volume.Root.
+package sim
