@@ -94,6 +94,7 @@ func TestReplayIsBitExact(t *testing.T) {
 			var hashes []uint64
 			for _, act := range actions {
 				act(f, v, choose)
+				checkTree(t, f)
 				hashes = append(hashes, f.Hash())
 			}
 			return hashes
@@ -107,4 +108,67 @@ func TestReplayIsBitExact(t *testing.T) {
 			}
 		}
 	})
+}
+
+// checkTree checks the volatile tree's invariants through the public API:
+// nlink of a file equals its names, of a directory 2 + its subdirectories;
+// one inode number is one identity; the pending count is not negative.
+func checkTree(t *rapid.T, f *simfs.FS) {
+	if f.Pending() < 0 {
+		t.Fatalf("negative pending count %d", f.Pending())
+	}
+	v := f.View(0)
+	names := map[lease.FileIdentity]uint64{}
+	nlink := map[lease.FileIdentity]uint64{}
+	byIno := map[uint64]lease.FileIdentity{}
+	dirs := map[lease.FileIdentity]bool{}
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		if depth > 8 {
+			t.Fatalf("tree deeper than the workload can make it")
+		}
+		entries, err := v.ReadDir(dir)
+		if err != nil {
+			t.Fatalf("readdir %s: %v", dir, err)
+		}
+		subdirs := uint64(0)
+		for _, e := range entries {
+			p := dir + "/" + e.Name
+			if dir == "/" {
+				p = "/" + e.Name
+			}
+			info, err := v.Lstat(p)
+			if err != nil {
+				t.Fatalf("lstat %s: %v", p, err)
+			}
+			id, _ := info.Identity()
+			if other, ok := byIno[id.Ino]; ok && other != id {
+				t.Fatalf("inode %d has two identities", id.Ino)
+			}
+			byIno[id.Ino] = id
+			names[id]++
+			nlink[id] = info.Nlink
+			if info.IsDir() {
+				dirs[id] = true
+				subdirs++
+				walk(p, depth+1)
+			}
+		}
+		info, err := v.Stat(dir)
+		if err != nil {
+			t.Fatalf("stat %s: %v", dir, err)
+		}
+		if info.Nlink != 2+subdirs {
+			t.Fatalf("%s: nlink %d with %d subdirectories", dir, info.Nlink, subdirs)
+		}
+	}
+	walk("/", 0)
+	for id, n := range names {
+		if dirs[id] && n != 1 {
+			t.Fatalf("directory inode %d has %d names", id.Ino, n)
+		}
+		if !dirs[id] && nlink[id] != n {
+			t.Fatalf("inode %d: nlink %d but %d names", id.Ino, nlink[id], n)
+		}
+	}
 }
