@@ -494,7 +494,7 @@ func TestDispositions(t *testing.T) {
 					t.Fatalf("want ErrIndeterminate, got %v", err)
 				}
 			case DispositionRecoverable:
-				if err != nil || admission.Claim().ID == id {
+				if err != nil || admission.Claim().ID == id || !admission.Claim().Current() {
 					t.Fatalf("want a fresh acquisition, got %v", err)
 				}
 				return

@@ -246,3 +246,43 @@ func TestRecoverClearsOrphanedMutationMachinery(t *testing.T) {
 		}
 	})
 }
+
+// TestLegacySchema2Claims: seed-written claims (schema 2, three-key
+// owners) are read as on this host and namespace and judged by the seed's
+// rules; a live PID whose seed digest cannot be verified is indeterminate.
+func TestLegacySchema2Claims(t *testing.T) {
+	cases := []struct {
+		name   string
+		script func(w *world)
+		want   Report
+		kept   bool
+	}{
+		{"owner absent", func(w *world) { w.inspector.SetAbsent(ownerPID) }, Report{Recovered: 1}, false},
+		{"owner live, digest matches", func(w *world) {}, Report{Active: 1}, true},
+		{"owner PID live, seed digest unverifiable", func(w *world) {
+			w.inspector.SetLive(statecastest.Identity(ownerPID, w.uid, "12345"))
+		}, Report{Indeterminate: 1}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			l := w.raw("raw")
+			claim := l.Claim()
+			claim.SchemaVersion = 2
+			claim.Owner.Legacy = true
+			claim.Owner.Hostname, claim.Owner.PIDNamespace = "", ""
+			rewriteClaim(t, l, claim)
+			if content, _ := os.ReadFile(l.ClaimPath()); strings.Contains(string(content), "hostname") {
+				t.Fatal("legacy fixture still has schema-3 owner keys")
+			}
+			tc.script(w)
+			report, err := Recover(w.recoverer())
+			if err != nil || report != tc.want {
+				t.Fatalf("report %+v err %v, want %+v", report, err, tc.want)
+			}
+			if exists(t, claim.Path) != tc.kept || exists(t, l.ClaimPath()) != tc.kept {
+				t.Fatalf("directory/claim kept: want %v", tc.kept)
+			}
+		})
+	}
+}
