@@ -55,7 +55,9 @@ func CheckDir(info lease.FileInfo, name string, uid uint32, mode DirMode) (lease
 // uid (home itself must exist and not be group- or world-writable). It
 // returns the full path.
 func EnsurePrivateDir(env Env, uid uint32, home string, parts ...string) (string, error) {
-	checkTargetPath(home)
+	if !path.IsAbs(home) || path.Clean(home) != home {
+		return "", newError(ErrUnsafe, home, "state home must be an absolute clean path", nil)
+	}
 	info, err := env.FS.Lstat(home)
 	if err != nil {
 		return "", err

@@ -376,3 +376,29 @@ func TestRemoveTree(t *testing.T) {
 		}
 	})
 }
+
+func TestEnsurePrivateDir(t *testing.T) {
+	f := newFixture(t)
+	uid := uint32(f.uid)
+	got, err := EnsurePrivateDir(f.env, uid, f.dir, "recovery", "root")
+	if err != nil || got != filepath.Join(f.dir, "recovery", "root") {
+		t.Fatalf("EnsurePrivateDir: %q %v", got, err)
+	}
+	if _, err := EnsurePrivateDir(f.env, uid, f.dir, "recovery", "root"); err != nil {
+		t.Fatalf("second call must accept what the first made: %v", err)
+	}
+	for _, home := range []string{"relative", f.dir + "/", f.dir + "/../x"} {
+		if _, err := EnsurePrivateDir(f.env, uid, home, "recovery"); !errors.Is(err, ErrUnsafe) {
+			t.Fatalf("home %q: want ErrUnsafe, got %v", home, err)
+		}
+	}
+	must(t, os.Chmod(filepath.Join(f.dir, "recovery"), 0o755))
+	if _, err := EnsurePrivateDir(f.env, uid, f.dir, "recovery", "root"); !errors.Is(err, ErrUnsafe) {
+		t.Fatalf("mode 0755 part: want ErrUnsafe, got %v", err)
+	}
+	must(t, os.Chmod(filepath.Join(f.dir, "recovery"), 0o700))
+	must(t, os.Symlink(filepath.Join(f.dir, "recovery"), filepath.Join(f.dir, "linked")))
+	if _, err := EnsurePrivateDir(f.env, uid, f.dir, "linked", "root"); !errors.Is(err, ErrUnsafe) {
+		t.Fatalf("symlinked part: want ErrUnsafe, got %v", err)
+	}
+}
