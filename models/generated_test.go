@@ -72,3 +72,39 @@ func BenchmarkCheckLease(b *testing.B) {
 	}
 	benchmarkChecks(b, histories, CheckLease)
 }
+
+func TestAdmissionGeneratedCorrectHistoriesPass(t *testing.T) {
+	for seed := int64(1); seed <= 40; seed++ {
+		ops, _ := generateAdmissionHistory(admissionWorkload{seed: seed, clients: 6, ops: 200, crashPercent: 3})
+		if got, _ := CheckAdmission(ops, generatedTimeout); got != porcupine.Ok {
+			t.Fatalf("seed %d: a correct history of %d ops checked %s", seed, len(ops), got)
+		}
+	}
+}
+
+func TestAdmissionGeneratedStaleCASCaught(t *testing.T) {
+	fired, caught := 0, 0
+	for seed := int64(1); seed <= 30; seed++ {
+		ops, bugs := generateAdmissionHistory(admissionWorkload{seed: seed, clients: 6, ops: 200, crashPercent: 3, bugStaleCAS: true})
+		if bugs == 0 {
+			continue
+		}
+		fired++
+		if got, _ := CheckAdmission(ops, generatedTimeout); got == porcupine.Illegal {
+			caught++
+		}
+	}
+	if fired < 10 || caught*10 < fired*9 {
+		t.Fatalf("planted stale CAS fired in %d runs, caught in %d; want it caught in at least 90%%", fired, caught)
+	}
+	t.Logf("planted stale CAS: fired in %d runs, caught in %d", fired, caught)
+}
+
+func BenchmarkCheckAdmission(b *testing.B) {
+	var histories [][]porcupine.Operation
+	for seed := int64(1); seed <= 50; seed++ {
+		ops, _ := generateAdmissionHistory(admissionWorkload{seed: seed, clients: 6, ops: 200, crashPercent: 3})
+		histories = append(histories, ops)
+	}
+	benchmarkChecks(b, histories, CheckAdmission)
+}

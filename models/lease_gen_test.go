@@ -114,11 +114,11 @@ func (g *leaseGenerator) step() {
 	case roll < 3:
 		g.reboot()
 		return
-	case roll < 5:
+	case roll < 4:
 		g.history = append(g.history, event(g.stamp(), LeaseCorruption{Namespace: ns}))
 		g.ref.corrupt = true
 		return
-	case roll < 15 && g.ref.corrupt:
+	case roll < 60 && g.ref.corrupt:
 		g.history = append(g.history, event(g.stamp(), LeaseClear{Namespace: ns}))
 		g.ref.corrupt, g.ref.owned = false, false
 		return
@@ -143,14 +143,15 @@ func (g *leaseGenerator) step() {
 func (g *leaseGenerator) start(c *leaseClient) {
 	g.started++
 	var input any
-	switch roll := g.rng.Intn(10); {
-	case roll < 4:
+	roll := g.rng.Intn(10)
+	switch {
+	case c.heldGeneration != "" && roll < 4:
+		input = LeaseWithCurrent{Namespace: ns, Proc: c.proc, Generation: c.heldGeneration, Session: c.heldSession}
+	case c.heldGeneration != "" && roll < 9:
+		input = LeaseRelease{Namespace: ns, Proc: c.proc, Generation: c.heldGeneration, Session: c.heldSession}
+	case c.heldGeneration == "" && roll < 6:
 		g.nonces++
 		input = LeaseAcquire{Namespace: ns, Proc: c.proc, Host: c.host, Session: fmt.Sprintf("s%d", g.nonces)}
-	case roll < 6 && c.heldGeneration != "":
-		input = LeaseWithCurrent{Namespace: ns, Proc: c.proc, Generation: c.heldGeneration, Session: c.heldSession}
-	case roll < 8 && c.heldGeneration != "":
-		input = LeaseRelease{Namespace: ns, Proc: c.proc, Generation: c.heldGeneration, Session: c.heldSession}
 	default:
 		input = LeaseInspect{Namespace: ns, Proc: c.proc}
 	}
