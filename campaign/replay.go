@@ -1,0 +1,241 @@
+package campaign
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"io"
+	"strings"
+
+	"github.com/leasekit/leasekit/sim"
+)
+
+// Replay is one bit-exact rerun of a spec with its trace.
+type Replay struct {
+	Spec    Spec
+	Result  sim.Result
+	Finding Finding
+	Verdict Verdict
+	// Trace is the annotated step-by-step trace.
+	Trace []byte
+}
+
+// ReplaySpec reruns spec with a trace. visualize asks for porcupine's
+// visualization (Verdict.Visualize).
+func ReplaySpec(spec Spec, visualize bool) (*Replay, error) {
+	var raw bytes.Buffer
+	result, finding, verdict, err := Execute(spec, &raw, visualize)
+	if err != nil {
+		return nil, err
+	}
+	return &Replay{Spec: spec, Result: result, Finding: finding, Verdict: verdict, Trace: annotate(raw.Bytes())}, nil
+}
+
+// ReplayTwice replays spec twice and reports whether the traces, decision
+// lists and hashes agree; on a disagreement the error names the first
+// differing trace line.
+func ReplayTwice(spec Spec) (*Replay, error) {
+	first, err := ReplaySpec(spec, false)
+	if err != nil {
+		return nil, err
+	}
+	second, err := ReplaySpec(spec, false)
+	if err != nil {
+		return nil, err
+	}
+	if first.Result.Hash != second.Result.Hash || !bytes.Equal(first.Trace, second.Trace) ||
+		sim.FormatDecisions(first.Result.Decisions) != sim.FormatDecisions(second.Result.Decisions) {
+		a, b := strings.Split(string(first.Trace), "\n"), strings.Split(string(second.Trace), "\n")
+		for i := 0; i < min(len(a), len(b)); i++ {
+			if a[i] != b[i] {
+				return first, fmt.Errorf("replays diverge at trace line %d:\n  %s\n  %s", i+1, a[i], b[i])
+			}
+		}
+		return first, fmt.Errorf("replays diverge: %d and %d trace lines, hashes %016x and %016x",
+			len(a), len(b), first.Result.Hash, second.Result.Hash)
+	}
+	return first, nil
+}
+
+// mutatingOps are the operations whose effect stays volatile (lost by a
+// power loss) until an fsync of the file or its directory.
+var mutatingOps = map[string]string{
+	"openfile": "creates an entry if O_CREATE", "mkdir": "new directory entry", "mkdirtemp": "new directory entry",
+	"rename": "moves a directory entry", "renamenoreplace": "moves a directory entry", "link": "new directory entry",
+	"symlink": "new directory entry", "remove": "drops a directory entry", "chmod": "changes metadata",
+	"write": "file data",
+}
+
+// annotate makes the simulator's trace readable: each process step says
+// whether its FS change is volatile or made durable.
+func annotate(raw []byte) []byte {
+	var b bytes.Buffer
+	for _, line := range strings.SplitAfter(string(raw), "\n") {
+		if line == "" {
+			continue
+		}
+		text := strings.TrimSuffix(line, "\n")
+		b.WriteString(text)
+		op := field(text, "op")
+		switch {
+		case op == "fsync" && field(text, "result") == "ok":
+			b.WriteString("   # durable: synced")
+		case op != "" && mutatingOps[op] != "" && field(text, "result") == "ok":
+			b.WriteString("   # volatile: " + mutatingOps[op] + " (lost by power loss until fsync)")
+		case strings.Contains(text, " crash proc="):
+			b.WriteString("   # SIGKILL here: the op above never runs")
+		case strings.Contains(text, " fault=powerloss"):
+			b.WriteString("   # power loss: unsynced changes may be lost")
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// field returns the value of key=value in a trace line.
+func field(line, key string) string {
+	for _, f := range strings.Fields(line) {
+		if v, ok := strings.CutPrefix(f, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// WriteText writes the readable replay report: knobs, trace, history,
+// verdict.
+func (r *Replay) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "== replay of %s seed=%d (%d decisions, %d choices)\n", r.Spec.Engine, r.Spec.Seed,
+		len(r.Spec.Decisions), Choices(r.Spec.Decisions))
+	w.Write(r.Trace)
+	fmt.Fprintf(w, "== history (%d operations)\n", len(r.Result.History))
+	writeHistory(w, r.Result.History)
+	fmt.Fprintf(w, "== verdict\n")
+	switch {
+	case r.Verdict.OK:
+		fmt.Fprintln(w, "porcupine: linearizable (or not checked)")
+	default:
+		fmt.Fprintf(w, "porcupine: NOT linearizable: %s\n", r.Verdict.Message)
+	}
+	fmt.Fprintf(w, "outcome=%v steps=%d hash=%016x\n", r.Finding.Outcome, r.Result.Steps, r.Result.Hash)
+	if !r.Finding.OK() {
+		fmt.Fprintf(w, "class=%s\nmessage=%s\n", r.Finding.Class, r.Finding.Message)
+	}
+}
+
+func writeHistory(w io.Writer, history []sim.Operation) {
+	for _, op := range history {
+		output := fmt.Sprintf("%+v", op.Output)
+		if op.Unknown {
+			output = "unknown (cut short)"
+		}
+		fmt.Fprintf(w, "lane=%d proc=%s %s(%+v) -> %s  [%d, %d]\n", op.Lane, op.Proc, op.Op, op.Input, output, op.Call, op.Return)
+	}
+}
+
+// WriteHTML writes one self-contained page: the knobs, the fault and
+// process timeline, and porcupine's visualization (embedded in an iframe's
+// srcdoc, so the page needs no other file).
+func (r *Replay) WriteHTML(w io.Writer) error {
+	var b bytes.Buffer
+	b.WriteString("<!doctype html><html><head><meta charset=\"utf-8\"><title>leasesim replay</title>\n<style>" +
+		"body{font-family:sans-serif;margin:1em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}" +
+		".fault{background:#fdd}.crash{background:#fbb}.spawn{background:#dfd}.exit{background:#eee}pre{background:#f6f6f6;padding:6px}" +
+		"</style></head><body>\n")
+	fmt.Fprintf(&b, "<h1>%s seed %d: %s</h1>\n", html.EscapeString(r.Spec.Engine), r.Spec.Seed, html.EscapeString(r.Finding.String()))
+	fmt.Fprintf(&b, "<pre>%s</pre>\n", html.EscapeString(strings.Join(r.Spec.knobLines(), "\n")))
+	if !r.Finding.OK() {
+		fmt.Fprintf(&b, "<p><b>%s</b></p>\n", html.EscapeString(r.Finding.Message))
+	}
+	b.WriteString("<h2>Fault timeline</h2>\n<table><tr><th>step</th><th>time (µs)</th><th>event</th></tr>\n")
+	for _, line := range strings.Split(string(r.Trace), "\n") {
+		class := timelineClass(line)
+		if class == "" {
+			continue
+		}
+		t := field(line, "t")
+		if len(t) > 3 {
+			t = t[:len(t)-3]
+		}
+		rest := line
+		if i := strings.Index(line, " "); i >= 0 {
+			if j := strings.Index(line[i+1:], " "); j >= 0 {
+				rest = line[i+1+j+1:]
+			}
+		}
+		fmt.Fprintf(&b, "<tr class=%q><td>%s</td><td>%s</td><td>%s</td></tr>\n", class,
+			html.EscapeString(field(line, "step")), html.EscapeString(t), html.EscapeString(rest))
+	}
+	b.WriteString("</table>\n<h2>Linearizability (porcupine)</h2>\n")
+	if r.Verdict.Visualize == nil {
+		b.WriteString("<p>No visualization: the engine's history check passed or the engine has none.</p>\n")
+	} else {
+		var viz bytes.Buffer
+		if err := r.Verdict.Visualize(&viz); err != nil {
+			return fmt.Errorf("porcupine visualization: %w", err)
+		}
+		fmt.Fprintf(&b, "<iframe style=\"width:100%%;height:80vh;border:1px solid #ccc\" srcdoc=\"%s\"></iframe>\n",
+			html.EscapeString(viz.String()))
+	}
+	b.WriteString("<h2>Trace</h2>\n<pre>")
+	b.WriteString(html.EscapeString(string(r.Trace)))
+	b.WriteString("</pre></body></html>\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func timelineClass(line string) string {
+	switch {
+	case strings.Contains(line, " fault="):
+		return "fault"
+	case strings.Contains(line, " crash proc="):
+		return "crash"
+	case strings.Contains(line, " spawn proc="):
+		return "spawn"
+	case strings.Contains(line, " exit proc="):
+		return "exit"
+	case strings.Contains(line, " clock-jump "):
+		return "exit"
+	}
+	return ""
+}
+
+// Explain writes a short human account of a seed file: what it stores, what
+// it finds now, and the last steps before the finding.
+func Explain(w io.Writer, file SeedFile, tail int) error {
+	replay, err := ReplaySpec(file.Spec, false)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s seed %d, scheduler %v, %d processes spawned, %d steps\n", file.Spec.Engine, file.Spec.Seed,
+		file.Spec.Scheduler, replay.Result.Processes, replay.Result.Steps)
+	fmt.Fprintf(w, "recorded: %v\nnow:      %v\n", file.Expect, replay.Finding)
+	if !replay.Finding.OK() {
+		fmt.Fprintf(w, "message:  %s\n", firstLine(replay.Finding.Message))
+	}
+	fmt.Fprintf(w, "knobs:    %s\n", strings.Join(file.Spec.knobLines()[2:], " "))
+	fmt.Fprintf(w, "decisions: %d, of which %d are choices (non-zero: a non-default process pick, a fault, a longer step)\n",
+		len(file.Spec.Decisions), Choices(file.Spec.Decisions))
+	enabled := []string{}
+	for _, name := range faultNames {
+		if p := file.Spec.Faults.Get(name); p > 0 {
+			enabled = append(enabled, fmt.Sprintf("%s=%g", name, p))
+		}
+	}
+	fmt.Fprintf(w, "faults enabled: %s\n", strings.Join(append(enabled, "(none)")[:max(len(enabled), 1)], " "))
+	events := 0
+	for _, line := range strings.Split(string(replay.Trace), "\n") {
+		if timelineClass(line) == "fault" || timelineClass(line) == "crash" {
+			events++
+		}
+	}
+	fmt.Fprintf(w, "fault events: %d\n", events)
+	fmt.Fprintf(w, "history: %d operations\n", len(replay.Result.History))
+	writeHistory(w, replay.Result.History)
+	lines := strings.Split(strings.TrimSuffix(string(replay.Trace), "\n"), "\n")
+	fmt.Fprintf(w, "last %d trace lines:\n", min(tail, len(lines)))
+	for _, line := range lines[max(len(lines)-tail, 0):] {
+		fmt.Fprintf(w, "  %s\n", line)
+	}
+	return nil
+}

@@ -1,0 +1,274 @@
+package campaign
+
+import (
+	"fmt"
+
+	"github.com/leasekit/leasekit/sim"
+)
+
+// Shrinking works on a run's input, never its output: the workload knobs
+// (processes, operations), the fault plan, and the recorded decision list.
+// A candidate is accepted iff its run finds the same failure (same outcome,
+// same Class). Every accepted candidate's decision list is replaced by what
+// its run actually consumed, with trailing zeros cut (answers past the end
+// of a replayed list are 0 anyway), so lists only get shorter or simpler.
+//
+// Passes (in this order, repeated until a round makes no progress or the
+// run budget is spent; the order is fixed, so shrinking is reproducible):
+//
+//  1. step budget: a violation needs no more steps than it took;
+//  2. faults: turn each enabled fault off;
+//  3. knobs: lower each workload knob to its minimum, half-way, or by one;
+//  4. decisions: keep a prefix (binary search), delete chunks of halving
+//     size, zero chunks of halving size, halve single values.
+//
+// The size that matters to a reader is the number of non-zero decisions
+// ("choices"): each is one place where the run deviates from the boring
+// default (the first runnable process runs, no fault fires, the clock moves
+// the least). Zero decisions inside the list only keep later choices
+// aligned.
+
+// ShrinkResult is the outcome of a shrink.
+type ShrinkResult struct {
+	Spec    Spec
+	Finding Finding
+	Result  sim.Result
+	// Runs is the number of runs spent.
+	Runs int
+	// DecisionsBefore/After are list lengths; ChoicesBefore/After count the
+	// non-zero decisions.
+	DecisionsBefore, DecisionsAfter int
+	ChoicesBefore, ChoicesAfter     int
+}
+
+// ShrinkRunsDefault is the default run budget of one shrink.
+const ShrinkRunsDefault = 3000
+
+// Choices counts the non-zero decisions of a list.
+func Choices(list []uint32) int {
+	n := 0
+	for _, v := range list {
+		if v != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+type shrinker struct {
+	engine  *Engine
+	want    Finding
+	current Spec
+	result  sim.Result
+	runs    int
+	runsMax int
+}
+
+// Shrink minimises spec while it keeps finding want. spec.Decisions may be
+// nil (a seeded run): it is run once to record its decisions. It returns an
+// error if the spec does not reproduce want to begin with.
+func Shrink(spec Spec, want Finding, runsMax int) (ShrinkResult, error) {
+	e, err := Lookup(spec.Engine)
+	if err != nil {
+		return ShrinkResult{}, err
+	}
+	if want.OK() {
+		panic("campaign: Shrink of a passing run")
+	}
+	if runsMax <= 0 {
+		runsMax = ShrinkRunsDefault
+	}
+	s := &shrinker{engine: e, want: want, runsMax: runsMax}
+	result := sim.Run(spec.Config(e, nil))
+	s.runs++
+	if finding, _ := judge(e, result, false); !finding.Same(want) {
+		return ShrinkResult{}, fmt.Errorf("campaign: spec does not reproduce %v; it finds %v", want, finding)
+	}
+	s.current = spec.clone()
+	s.current.Decisions = trimZeros(result.Decisions)
+	s.result = result
+	before := s.current.Decisions
+	for s.round() {
+	}
+	final := sim.Run(s.current.Config(e, nil))
+	finding, _ := judge(e, final, false)
+	if !finding.Same(want) {
+		panic(fmt.Sprintf("campaign: shrunk spec finds %v, not %v", finding, want))
+	}
+	return ShrinkResult{Spec: s.current, Finding: finding, Result: final, Runs: s.runs,
+		DecisionsBefore: len(result.Decisions), DecisionsAfter: len(s.current.Decisions),
+		ChoicesBefore: Choices(before), ChoicesAfter: Choices(s.current.Decisions)}, nil
+}
+
+// round runs every pass once and reports whether any made progress (and
+// budget remains).
+func (s *shrinker) round() bool {
+	progress := false
+	for _, pass := range []func() bool{s.passSteps, s.passFaults, s.passParams, s.passPrefix,
+		s.passDelete, s.passZero, s.passHalve} {
+		if s.exhausted() {
+			return false
+		}
+		if pass() {
+			progress = true
+		}
+	}
+	return progress && !s.exhausted()
+}
+
+func (s *shrinker) exhausted() bool { return s.runs >= s.runsMax }
+
+// try runs a candidate and adopts it if it finds the same failure.
+func (s *shrinker) try(candidate Spec) bool {
+	if s.exhausted() {
+		return false
+	}
+	s.runs++
+	result := sim.Run(candidate.Config(s.engine, nil))
+	finding, _ := judge(s.engine, result, false)
+	if !finding.Same(s.want) {
+		return false
+	}
+	candidate.Decisions = trimZeros(result.Decisions)
+	s.current = candidate
+	s.result = result
+	return true
+}
+
+func (s *shrinker) passSteps() bool {
+	if s.want.Outcome != sim.OutcomeViolation || s.result.Step < 0 {
+		return false
+	}
+	stepsMax := s.result.Step + 1
+	if stepsMax >= s.current.StepsMax {
+		return false
+	}
+	c := s.current.clone()
+	c.StepsMax = stepsMax
+	return s.try(c)
+}
+
+func (s *shrinker) passFaults() bool {
+	progress := false
+	for _, name := range faultNames {
+		if s.current.Faults.Get(name) == 0 {
+			continue
+		}
+		c := s.current.clone()
+		c.Faults.Set(name, 0)
+		if s.try(c) {
+			progress = true
+		}
+	}
+	return progress
+}
+
+func (s *shrinker) passParams() bool {
+	progress := false
+	for _, p := range s.engine.Params {
+		value, ok := s.current.Params[p.Name]
+		if !ok {
+			value = p.Default
+		}
+		for _, next := range []int{p.Min, (p.Min + value) / 2, value - 1} {
+			if next >= value || next < p.Min {
+				continue
+			}
+			c := s.current.clone()
+			c.Params[p.Name] = next
+			if s.try(c) {
+				progress = true
+				value = next
+			}
+		}
+	}
+	return progress
+}
+
+// passPrefix binary-searches the shortest prefix that still fails.
+func (s *shrinker) passPrefix() bool {
+	low, high := 0, len(s.current.Decisions)
+	progress := false
+	for low < high && !s.exhausted() {
+		middle := (low + high) / 2
+		c := s.current.clone()
+		c.Decisions = c.Decisions[:middle]
+		if s.try(c) {
+			progress = true
+			high = min(middle, len(s.current.Decisions))
+		} else {
+			low = middle + 1
+		}
+	}
+	return progress
+}
+
+// passDelete deletes chunks of halving size, from the end backwards (later
+// decisions matter least to earlier ones).
+func (s *shrinker) passDelete() bool {
+	progress := false
+	for size := max(len(s.current.Decisions)/2, 1); size >= 1 && !s.exhausted(); size /= 2 {
+		for end := len(s.current.Decisions); end-size >= 0 && !s.exhausted(); {
+			list := s.current.Decisions
+			c := s.current.clone()
+			c.Decisions = append(append([]uint32{}, list[:end-size]...), list[end:]...)
+			if s.try(c) {
+				progress = true
+				end = min(end-size, len(s.current.Decisions))
+			} else {
+				end--
+				if size > 1 {
+					end -= size - 1
+				}
+			}
+		}
+	}
+	return progress
+}
+
+// passZero zeroes chunks of halving size that still hold a choice.
+func (s *shrinker) passZero() bool {
+	progress := false
+	for size := max(len(s.current.Decisions)/2, 1); size >= 1 && !s.exhausted(); size /= 2 {
+		for start := 0; start < len(s.current.Decisions) && !s.exhausted(); start += size {
+			end := min(start+size, len(s.current.Decisions))
+			if Choices(s.current.Decisions[start:end]) == 0 {
+				continue
+			}
+			c := s.current.clone()
+			clear(c.Decisions[start:end])
+			if s.try(c) {
+				progress = true
+			}
+		}
+	}
+	return progress
+}
+
+// passHalve halves each remaining choice.
+func (s *shrinker) passHalve() bool {
+	progress := false
+	for i := 0; i < len(s.current.Decisions) && !s.exhausted(); i++ {
+		if s.current.Decisions[i] <= 1 {
+			continue
+		}
+		c := s.current.clone()
+		c.Decisions[i] /= 2
+		if s.try(c) {
+			progress = true
+		}
+	}
+	return progress
+}
+
+func trimZeros(list []uint32) []uint32 {
+	end := len(list)
+	for end > 0 && list[end-1] == 0 {
+		end--
+	}
+	return append([]uint32{}, list[:end]...)
+}
+
+// faultNames lists the simulator's faults in plan order.
+var faultNames = []string{sim.FaultCrash, sim.FaultPowerLoss, sim.FaultPIDChurn, sim.FaultZombie, sim.FaultUpgrade,
+	sim.FaultEACCES, sim.FaultFSError, sim.FaultCorrupt, sim.FaultRenameRace, sim.FaultClockStep}

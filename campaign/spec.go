@@ -1,0 +1,188 @@
+package campaign
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/leasekit/leasekit/sim"
+)
+
+// Spec is the complete input of one run: with it a run is a pure function.
+// A seed file stores exactly a Spec.
+type Spec struct {
+	Engine    string
+	Seed      uint64
+	Scheduler sim.SchedulerKind
+	PCTDepth  int
+	// PCTSteps is pinned (not left to default to StepsMax) so that
+	// shrinking StepsMax does not change the meaning of PCT's change-point
+	// decisions.
+	PCTSteps int
+	StepsMax int
+	Faults   sim.FaultPlan
+	Params   Params
+	// Decisions, when not nil, is replayed instead of drawing from Seed.
+	Decisions []uint32
+}
+
+// pctStepsDefault is PCT's expected run length: the order of a workload run.
+const pctStepsDefault = 2_000
+
+// Finding is what a run found: the outcome, a stable class naming the
+// failure (the shrinker keeps it), and the full message.
+type Finding struct {
+	Outcome sim.Outcome
+	Class   string
+	Message string
+}
+
+// OK reports whether the run found nothing.
+func (f Finding) OK() bool { return f.Outcome == sim.OutcomeOK }
+
+// Same reports whether g is the same kind of failure as f.
+func (f Finding) Same(g Finding) bool { return f.Outcome == g.Outcome && f.Class == g.Class }
+
+func (f Finding) String() string {
+	if f.OK() {
+		return "ok"
+	}
+	return fmt.Sprintf("%v (%s)", f.Outcome, f.Class)
+}
+
+// Config returns the simulator configuration of the spec.
+func (s Spec) Config(e *Engine, trace io.Writer) sim.Config {
+	faults := s.Faults
+	params := Params{}
+	for name, value := range e.DefaultParams() {
+		params[name] = value
+	}
+	for name, value := range s.Params {
+		params[name] = value
+	}
+	return sim.Config{
+		Seed:      s.Seed,
+		Replay:    s.Decisions,
+		StepsMax:  s.StepsMax,
+		Scheduler: s.Scheduler,
+		PCTDepth:  s.PCTDepth,
+		PCTSteps:  s.PCTSteps,
+		Faults:    &faults,
+		Setup:     e.Setup(params),
+		Trace:     trace,
+	}
+}
+
+// Execute runs the spec once and judges it. visualize asks the engine's
+// check for porcupine's visualization.
+func Execute(spec Spec, trace io.Writer, visualize bool) (sim.Result, Finding, Verdict, error) {
+	e, err := Lookup(spec.Engine)
+	if err != nil {
+		return sim.Result{}, Finding{}, Verdict{}, err
+	}
+	result := sim.Run(spec.Config(e, trace))
+	finding, verdict := judge(e, result, visualize)
+	return result, finding, verdict, nil
+}
+
+// judge classifies a result: the simulator's own finding first, then the
+// engine's history check (porcupine) on a run without a violation.
+func judge(e *Engine, result sim.Result, visualize bool) (Finding, Verdict) {
+	verdict := Verdict{OK: true}
+	if result.Outcome != sim.OutcomeViolation && result.Outcome != sim.OutcomeNondeterminism && e.Check != nil {
+		verdict = e.Check(result, visualize)
+		if !verdict.OK {
+			return Finding{Outcome: sim.OutcomeViolation, Class: "history: " + Class(verdict.Message),
+				Message: "history check: " + verdict.Message}, verdict
+		}
+	}
+	return Finding{Outcome: result.Outcome, Class: Class(result.Message), Message: result.Message}, verdict
+}
+
+var (
+	stepPrefix  = regexp.MustCompile(`^step \d+: `)
+	panicPhrase = regexp.MustCompile(`^process \S+ panicked at step \d+: `)
+)
+
+// Class reduces a failure message to what must stay the same while
+// shrinking: the step number, process names and values after the first
+// colon are dropped ("step 12: invariant one-holder: 2 holders" becomes
+// "invariant one-holder"; a panic keeps its panic value's first line).
+func Class(message string) string {
+	if message == "" {
+		return ""
+	}
+	message = stepPrefix.ReplaceAllString(message, "")
+	if panicPhrase.MatchString(message) {
+		value := panicPhrase.ReplaceAllString(message, "")
+		value, _, _ = strings.Cut(value, "\n")
+		head, _, _ := strings.Cut(value, ":")
+		return "panic: " + strings.TrimSpace(head)
+	}
+	if strings.HasPrefix(message, "step budget") {
+		return "step budget exhausted"
+	}
+	head, _, _ := strings.Cut(message, ":")
+	head, _, _ = strings.Cut(head, "\n")
+	return strings.TrimSpace(head)
+}
+
+// knobLines renders the spec's knobs as key=value lines in print order
+// (without the decisions).
+func (s Spec) knobLines() []string {
+	lines := []string{
+		"engine=" + s.Engine,
+		fmt.Sprintf("seed=%d", s.Seed),
+		"scheduler=" + s.Scheduler.String(),
+		fmt.Sprintf("pct_depth=%d", s.PCTDepth),
+		fmt.Sprintf("pct_steps=%d", s.PCTSteps),
+		fmt.Sprintf("steps_max=%d", s.StepsMax),
+		"faults=" + formatPlan(s.Faults),
+	}
+	names := make([]string, 0, len(s.Params))
+	for name := range s.Params {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		lines = append(lines, fmt.Sprintf("param.%s=%d", name, s.Params[name]))
+	}
+	return lines
+}
+
+// clone returns a deep copy, so shrinking candidates never alias.
+func (s Spec) clone() Spec {
+	c := s
+	c.Params = Params{}
+	for k, v := range s.Params {
+		c.Params[k] = v
+	}
+	if s.Decisions != nil {
+		c.Decisions = append([]uint32{}, s.Decisions...)
+	}
+	return c
+}
+
+// parseScheduler parses a scheduler name.
+func parseScheduler(name string) (sim.SchedulerKind, error) {
+	switch name {
+	case "random":
+		return sim.SchedulerRandom, nil
+	case "pct":
+		return sim.SchedulerPCT, nil
+	}
+	return 0, &UsageError{Message: fmt.Sprintf("unknown scheduler %q (random or pct)", name)}
+}
+
+// formatPlan prints a fault plan exactly (sim's String rounds to 4 places,
+// which would change a swarm plan's probabilities in a seed file).
+func formatPlan(plan sim.FaultPlan) string {
+	fields := make([]string, 0, len(faultNames))
+	for _, name := range faultNames {
+		fields = append(fields, name+"="+strconv.FormatFloat(plan.Get(name), 'g', -1, 64))
+	}
+	return strings.Join(fields, " ")
+}
