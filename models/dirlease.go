@@ -1,6 +1,7 @@
 package models
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,7 +13,7 @@ import (
 // The directory lease model (engine `dirlease`): claims on private working
 // directories, and recovery of abandoned ones.
 //
-// State: up to MaxDirClaims claims, sorted by Path. A claim is keyed by the
+// State: the claims, sorted by Path, and phantoms (see dirWorld). A claim is keyed by the
 // Path of its directory (the simulator never creates two claims on one path
 // at once) and records what the claim file says (claim ID, role, phase,
 // owner, child, recoverAfterMs) beside the ground truth the engine can only
@@ -56,12 +57,6 @@ import (
 // Recovery reads the claim files in one batch and then inspects each owner
 // at its own instant, while claims are released and owners die; no single
 // instant explains those two counts in general, and they carry no effect.
-
-// MaxDirClaims bounds the claims standing at once (in any branch the model
-// explores). Exceeding it is a workload too big for the model: the check
-// panics with that message rather than give a wrong verdict. Size the
-// workload so that recovery keeps up (6 clients stay far below it).
-const MaxDirClaims = 16
 
 // DirRole is the role of a directory lease.
 type DirRole uint8
@@ -252,30 +247,110 @@ const (
 	dirPublished
 )
 
-// dirClaim is one claim of the state. Comparable.
+// childLife is the ground truth about a recorded child process.
+type childLife uint8
+
+const (
+	childNone childLife = iota
+	childAlive
+	childDead
+	// childMaybeAlive: the child died while the update recording it ran,
+	// before or after the update took effect; a later ProcessDeath cannot
+	// come, so "maybe" stays until a reboot of its host.
+	childMaybeAlive
+)
+
+// dirContent is what a claim file may hold beyond its fixed fields.
+type dirContent struct {
+	phase     DirPhase
+	childProc int
+	childHost string
+	child     childLife
+}
+
+// recoverable reports whether a pass at nowMs may remove a claim of role
+// holding c whose owner is dead (the seed's rules on ground truth).
+func (c dirContent) recoverable(role DirRole, recoverAfterMs, nowMs int64) bool {
+	if role == RoleBundleStage {
+		return true
+	}
+	switch c.phase {
+	case DirPreparing, DirSettled:
+		return true
+	case DirRunning:
+		return c.child != childAlive
+	case DirLaunching:
+		return nowMs >= recoverAfterMs
+	}
+	return false
+}
+
+// recoverableAlways reports whether every later pass, whatever its time,
+// may remove it: nothing can make it unrecoverable again.
+func (c dirContent) recoverableAlways(role DirRole) bool {
+	if role == RoleBundleStage {
+		return true
+	}
+	switch c.phase {
+	case DirPreparing, DirSettled:
+		return true
+	case DirRunning:
+		return c.child == childDead
+	}
+	return false
+}
+
+// dirClaim is one claim of the state.
 type dirClaim struct {
 	path           string
 	claimID        string // "" = unknown (created by an operation of unknown outcome)
 	role           DirRole
-	phase          DirPhase
 	ownerProc      int
 	ownerHost      string
 	ownerAlive     bool
-	childProc      int
-	childHost      string
-	childAlive     bool
 	recoverAfterMs int64
 	dir            dirAt
+	// maybeGone: the claim file (and, if a recovery removed it, the
+	// directory) may already be gone. Set by operations of unknown outcome
+	// and by recoveries whose counts do not say which claims they took.
+	maybeGone bool
+	// contents: what the claim file may hold, sorted, never empty; more
+	// than one after an update of unknown outcome.
+	contents []dirContent
 }
 
-// dirState is one possible state: claims[:count], sorted by path. Comparable.
+// dirWorld is one state of the model, decoded: the claims, sorted by path,
+// and the phantoms. The model is deterministic: each uncertainty is kept
+// inside the state (maybeGone, several contents, a child maybe alive,
+// phantoms) instead of forking states, whose number would multiply.
+// Step functions treat a dirWorld as a value: every change copies first.
+//
+// A phantom is a claim that may or may not still exist, whose owner is
+// dead and which any later pass may recover (it does not wait on a child or
+// on recoverAfterMs). The model stops tracking its path and keeps only how
+// many there may be, by what they would add to a pass's counts; otherwise
+// such claims would pile up. A pass may count any number of phantoms up to
+// the bound. Lost with the path: a later rename race on it (a co-tenant's
+// directory there is untracked).
+type dirWorld struct {
+	claims           []dirClaim
+	phantomRecovered int
+	phantomPublished int
+}
+
+// dirState is the porcupine state: a dirWorld encoded into a string, so it
+// is a comparable value of any size.
 type dirState struct {
-	count  int
-	claims [MaxDirClaims]dirClaim
+	encoded string
 }
 
-func (s dirState) find(path string) int {
-	for i := 0; i < s.count; i++ {
+func (s dirWorld) clone() dirWorld {
+	s.claims = append([]dirClaim(nil), s.claims...)
+	return s
+}
+
+func (s dirWorld) find(path string) int {
+	for i := range s.claims {
 		if s.claims[i].path == path {
 			return i
 		}
@@ -283,44 +358,119 @@ func (s dirState) find(path string) int {
 	return -1
 }
 
-func (s dirState) with(c dirClaim) dirState {
-	if s.count == MaxDirClaims {
-		panic(fmt.Sprintf("models: more than MaxDirClaims (%d) directory claims at once: shrink the workload", MaxDirClaims))
-	}
-	s.claims[s.count] = c
-	s.count++
-	sort.Slice(s.claims[:s.count], func(i, j int) bool { return s.claims[i].path < s.claims[j].path })
+func (s dirWorld) with(c dirClaim) dirWorld {
+	at := sort.Search(len(s.claims), func(i int) bool { return s.claims[i].path >= c.path })
+	claims := make([]dirClaim, 0, len(s.claims)+1)
+	s.claims = append(append(append(claims, s.claims[:at]...), c), s.claims[at:]...)
 	return s
 }
 
-func (s dirState) without(i int) dirState {
-	copy(s.claims[i:s.count], s.claims[i+1:s.count])
-	s.count--
-	s.claims[s.count] = dirClaim{}
+func (s dirWorld) without(i int) dirWorld {
+	claims := make([]dirClaim, 0, len(s.claims)-1)
+	s.claims = append(append(claims, s.claims[:i]...), s.claims[i+1:]...)
 	return s
 }
 
-// recoverable reports whether recovery may remove claim c at nowMs.
+// replaced returns s with claim i replaced by c.
+func (s dirWorld) replaced(i int, c dirClaim) dirWorld {
+	s = s.clone()
+	s.claims[i] = c
+	return s
+}
+
+// recoverable reports whether a pass at nowMs may remove c.
 func (c dirClaim) recoverable(nowMs int64) bool {
 	if c.ownerAlive {
 		return false
 	}
-	if c.role == RoleBundleStage {
-		return true
-	}
-	switch c.phase {
-	case DirPreparing, DirSettled:
-		return true
-	case DirRunning:
-		return !c.childAlive
-	case DirLaunching:
-		return nowMs >= c.recoverAfterMs
+	for _, content := range c.contents {
+		if content.recoverable(c.role, c.recoverAfterMs, nowMs) {
+			return true
+		}
 	}
 	return false
 }
 
-func dirStep(state, input, output any) []any {
-	s := state.(dirState)
+// recoverableAlways reports whether every later pass may remove c.
+func (c dirClaim) recoverableAlways() bool {
+	if c.ownerAlive {
+		return false
+	}
+	for _, content := range c.contents {
+		if !content.recoverableAlways(c.role) {
+			return false
+		}
+	}
+	return true
+}
+
+// withContents returns c holding contents, sorted and without duplicates.
+func (c dirClaim) withContents(contents []dirContent) dirClaim {
+	sorted := append([]dirContent(nil), contents...)
+	sort.Slice(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if a.phase != b.phase {
+			return a.phase < b.phase
+		}
+		if a.childProc != b.childProc {
+			return a.childProc < b.childProc
+		}
+		return a.child < b.child
+	})
+	c.contents = sorted[:0]
+	for i, content := range sorted {
+		if i == 0 || content != sorted[i-1] {
+			c.contents = append(c.contents, content)
+		}
+	}
+	if len(c.contents) == 0 {
+		panic("models: a directory claim with no possible contents")
+	}
+	return c
+}
+
+// matching splits c's contents by whether they equal the caller's view.
+func (c dirClaim) matching(phase DirPhase, child int) (matched, others []dirContent) {
+	for _, content := range c.contents {
+		if content.phase == phase && content.childProc == child {
+			matched = append(matched, content)
+		} else {
+			others = append(others, content)
+		}
+	}
+	return matched, others
+}
+
+// normalized turns every claim that is maybe gone, dead and recoverable
+// whatever the time into a phantom.
+func (s dirWorld) normalized() dirWorld {
+	for i := 0; i < len(s.claims); {
+		c := s.claims[i]
+		if !c.maybeGone || !c.recoverableAlways() || c.dir == dirForeign {
+			i++
+			continue
+		}
+		s = s.without(i)
+		if c.dir == dirPublished {
+			s.phantomPublished++
+		} else {
+			s.phantomRecovered++
+		}
+	}
+	return s
+}
+
+// dirStep is the deterministic step: ok=false if no state explains the
+// output.
+func dirStep(state, input, output any) (bool, any) {
+	next, ok := dirStepWorld(decodeDirState(state.(dirState)), input, output)
+	if !ok {
+		return false, state
+	}
+	return true, encodeDirWorld(next.normalized())
+}
+
+func dirStepWorld(s dirWorld, input, output any) (dirWorld, bool) {
 	switch in := input.(type) {
 	case DirCreate:
 		return dirStepCreate(s, in, output)
@@ -333,248 +483,460 @@ func dirStep(state, input, output any) []any {
 	case DirUse:
 		return dirStepUse(s, in, output)
 	case ProcessDeath:
-		for i := 0; i < s.count; i++ {
-			c := &s.claims[i]
-			c.ownerAlive = c.ownerAlive && c.ownerProc != in.Proc
-			c.childAlive = c.childAlive && c.childProc != in.Proc
-		}
-		return []any{s}
+		return s.killed(func(proc int, _ string) bool { return proc == in.Proc }), true
 	case Reboot:
-		for i := 0; i < s.count; i++ {
-			c := &s.claims[i]
-			c.ownerAlive = c.ownerAlive && c.ownerHost != in.Host
-			c.childAlive = c.childAlive && c.childHost != in.Host
-		}
-		return []any{s}
+		return s.killed(func(_ int, host string) bool { return host == in.Host }), true
 	case PIDReuse:
-		return []any{s}
+		return s, true
 	case DirSwap:
-		return []any{s.moveDir(in.Path, dirForeign)}
+		return s.moveDir(in.Path, dirForeign), true
 	case DirPublish:
-		return []any{s.moveDir(in.Path, dirPublished)}
+		return s.moveDir(in.Path, dirPublished), true
 	case DirRemove:
-		return []any{s.moveDir(in.Path, dirAbsent)}
+		return s.moveDir(in.Path, dirAbsent), true
 	}
 	panic(fmt.Sprintf("models: dirlease model got input %T", input))
 }
 
-func (s dirState) moveDir(path string, to dirAt) dirState {
-	if i := s.find(path); i >= 0 {
-		s.claims[i].dir = to
+// killed marks dead every owner and child that dies.
+func (s dirWorld) killed(dies func(proc int, host string) bool) dirWorld {
+	s = s.clone()
+	for i := range s.claims {
+		c := s.claims[i]
+		c.ownerAlive = c.ownerAlive && !dies(c.ownerProc, c.ownerHost)
+		contents := append([]dirContent(nil), c.contents...)
+		for j := range contents {
+			if contents[j].childProc != 0 && dies(contents[j].childProc, contents[j].childHost) {
+				contents[j].child = childDead
+			}
+		}
+		s.claims[i] = c.withContents(contents)
 	}
 	return s
 }
 
-func dirStepCreate(s dirState, in DirCreate, output any) []any {
-	fresh := s.find(in.Path) < 0
+func (s dirWorld) moveDir(path string, to dirAt) dirWorld {
+	if i := s.find(path); i >= 0 {
+		c := s.claims[i]
+		c.dir = to
+		return s.replaced(i, c)
+	}
+	return s
+}
+
+func dirStepCreate(s dirWorld, in DirCreate, output any) (dirWorld, bool) {
+	if s.find(in.Path) >= 0 {
+		return s, false // ValidateDirLeaseHistory rules out a second claim on a path
+	}
 	claim := dirClaim{
-		path: in.Path, role: in.Role, phase: DirPreparing, ownerProc: in.Proc, ownerHost: in.Host,
+		path: in.Path, role: in.Role, ownerProc: in.Proc, ownerHost: in.Host,
 		ownerAlive: true, recoverAfterMs: in.RecoverAfterMs, dir: dirPresent,
+		contents: []dirContent{{phase: DirPreparing}},
 	}
 	out, known := output.(DirCreateResult)
 	if !known {
 		mustUnknown(output)
-		if fresh {
-			return []any{s, s.with(claim)}
-		}
-		return []any{s}
+		claim.maybeGone = true // may never have been written
+		return s.with(claim), true
 	}
-	if !fresh || out.ClaimID == "" {
-		return nil
+	if out.ClaimID == "" {
+		return s, false
 	}
 	claim.claimID = out.ClaimID
-	return []any{s.with(claim)}
+	return s.with(claim), true
 }
 
-// holds reports the index of the claim whose file holds exactly what the
-// caller's handle holds, or -1.
-func (s dirState) holds(path, claimID string, proc int, phase DirPhase, child int) int {
+// handle finds the claim a caller's handle names (same path, claim ID and
+// owner), or -1.
+func (s dirWorld) handle(path, claimID string, proc int) int {
 	i := s.find(path)
-	if i < 0 {
-		return -1
-	}
-	c := s.claims[i]
-	if c.claimID == "" || c.claimID != claimID || c.ownerProc != proc || c.phase != phase || c.childProc != child {
+	if i < 0 || s.claims[i].claimID == "" || s.claims[i].claimID != claimID || s.claims[i].ownerProc != proc {
 		return -1
 	}
 	return i
 }
 
-func (s dirState) updated(i int, in DirUpdate, childAlive bool) dirState {
-	c := &s.claims[i]
-	c.phase, c.childProc, c.childHost, c.childAlive = in.ToPhase, in.Child, in.ChildHost, in.Child != 0 && childAlive
-	return s
+// refused applies a compare-and-swap refused as "changed" to claim i: the
+// file does not hold the caller's view, so only the other contents remain,
+// or, if none, the claim must be gone.
+func (s dirWorld) refused(i int, others []dirContent) (dirWorld, bool) {
+	c := s.claims[i]
+	switch {
+	case len(others) > 0:
+		return s.replaced(i, c.withContents(others)), true
+	case c.maybeGone:
+		return s.without(i), true
+	}
+	return s, false
 }
 
-func dirStepUpdate(s dirState, in DirUpdate, output any) []any {
+func dirStepUpdate(s dirWorld, in DirUpdate, output any) (dirWorld, bool) {
 	valid := DirTransitionValid(in.Role, in.FromPhase, in.ToPhase, in.Child != 0)
-	i := s.holds(in.Path, in.ClaimID, in.Proc, in.FromPhase, in.FromChild)
-	applied := func() []any {
-		switch in.childFate {
-		case childDeadBeforeCall:
-			return []any{s.updated(i, in, false)}
-		case childDiedDuring:
-			return []any{s.updated(i, in, true), s.updated(i, in, false)}
-		}
-		return []any{s.updated(i, in, true)}
+	i := s.handle(in.Path, in.ClaimID, in.Proc)
+	var matched, others []dirContent
+	if i >= 0 {
+		matched, others = s.claims[i].matching(in.FromPhase, in.FromChild)
+	}
+	next := dirContent{phase: in.ToPhase, childProc: in.Child, childHost: in.ChildHost}
+	if in.Child != 0 {
+		next.child = [...]childLife{childAliveAtReturn: childAlive, childDeadBeforeCall: childDead, childDiedDuring: childMaybeAlive}[in.childFate]
 	}
 	out, known := output.(DirUpdateResult)
 	if !known {
 		mustUnknown(output)
-		if valid && i >= 0 {
-			return append([]any{s}, applied()...)
+		if valid && len(matched) > 0 {
+			c := s.claims[i]
+			return s.replaced(i, c.withContents(append(append([]dirContent(nil), c.contents...), next))), true
 		}
-		return []any{s}
+		return s, true
 	}
 	switch out.Kind {
 	case CASInvalid:
-		if !valid {
-			return []any{s}
-		}
+		return s, !valid
 	case CASOK:
-		if valid && i >= 0 {
-			return applied()
+		if !valid || len(matched) == 0 {
+			return s, false
 		}
+		c := s.claims[i]
+		c.maybeGone = false // the swap proves the file exists
+		return s.replaced(i, c.withContents([]dirContent{next})), true
 	case CASChanged:
-		if valid && i < 0 {
-			return []any{s}
+		if !valid {
+			return s, false
 		}
+		if i < 0 {
+			return s, true
+		}
+		return s.refused(i, others)
 	}
-	return nil
+	return s, false
 }
 
-func dirStepRelease(s dirState, in DirRelease, output any) []any {
-	i := s.holds(in.Path, in.ClaimID, in.Proc, in.Phase, in.Child)
+func dirStepRelease(s dirWorld, in DirRelease, output any) (dirWorld, bool) {
+	i := s.handle(in.Path, in.ClaimID, in.Proc)
+	var matched, others []dirContent
+	if i >= 0 {
+		matched, others = s.claims[i].matching(in.Phase, in.Child)
+	}
 	out, known := output.(DirReleaseResult)
 	if !known {
 		mustUnknown(output)
-		if i >= 0 {
-			return []any{s, s.without(i)}
+		if len(matched) > 0 {
+			c := s.claims[i]
+			c.maybeGone = true
+			return s.replaced(i, c), true
 		}
-		return []any{s}
+		return s, true
 	}
 	switch out.Kind {
 	case CASOK:
-		if i >= 0 {
-			return []any{s.without(i)}
+		if len(matched) > 0 {
+			return s.without(i), true
 		}
 	case CASChanged:
 		if i < 0 {
-			return []any{s}
+			return s, true
 		}
+		return s.refused(i, others)
 	}
-	return nil
+	return s, false
 }
 
-func dirStepUse(s dirState, in DirUse, output any) []any {
+func dirStepUse(s dirWorld, in DirUse, output any) (dirWorld, bool) {
 	out, known := output.(DirUseResult)
 	if !known {
 		mustUnknown(output)
-		return []any{s}
+		return s, true
 	}
 	i := s.find(in.Path)
 	if i < 0 {
-		return []any{s} // untracked path: anything may be there
+		return s, true // untracked path: anything may be there
 	}
+	c := s.claims[i]
 	want := UseMissing
-	switch s.claims[i].dir {
+	switch c.dir {
 	case dirPresent:
 		want = UsePresent
 	case dirForeign:
 		want = UseForeign
 	}
-	if out.Kind == want {
-		return []any{s}
-	}
-	return nil
+	// A claim that may be gone may have taken its directory with it.
+	return s, out.Kind == want || (c.maybeGone && out.Kind == UseMissing)
 }
 
-// recoveryOutcome is one way a recovery pass could have ended.
-type recoveryOutcome struct {
-	state                dirState
+// recoveryOption is one thing a pass may have done to one claim.
+type recoveryOption struct {
+	remove               bool
 	recovered, published int
 }
 
-// recoveryOutcomes enumerates the outcomes of a pass at nowMs. partial
-// allows a claim's directory to be removed while its claim file stays (a
-// pass cut short between the two).
-func recoveryOutcomes(s dirState, nowMs int64, partial bool) []recoveryOutcome {
-	outcomes := []recoveryOutcome{{state: dirState{}}}
-	for i := 0; i < s.count; i++ {
-		c := s.claims[i]
-		var next []recoveryOutcome
-		for _, o := range outcomes {
-			next = append(next, recoveryOutcome{o.state.with(c), o.recovered, o.published}) // left alone
-			if !c.recoverable(nowMs) || c.dir == dirForeign {
-				continue
-			}
-			switch c.dir {
-			case dirPresent:
-				next = append(next, recoveryOutcome{o.state, o.recovered + 1, o.published})
-				if partial {
-					gone := c
-					gone.dir = dirAbsent
-					next = append(next, recoveryOutcome{o.state.with(gone), o.recovered + 1, o.published})
-				}
-			case dirPublished:
-				next = append(next, recoveryOutcome{o.state, o.recovered, o.published + 1})
-			case dirAbsent:
-				next = append(next, recoveryOutcome{o.state, o.recovered, o.published},
-					recoveryOutcome{o.state, o.recovered + 1, o.published})
-			}
-		}
-		outcomes = next
+// recoveryOptions lists what a pass at nowMs may have done to c. Leaving
+// it alone is always possible: the pass may have read the claims before c
+// was created, or the inspector may have answered "unknown".
+func recoveryOptions(c dirClaim, nowMs int64) []recoveryOption {
+	options := []recoveryOption{{}}
+	if c.maybeGone {
+		options = append(options, recoveryOption{remove: true}) // it was already gone
 	}
-	return outcomes
+	if !c.recoverable(nowMs) {
+		return options
+	}
+	switch c.dir {
+	case dirPresent:
+		options = append(options, recoveryOption{remove: true, recovered: 1})
+	case dirPublished:
+		options = append(options, recoveryOption{remove: true, published: 1})
+	case dirAbsent:
+		// An absent directory is counted when the pass completes an
+		// interrupted quarantine, and not counted otherwise.
+		options = append(options, recoveryOption{remove: true}, recoveryOption{remove: true, recovered: 1})
+	}
+	return options
 }
 
-func dirStepRecover(s dirState, in DirRecover, output any) []any {
+// countSums is the set of (recovered, published) totals, up to a target,
+// reachable by some choice of options over a run of claims.
+type countSums struct {
+	recovered, published int // the target, the largest totals kept
+	reachable            []bool
+}
+
+func newCountSums(recovered, published int) countSums {
+	return countSums{recovered, published, make([]bool, (recovered+1)*(published+1))}
+}
+
+func (sums countSums) at(r, p int) bool {
+	return r >= 0 && p >= 0 && r <= sums.recovered && p <= sums.published && sums.reachable[r*(sums.published+1)+p]
+}
+
+func (sums countSums) set(r, p int) {
+	if r <= sums.recovered && p <= sums.published {
+		sums.reachable[r*(sums.published+1)+p] = true
+	}
+}
+
+// add marks every total of from plus option.
+func (sums countSums) add(from countSums, option recoveryOption) {
+	for r := 0; r <= sums.recovered; r++ {
+		for p := 0; p <= sums.published; p++ {
+			if from.at(r, p) {
+				sums.set(r+option.recovered, p+option.published)
+			}
+		}
+	}
+}
+
+// dirRecovered returns the state after a pass at nowMs that reported
+// (recovered, published), or ok=false if no choice of options explains the
+// counts. A claim every explaining choice removes is removed; one that some
+// choices remove and others keep becomes maybeGone; the rest are untouched.
+// Phantoms may add any number up to their bound to each count.
+func dirRecovered(s dirWorld, nowMs int64, recovered, published int) (dirWorld, bool) {
+	if recovered < 0 || published < 0 {
+		return s, false
+	}
+	options := make([][]recoveryOption, len(s.claims))
+	prefix := make([]countSums, len(s.claims)+1)
+	suffix := make([]countSums, len(s.claims)+1)
+	for i := range prefix {
+		prefix[i], suffix[i] = newCountSums(recovered, published), newCountSums(recovered, published)
+	}
+	prefix[0].set(0, 0)
+	for r := 0; r <= s.phantomRecovered; r++ {
+		for p := 0; p <= s.phantomPublished; p++ {
+			suffix[len(s.claims)].set(r, p)
+		}
+	}
+	for i := 0; i < len(s.claims); i++ {
+		options[i] = recoveryOptions(s.claims[i], nowMs)
+		for _, option := range options[i] {
+			prefix[i+1].add(prefix[i], option)
+		}
+	}
+	for i := len(s.claims) - 1; i >= 0; i-- {
+		for _, option := range options[i] {
+			suffix[i].add(suffix[i+1], option)
+		}
+	}
+	if !suffix[0].at(recovered, published) {
+		return s, false
+	}
+	next := dirWorld{}
+	for i := range s.claims {
+		keep, remove := false, false
+		for _, option := range options[i] {
+			if explains(prefix[i], suffix[i+1], option, recovered, published) {
+				keep = keep || !option.remove
+				remove = remove || option.remove
+			}
+		}
+		c := s.claims[i]
+		switch {
+		case keep && remove:
+			c.maybeGone = true
+			next = next.with(c)
+		case keep:
+			next = next.with(c)
+		}
+	}
+	// The phantoms left are at most the bound minus the fewest an
+	// explanation needs (per kind: a sound upper bound).
+	usedRecovered, usedPublished := recovered+1, published+1
+	for r := 0; r <= recovered; r++ {
+		for p := 0; p <= published; p++ {
+			phantomR, phantomP := recovered-r, published-p
+			if prefix[len(s.claims)].at(r, p) && phantomR <= s.phantomRecovered && phantomP <= s.phantomPublished {
+				usedRecovered, usedPublished = min(usedRecovered, phantomR), min(usedPublished, phantomP)
+			}
+		}
+	}
+	if usedRecovered > recovered || usedPublished > published {
+		panic("models: recovery counts explained without a phantom split")
+	}
+	next.phantomRecovered = s.phantomRecovered - usedRecovered
+	next.phantomPublished = s.phantomPublished - usedPublished
+	return next, true
+}
+
+// explains reports whether option for one claim, with some choice before
+// it (prefix) and after it (suffix), sums to the reported counts.
+func explains(prefix, suffix countSums, option recoveryOption, recovered, published int) bool {
+	for r := 0; r <= recovered-option.recovered; r++ {
+		for p := 0; p <= published-option.published; p++ {
+			if prefix.at(r, p) && suffix.at(recovered-option.recovered-r, published-option.published-p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func dirStepRecover(s dirWorld, in DirRecover, output any) (dirWorld, bool) {
 	out, known := output.(DirRecoverResult)
 	if !known {
 		mustUnknown(output)
 	}
-	partial := !known || out.Failed
-	var next []any
-	for _, o := range recoveryOutcomes(s, in.NowMs, partial) {
-		if partial || (o.recovered == out.Recovered && o.published == out.Published) {
-			next = append(next, o.state)
+	if known && !out.Failed {
+		return dirRecovered(s, in.NowMs, out.Recovered, out.Published)
+	}
+	// Failed or cut short: any recoverable claim may be gone, or only its
+	// directory (removed before its claim file).
+	s = s.clone()
+	for i := range s.claims {
+		if s.claims[i].recoverable(in.NowMs) && s.claims[i].dir != dirForeign {
+			s.claims[i].maybeGone = true
 		}
 	}
-	return next
+	return s, true
 }
 
 func dirHash(state any) uint64 {
-	s := state.(dirState)
 	h := newHasher()
-	h.int(int64(s.count))
-	for i := 0; i < s.count; i++ {
-		c := s.claims[i]
-		h.string(c.path)
-		h.string(c.claimID)
-		h.int(int64(c.phase))
-		h.bool(c.ownerAlive)
-		h.int(int64(c.childProc))
-		h.bool(c.childAlive)
-		h.int(int64(c.dir))
-	}
+	h.string(state.(dirState).encoded)
 	return h.sum
 }
 
-// DirLeaseModel returns the directory lease model (unpartitioned).
+// encodeDirWorld writes w as a string: uvarint-length-prefixed strings and
+// varints, field by field, so two worlds are equal iff their encodings are.
+func encodeDirWorld(w dirWorld) dirState {
+	buffer := binary.AppendVarint(nil, int64(w.phantomRecovered))
+	buffer = binary.AppendVarint(buffer, int64(w.phantomPublished))
+	appendString := func(s string) {
+		buffer = binary.AppendUvarint(buffer, uint64(len(s)))
+		buffer = append(buffer, s...)
+	}
+	appendInt := func(v int64) { buffer = binary.AppendVarint(buffer, v) }
+	for _, c := range w.claims {
+		appendString(c.path)
+		appendString(c.claimID)
+		appendString(c.ownerHost)
+		appendInt(int64(c.role))
+		appendInt(int64(c.ownerProc))
+		appendInt(c.recoverAfterMs)
+		appendInt(int64(c.dir))
+		flags := int64(0)
+		if c.ownerAlive {
+			flags |= 1
+		}
+		if c.maybeGone {
+			flags |= 2
+		}
+		appendInt(flags)
+		appendInt(int64(len(c.contents)))
+		for _, content := range c.contents {
+			appendInt(int64(content.phase))
+			appendInt(int64(content.childProc))
+			appendString(content.childHost)
+			appendInt(int64(content.child))
+		}
+	}
+	return dirState{encoded: string(buffer)}
+}
+
+// decodeDirState reads what encodeDirWorld wrote. A malformed encoding is a
+// bug in this file: it panics.
+func decodeDirState(s dirState) dirWorld {
+	data := []byte(s.encoded)
+	readInt := func() int64 {
+		v, n := binary.Varint(data)
+		if n <= 0 {
+			panic("models: corrupt dirlease state encoding")
+		}
+		data = data[n:]
+		return v
+	}
+	readString := func() string {
+		length, n := binary.Uvarint(data)
+		if n <= 0 || uint64(len(data)-n) < length {
+			panic("models: corrupt dirlease state encoding")
+		}
+		text := string(data[n : n+int(length)])
+		data = data[n+int(length):]
+		return text
+	}
+	var w dirWorld
+	w.phantomRecovered, w.phantomPublished = int(readInt()), int(readInt())
+	for len(data) > 0 {
+		c := dirClaim{path: readString(), claimID: readString(), ownerHost: readString()}
+		c.role, c.ownerProc = DirRole(readInt()), int(readInt())
+		c.recoverAfterMs, c.dir = readInt(), dirAt(readInt())
+		flags := readInt()
+		c.ownerAlive, c.maybeGone = flags&1 != 0, flags&2 != 0
+		c.contents = make([]dirContent, readInt())
+		for j := range c.contents {
+			c.contents[j].phase, c.contents[j].childProc = DirPhase(readInt()), int(readInt())
+			c.contents[j].childHost, c.contents[j].child = readString(), childLife(readInt())
+		}
+		w.claims = append(w.claims, c)
+	}
+	return w
+}
+
+// DirLeaseModel returns the directory lease model (unpartitioned). It is a
+// deterministic porcupine.Model: every uncertainty lives inside the state.
 func DirLeaseModel() porcupine.Model {
-	nondeterministic := porcupine.NondeterministicModel{
-		Init:              func() []any { return []any{dirState{}} },
+	return porcupine.Model{
+		Init:              func() any { return encodeDirWorld(dirWorld{}) },
 		Step:              dirStep,
 		Hash:              dirHash,
 		DescribeOperation: DescribeDirLeaseOperation,
 		DescribeState:     DescribeDirLeaseState,
 	}
-	return nondeterministic.ToModel()
 }
 
 // ValidateDirLeaseHistory checks the history contract (see the package
-// comment) for a directory lease history.
+// comment) for a directory lease history, and that every DirCreate names
+// a fresh Path (claims are keyed by path).
 func ValidateDirLeaseHistory(ops []porcupine.Operation) error {
+	paths := map[string]bool{}
+	for i, op := range ops {
+		if in, ok := op.Input.(DirCreate); ok {
+			if paths[in.Path] {
+				return fmt.Errorf("operation %d: a second DirCreate on path %q; give every creation a fresh path", i, in.Path)
+			}
+			paths[in.Path] = true
+		}
+	}
 	err := validateHistory(ops, func(input any) (procOp, bool) {
 		switch in := input.(type) {
 		case DirCreate:
@@ -701,20 +1063,30 @@ func describeDirOutput(output any) string {
 
 // DescribeDirLeaseState renders one dirlease state for the report.
 func DescribeDirLeaseState(state any) string {
-	s := state.(dirState)
-	if s.count == 0 {
-		return "no claims"
+	s := decodeDirState(state.(dirState))
+	parts := make([]string, 0, len(s.claims)+1)
+	if s.phantomRecovered+s.phantomPublished > 0 {
+		parts = append(parts, fmt.Sprintf("phantoms: up to %d recoverable, %d publishable", s.phantomRecovered, s.phantomPublished))
 	}
-	parts := make([]string, 0, s.count)
-	for i := 0; i < s.count; i++ {
-		c := s.claims[i]
-		text := fmt.Sprintf("%s: claim %s %s %s, owner p%d %s", c.path, orUnknown(c.claimID), c.role, c.phase,
-			c.ownerProc, liveness(c.ownerAlive))
-		if c.childProc != 0 {
-			text += fmt.Sprintf(", child p%d %s", c.childProc, liveness(c.childAlive))
+	for _, c := range s.claims {
+		var contents []string
+		for _, content := range c.contents {
+			text := content.phase.String()
+			if content.childProc != 0 {
+				text += fmt.Sprintf(" child p%d %s", content.childProc, [...]string{"", "alive", "dead", "maybe alive"}[content.child])
+			}
+			contents = append(contents, text)
 		}
-		text += ", dir " + [...]string{"present", "foreign", "absent", "published"}[c.dir]
+		text := fmt.Sprintf("%s: claim %s %s %s, owner p%d %s, dir %s", c.path, orUnknown(c.claimID), c.role,
+			strings.Join(contents, " | "), c.ownerProc, liveness(c.ownerAlive),
+			[...]string{"present", "foreign", "absent", "published"}[c.dir])
+		if c.maybeGone {
+			text += " (maybe gone)"
+		}
 		parts = append(parts, text)
+	}
+	if len(parts) == 0 {
+		return "no claims"
 	}
 	return escape(strings.Join(parts, "; "))
 }

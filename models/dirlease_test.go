@@ -114,6 +114,37 @@ func TestDirLeaseGoodHistories(t *testing.T) {
 			call(3, 7, 8, use(3, "/w1"), missing),
 			call(3, 9, 10, recoverAt(3, 0), recovered(0, 0, 0, 0)),
 		}, porcupine.Ok},
+		{"an update of unknown outcome that took effect: the retry is refused", []porcupine.Operation{
+			call(1, 1, 2, dirCreate(1, "/w1", RoleRawWorking, 100), created("c1")),
+			call(1, 3, 4, dirUpdate(1, "/w1", "c1", DirPreparing, DirLaunching, 0, 0), Unknown{}),
+			call(1, 5, 6, dirUpdate(1, "/w1", "c1", DirPreparing, DirLaunching, 0, 0), dirChanged),
+			call(1, 7, 8, dirUpdate(1, "/w1", "c1", DirLaunching, DirSettled, 0, 0), dirOK),
+		}, porcupine.Ok},
+		{"an update of unknown outcome that did not take effect: the retry succeeds", []porcupine.Operation{
+			call(1, 1, 2, dirCreate(1, "/w1", RoleRawWorking, 100), created("c1")),
+			call(1, 3, 4, dirUpdate(1, "/w1", "c1", DirPreparing, DirLaunching, 0, 0), Unknown{}),
+			call(1, 5, 6, dirUpdate(1, "/w1", "c1", DirPreparing, DirLaunching, 0, 0), dirOK),
+		}, porcupine.Ok},
+		{"a crashed update to launching: recovery may take it once recoverAfter passes", []porcupine.Operation{
+			call(1, 1, 2, dirCreate(1, "/w1", RoleRawWorking, 100), created("c1")),
+			call(1, 3, 4, dirUpdate(1, "/w1", "c1", DirPreparing, DirLaunching, 0, 0), Unknown{}),
+			event(5, ProcessDeath{Proc: 1}),
+			call(2, 6, 7, recoverAt(2, 0), recovered(1, 0, 0, 0)),
+		}, porcupine.Ok},
+		{"a child that died while being recorded", []porcupine.Operation{
+			call(1, 1, 2, dirCreate(1, "/w1", RoleRawWorking, 100), created("c1")),
+			call(1, 3, 4, dirUpdate(1, "/w1", "c1", DirPreparing, DirLaunching, 0, 0), dirOK),
+			call(1, 5, 7, dirUpdate(1, "/w1", "c1", DirLaunching, DirRunning, 0, 10), dirOK),
+			event(6, ProcessDeath{Proc: 10}),
+			event(8, ProcessDeath{Proc: 1}),
+			call(2, 9, 10, recoverAt(2, 0), recovered(1, 0, 0, 0)),
+		}, porcupine.Ok},
+		{"a release of unknown outcome, then recovery after the owner dies", []porcupine.Operation{
+			call(1, 1, 2, dirCreate(1, "/w1", RoleRawWorking, 100), created("c1")),
+			call(1, 3, 4, DirRelease{Proc: 1, Path: "/w1", ClaimID: "c1", Phase: DirPreparing}, Unknown{}),
+			event(5, ProcessDeath{Proc: 1}),
+			call(2, 6, 7, recoverAt(2, 0), recovered(0, 0, 0, 0)),
+		}, porcupine.Ok},
 		{"recovery concurrent with a release", []porcupine.Operation{
 			call(1, 1, 2, dirCreate(1, "/w1", RoleRawWorking, 100), created("c1")),
 			call(4, 3, 4, dirCreate(4, "/w4", RoleRawWorking, 100), created("c4")),
@@ -175,6 +206,23 @@ func TestDirLeaseBadHistories(t *testing.T) {
 			call(1, 1, 2, dirCreate(1, "/w1", RoleRawWorking, 100), created("c1")),
 			call(1, 3, 4, dirUpdate(1, "/w1", "c1", DirPreparing, DirLaunching, 0, 0), dirChanged),
 		}, porcupine.Illegal},
+		{"a stale update accepted after its retry was refused", []porcupine.Operation{
+			call(1, 1, 2, dirCreate(1, "/w1", RoleRawWorking, 100), created("c1")),
+			call(1, 3, 4, dirUpdate(1, "/w1", "c1", DirPreparing, DirLaunching, 0, 0), Unknown{}),
+			call(1, 5, 6, dirUpdate(1, "/w1", "c1", DirPreparing, DirLaunching, 0, 0), dirChanged),
+			call(1, 7, 8, dirUpdate(1, "/w1", "c1", DirPreparing, DirLaunching, 0, 0), dirOK),
+		}, porcupine.Illegal},
+		{"a live child's directory removed after an update of unknown outcome failed to record it", []porcupine.Operation{
+			call(1, 1, 2, dirCreate(1, "/w1", RoleRawWorking, 100), created("c1")),
+			call(1, 3, 4, dirUpdate(1, "/w1", "c1", DirPreparing, DirLaunching, 0, 0), dirOK),
+			call(1, 5, 6, dirUpdate(1, "/w1", "c1", DirLaunching, DirRunning, 0, 10), dirOK),
+			call(1, 7, 8, dirUpdate(1, "/w1", "c1", DirRunning, DirSettled, 10, 0), Unknown{}),
+			call(1, 9, 10, dirUpdate(1, "/w1", "c1", DirRunning, DirSettled, 10, 0), dirOK),
+			call(1, 11, 12, dirUpdate(1, "/w1", "c1", DirSettled, DirLaunching, 0, 0), dirOK),
+			call(1, 13, 14, dirUpdate(1, "/w1", "c1", DirLaunching, DirRunning, 0, 11), dirOK),
+			event(15, ProcessDeath{Proc: 1}),
+			call(2, 16, 17, recoverAt(2, 0), recovered(1, 0, 0, 0)),
+		}, porcupine.Illegal},
 		{"a present directory counted as published", []porcupine.Operation{
 			call(1, 1, 2, dirCreate(1, "/s1", RoleBundleStage, 100), created("c1")),
 			event(3, ProcessDeath{Proc: 1}),
@@ -212,7 +260,7 @@ func TestDirLeaseDescriptionsEscapeHTML(t *testing.T) {
 	if strings.Contains(text, "<") || !strings.Contains(text, "/w&lt;1&gt;") {
 		t.Fatalf("operation description is not HTML-escaped: %s", text)
 	}
-	state := DescribeDirLeaseState(dirState{}.with(dirClaim{path: "/a&b", role: RoleRawWorking, phase: DirPreparing}))
+	state := DescribeDirLeaseState(encodeDirWorld(dirWorld{}.with(dirClaim{path: "/a&b", role: RoleRawWorking, contents: []dirContent{{phase: DirPreparing}}})))
 	if !strings.Contains(state, "/a&amp;b") {
 		t.Fatalf("state description is not HTML-escaped: %s", state)
 	}

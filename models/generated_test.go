@@ -108,3 +108,39 @@ func BenchmarkCheckAdmission(b *testing.B) {
 	}
 	benchmarkChecks(b, histories, CheckAdmission)
 }
+
+func TestDirLeaseGeneratedCorrectHistoriesPass(t *testing.T) {
+	for seed := int64(1); seed <= 40; seed++ {
+		ops, _ := generateDirHistory(dirWorkload{seed: seed, clients: 6, ops: 200, crashPercent: 3})
+		if got, _ := CheckDirLease(ops, generatedTimeout); got != porcupine.Ok {
+			t.Fatalf("seed %d: a correct history of %d ops checked %s", seed, len(ops), got)
+		}
+	}
+}
+
+func TestDirLeaseGeneratedLiveRemovalCaught(t *testing.T) {
+	fired, caught := 0, 0
+	for seed := int64(1); seed <= 30; seed++ {
+		ops, bugs := generateDirHistory(dirWorkload{seed: seed, clients: 6, ops: 200, crashPercent: 3, bugRecoverLive: true})
+		if bugs == 0 {
+			continue
+		}
+		fired++
+		if got, _ := CheckDirLease(ops, generatedTimeout); got == porcupine.Illegal {
+			caught++
+		}
+	}
+	if fired < 10 || caught*10 < fired*8 {
+		t.Fatalf("planted live removal fired in %d runs, caught in %d; want it caught in at least 80%%", fired, caught)
+	}
+	t.Logf("planted live removal: fired in %d runs, caught in %d", fired, caught)
+}
+
+func BenchmarkCheckDirLease(b *testing.B) {
+	var histories [][]porcupine.Operation
+	for seed := int64(1); seed <= 50; seed++ {
+		ops, _ := generateDirHistory(dirWorkload{seed: seed, clients: 6, ops: 200, crashPercent: 3})
+		histories = append(histories, ops)
+	}
+	benchmarkChecks(b, histories, CheckDirLease)
+}
