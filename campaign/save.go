@@ -95,3 +95,18 @@ func ShrinkFailures(report *Report, o Options, dir string, limit, runsMax int, c
 	}
 	return errs
 }
+
+// SaveRun writes a replayed run, unshrunk, as a seed file under dir: its
+// recorded decisions and its finding. This pins a rare-state run (one that
+// hit a rare probe) as a regression seed.
+func SaveRun(dir string, replay *Replay, command ReplayCommand) (string, error) {
+	spec := replay.Spec.clone()
+	spec.Decisions = trimZeros(replay.Result.Decisions)
+	file := SeedFile{Spec: spec, Expect: replay.Finding}
+	decisions := len(spec.Decisions)
+	file = withSummary(file, ShrinkResult{Spec: spec, Finding: replay.Finding, Result: replay.Result,
+		DecisionsBefore: decisions, DecisionsAfter: decisions, ChoicesBefore: Choices(spec.Decisions),
+		ChoicesAfter: Choices(spec.Decisions)}, command, dir)
+	file.Summary[2] = fmt.Sprintf("saved unshrunk: %d decisions (%d choices)", decisions, Choices(spec.Decisions))
+	return WriteSeedFile(dir, file)
+}

@@ -16,7 +16,8 @@ import (
 // Passes (in this order, repeated until a round makes no progress or the
 // run budget is spent; the order is fixed, so shrinking is reproducible):
 //
-//  1. step budget: a violation needs no more steps than it took;
+//  1. step budget: a violation needs no more steps than it took (only while
+//     shrinking, to make candidates cheap; the result keeps the original);
 //  2. faults: turn each enabled fault off;
 //  3. knobs: lower each workload knob to its minimum, half-way, or by one;
 //  4. decisions: keep a prefix (binary search), delete chunks of halving
@@ -90,6 +91,10 @@ func Shrink(spec Spec, want Finding, runsMax int) (ShrinkResult, error) {
 	before := s.current.Decisions
 	for s.round() {
 	}
+	// The step budget was cut only to make candidate runs cheap: the seed
+	// keeps the original, so that on fixed code the run can go on to pass
+	// instead of stopping early with a step-budget liveness finding.
+	s.current.StepsMax = spec.StepsMax
 	final := sim.Run(s.current.Config(e, nil))
 	finding, _ := judge(e, final, false)
 	if !finding.Same(want) {
@@ -176,7 +181,7 @@ func (s *shrinker) passParams() bool {
 			}
 			c := s.current.clone()
 			c.Params[p.Name] = next
-			if s.try(c) {
+			if s.try(c) || s.try(clampDecisions(c, next)) {
 				progress = true
 				value = next
 			}
@@ -259,6 +264,18 @@ func (s *shrinker) passHalve() bool {
 		}
 	}
 	return progress
+}
+
+// clampDecisions is the second try of a lowered knob: with fewer processes a
+// pick of "the last process" is out of range and would wrap round to
+// another, so every decision is clamped to the new count minus one.
+func clampDecisions(c Spec, count int) Spec {
+	c = c.clone()
+	limit := uint32(max(count-1, 1))
+	for i, v := range c.Decisions {
+		c.Decisions[i] = min(v, limit)
+	}
+	return c
 }
 
 func trimZeros(list []uint32) []uint32 {

@@ -1,0 +1,463 @@
+// Command leasesim runs leasekit's simulation campaigns, and replays,
+// shrinks and explains the seed files they write. See docs/LEASESIM.md.
+//
+//	leasesim run [flags]             run a campaign (exit 0 ok, 1 violation,
+//	                                 2 usage, 3 liveness, 4 nondeterminism)
+//	leasesim merge [--json] FILE...  merge shard reports (--json output of run)
+//	leasesim replay FILE|SEED        replay bit-exactly with a readable trace
+//	leasesim shrink FILE             shrink a seed file further
+//	leasesim explain FILE            summarise what a seed file finds
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leasekit/leasekit/campaign"
+)
+
+// exitToolError is the exit code of an I/O failure of the tool itself
+// (a seed file could not be written), distinct from every finding.
+const exitToolError = 5
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage: leasesim <command> [flags]
+
+commands:
+  run       run a simulation campaign over N seeds or a time budget
+  merge     merge the --json reports of sharded runs
+  replay    replay a seed file (or a seed number) bit-exactly, with a trace
+  shrink    shrink a seed file further
+  explain   summarise a seed file and what it finds now
+
+exit codes: 0 ok, 1 violation, 2 usage error, 3 liveness failure,
+            4 nondeterminism, 5 tool error (I/O)
+run 'leasesim <command> -h' for the command's flags.
+`
+
+// run is main without the process: it returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return campaign.ExitUsage
+	}
+	commands := map[string]func([]string, io.Writer, io.Writer) int{
+		"run": cmdRun, "merge": cmdMerge, "replay": cmdReplay, "shrink": cmdShrink, "explain": cmdExplain,
+	}
+	command, ok := commands[args[0]]
+	if !ok {
+		if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+			fmt.Fprint(stdout, usage)
+			return campaign.ExitOK
+		}
+		fmt.Fprintf(stderr, "leasesim: unknown command %q\n%s", args[0], usage)
+		return campaign.ExitUsage
+	}
+	return command(args[1:], stdout, stderr)
+}
+
+// fail prints err and returns its exit code: usage for bad input, the tool
+// error code otherwise.
+func fail(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "leasesim: %v\n", err)
+	var usage *campaign.UsageError
+	if errors.As(err, &usage) || errors.Is(err, os.ErrNotExist) {
+		return campaign.ExitUsage
+	}
+	return exitToolError
+}
+
+// specFlags are the knobs that decide a run's Spec from a seed, shared by
+// run and by replay SEED.
+type specFlags struct {
+	engine    string
+	scheduler string
+	pctDepth  int
+	stepsMax  int
+	faults    string
+	params    paramFlag
+}
+
+func (f *specFlags) register(set *flag.FlagSet, engineDefault string) {
+	set.StringVar(&f.engine, "engine", engineDefault, "engines: lease, admission, dirlease, a comma list, or all (registered: "+
+		strings.Join(campaign.Names(false), ", ")+")")
+	set.StringVar(&f.scheduler, "scheduler", "mix", "scheduler: random, pct, or mix (decided per seed)")
+	set.IntVar(&f.pctDepth, "pct-depth", 3, "PCT bug depth d")
+	set.IntVar(&f.stepsMax, "steps-max", 0, "per-run step budget (0: the engine's own)")
+	set.StringVar(&f.faults, "faults", "swarm", "fault plan: swarm (drawn per seed), none, or name=p pairs after swarm, (e.g. swarm,crash=0)")
+	set.Var(&f.params, "param", "workload knob name=value (repeatable), e.g. --param processes=3")
+}
+
+func (f *specFlags) options() (campaign.Options, error) {
+	engines, err := campaign.ResolveEngines(f.engine)
+	if err != nil {
+		return campaign.Options{}, err
+	}
+	faults, err := campaign.ParseFaultSetting(f.faults)
+	if err != nil {
+		return campaign.Options{}, err
+	}
+	return campaign.Options{Engines: engines, Scheduler: f.scheduler, PCTDepth: f.pctDepth, StepsMax: f.stepsMax,
+		Faults: faults, Params: campaign.Params(f.params)}, nil
+}
+
+// paramFlag collects --param name=value.
+type paramFlag campaign.Params
+
+func (p *paramFlag) String() string { return fmt.Sprint(map[string]int(*p)) }
+
+func (p *paramFlag) Set(text string) error {
+	name, value, ok := strings.Cut(text, "=")
+	n, err := strconv.Atoi(value)
+	if !ok || err != nil {
+		return fmt.Errorf("%q is not name=integer", text)
+	}
+	if *p == nil {
+		*p = paramFlag{}
+	}
+	(*p)[name] = n
+	return nil
+}
+
+// parseShard parses "i/n".
+func parseShard(text string) (int, int, error) {
+	i, n, ok := strings.Cut(text, "/")
+	shard, err1 := strconv.Atoi(i)
+	shards, err2 := strconv.Atoi(n)
+	if !ok || err1 != nil || err2 != nil || shards < 1 || shard < 0 || shard >= shards {
+		return 0, 0, &campaign.UsageError{Message: fmt.Sprintf("--shard %q is not i/n with 0 <= i < n", text)}
+	}
+	return shard, shards, nil
+}
+
+func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	set := flag.NewFlagSet(name, flag.ContinueOnError)
+	set.SetOutput(stderr)
+	set.Usage = func() {
+		fmt.Fprintf(stderr, "usage: leasesim %s\n", synopsis)
+		set.PrintDefaults()
+	}
+	return set
+}
+
+// parseFlags parses and maps -h to exit 0 and errors to usage.
+func parseFlags(set *flag.FlagSet, args []string) (int, bool) {
+	if err := set.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return campaign.ExitOK, false
+		}
+		return campaign.ExitUsage, false
+	}
+	return 0, true
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	set := newFlagSet("run", "run [flags]", stderr)
+	var spec specFlags
+	spec.register(set, "all")
+	seeds := set.Int("seeds", 0, "number of seed indices (each runs every engine); 0 with --duration: until time is up")
+	duration := set.Duration("duration", 0, "time budget (e.g. 10m); the campaign stops at --seeds or --duration, whichever first")
+	baseSeed := set.Uint64("base-seed", 1, "index i runs seed base-seed+i")
+	shard := set.String("shard", "0/1", "run shard i of n: the indices with index % n == i")
+	workers := set.Int("workers", 0, "parallel runs (0: every core)")
+	determinism := set.Int("determinism-sample", 100, "run every K-th index twice and compare hash streams (0: never)")
+	jsonOutput := set.Bool("json", false, "print the mergeable JSON report instead of the summary")
+	out := set.String("out", "testdata/seeds", "directory for shrunk seed files (<out>/<engine>/<name>.seed)")
+	shrinkRuns := set.Int("shrink-runs", campaign.ShrinkRunsDefault, "run budget of each shrink")
+	shrinkMax := set.Int("shrink-max", 3, "shrink at most this many distinct failures (0: none)")
+	if code, ok := parseFlags(set, args); !ok {
+		return code
+	}
+	if set.NArg() > 0 {
+		fmt.Fprintf(stderr, "leasesim run: unexpected argument %q\n", set.Arg(0))
+		return campaign.ExitUsage
+	}
+	o, err := spec.options()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if *seeds == 0 && *duration == 0 {
+		*seeds = 1000
+	}
+	o.Seeds, o.Duration, o.BaseSeed, o.Workers, o.DeterminismSample = *seeds, *duration, *baseSeed, *workers, *determinism
+	if o.Shard, o.Shards, err = parseShard(*shard); err != nil {
+		return fail(stderr, err)
+	}
+	progress := isTerminal(stdout) && !*jsonOutput
+	if progress {
+		o.Progress = func(p campaign.Progress) { writeProgress(stdout, p, o.Seeds*len(o.Engines)/o.Shards) }
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	report, err := campaign.Run(ctx, o)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if progress {
+		fmt.Fprint(stdout, "\r\033[K")
+	}
+	var errs []error
+	if *shrinkMax > 0 && len(report.Failures) > 0 {
+		if !*jsonOutput {
+			fmt.Fprintf(stdout, "shrinking %d distinct failure(s)...\n", min(*shrinkMax, len(report.FirstFailures())))
+		}
+		errs = campaign.ShrinkFailures(report, o, *out, *shrinkMax, *shrinkRuns, campaign.DefaultReplayCommand)
+	}
+	if *jsonOutput {
+		if err := report.WriteJSON(stdout); err != nil {
+			return fail(stderr, err)
+		}
+	} else {
+		report.WriteSummary(stdout)
+		if firsts := report.FirstFailures(); len(firsts) > 0 && firsts[0].Replay != "" {
+			fmt.Fprintf(stdout, "\nreplay the first failure:\n  %s\n", firsts[0].Replay)
+		}
+	}
+	for _, err := range errs {
+		fmt.Fprintf(stderr, "leasesim: %v\n", err)
+	}
+	if code := report.ExitCode(); code != campaign.ExitOK || len(errs) == 0 {
+		return code
+	}
+	return exitToolError
+}
+
+// isTerminal reports whether w is a character device (a terminal), so CI
+// logs never get progress lines.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+func writeProgress(w io.Writer, p campaign.Progress, planned int) {
+	rate := 0.0
+	if p.Elapsed > 0 {
+		rate = float64(p.Runs) / p.Elapsed.Seconds()
+	}
+	of := ""
+	if planned > 0 {
+		of = fmt.Sprintf("/%d", planned)
+	}
+	fmt.Fprintf(w, "\r\033[K%d%s seeds  %.0f/s  violations %d  liveness %d  nondeterminism %d  probes hit %d  %s",
+		p.Runs, of, rate, p.Violations, p.Liveness, p.Nondeterminism, p.ProbesHit, p.Elapsed.Round(time.Second))
+}
+
+func cmdMerge(args []string, stdout, stderr io.Writer) int {
+	set := newFlagSet("merge", "merge [--json] REPORT.json...", stderr)
+	jsonOutput := set.Bool("json", false, "print the merged JSON report instead of the summary")
+	if code, ok := parseFlags(set, args); !ok {
+		return code
+	}
+	if set.NArg() == 0 {
+		set.Usage()
+		return campaign.ExitUsage
+	}
+	var reports []*campaign.Report
+	for _, path := range set.Args() {
+		f, err := os.Open(path)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		report, err := campaign.ReadReport(f)
+		f.Close()
+		if err != nil {
+			return fail(stderr, fmt.Errorf("%s: %w", path, err))
+		}
+		reports = append(reports, report)
+	}
+	merged, err := campaign.Merge(reports)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if *jsonOutput {
+		if err := merged.WriteJSON(stdout); err != nil {
+			return fail(stderr, err)
+		}
+	} else {
+		merged.WriteSummary(stdout)
+	}
+	return merged.ExitCode()
+}
+
+func cmdReplay(args []string, stdout, stderr io.Writer) int {
+	set := newFlagSet("replay", "replay [flags] FILE.seed | SEED", stderr)
+	var spec specFlags
+	spec.register(set, "lease")
+	htmlPath := set.String("html", "", "also write a single HTML page (fault timeline, porcupine visualization) to this file")
+	quiet := set.Bool("quiet", false, "print only the verdict, not the trace")
+	save := set.String("save", "", "also write the replayed run as a seed file under this directory (<dir>/<engine>/), e.g. to pin a rare-state run in testdata/seeds")
+	if code, ok := parseFlags(set, args); !ok {
+		return code
+	}
+	if set.NArg() != 1 {
+		set.Usage()
+		return campaign.ExitUsage
+	}
+	target, expect, err := resolveTarget(set.Arg(0), &spec)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	replay, err := campaign.ReplayTwice(target)
+	if err != nil && replay == nil {
+		return fail(stderr, err)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "leasesim: NONDETERMINISM: %v\n", err)
+		return campaign.ExitNondeterminism
+	}
+	if *htmlPath != "" {
+		if code := writeHTML(*htmlPath, target, stderr); code != 0 {
+			return code
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", *htmlPath)
+	}
+	if *save != "" {
+		path, err := campaign.SaveRun(*save, replay, campaign.DefaultReplayCommand)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", path)
+	}
+	if *quiet {
+		fmt.Fprintf(stdout, "outcome=%v steps=%d hash=%016x\n", replay.Finding.Outcome, replay.Result.Steps, replay.Result.Hash)
+		if !replay.Finding.OK() {
+			fmt.Fprintf(stdout, "class=%s\n", replay.Finding.Class)
+		}
+	} else {
+		replay.WriteText(stdout)
+	}
+	fmt.Fprintln(stdout, "replayed twice: identical traces")
+	if expect != nil {
+		if replay.Finding.Same(*expect) {
+			fmt.Fprintf(stdout, "reproduces the recorded finding: %v\n", *expect)
+		} else {
+			fmt.Fprintf(stdout, "DIFFERS from the recorded finding %v\n", *expect)
+		}
+	}
+	return campaign.ExitCodeOf(replay.Finding)
+}
+
+func writeHTML(path string, target campaign.Spec, stderr io.Writer) int {
+	replay, err := campaign.ReplaySpec(target, true)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if err := replay.WriteHTML(f); err != nil {
+		f.Close()
+		return fail(stderr, err)
+	}
+	if err := f.Close(); err != nil {
+		return fail(stderr, err)
+	}
+	return 0
+}
+
+// resolveTarget reads a seed file, or builds the spec of a seed number from
+// the flags (exactly as `leasesim run` with those flags would).
+func resolveTarget(arg string, spec *specFlags) (campaign.Spec, *campaign.Finding, error) {
+	if _, err := os.Stat(arg); err == nil || strings.HasSuffix(arg, ".seed") {
+		file, err := campaign.ReadSeedFile(arg)
+		if err != nil {
+			return campaign.Spec{}, nil, err
+		}
+		return file.Spec, &file.Expect, nil
+	}
+	seed, err := strconv.ParseUint(arg, 10, 64)
+	if err != nil {
+		return campaign.Spec{}, nil, &campaign.UsageError{Message: fmt.Sprintf("%q is neither a seed file nor a seed number", arg)}
+	}
+	o, err := spec.options()
+	if err != nil {
+		return campaign.Spec{}, nil, err
+	}
+	if len(o.Engines) != 1 {
+		return campaign.Spec{}, nil, &campaign.UsageError{Message: "replay SEED needs one --engine"}
+	}
+	s, err := o.SpecFor(o.Engines[0], seed)
+	return s, nil, err
+}
+
+func cmdShrink(args []string, stdout, stderr io.Writer) int {
+	set := newFlagSet("shrink", "shrink [flags] FILE.seed", stderr)
+	runs := set.Int("runs", 4*campaign.ShrinkRunsDefault, "run budget")
+	out := set.String("out", "", "seed directory to write to (default: the one FILE is in, <out>/<engine>/)")
+	if code, ok := parseFlags(set, args); !ok {
+		return code
+	}
+	if set.NArg() != 1 {
+		set.Usage()
+		return campaign.ExitUsage
+	}
+	file, err := campaign.ReadSeedFile(set.Arg(0))
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if file.Expect.OK() {
+		return fail(stderr, &campaign.UsageError{Message: set.Arg(0) + " records no failure to shrink"})
+	}
+	dir := *out
+	if dir == "" {
+		dir = parentDir(parentDir(set.Arg(0)))
+	}
+	path, shrunk, err := campaign.ShrinkToFile(file.Spec, file.Expect, dir, *runs, campaign.DefaultReplayCommand)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	fmt.Fprintf(stdout, "%v: %d decisions (%d choices) -> %d decisions (%d choices) in %d runs\nwrote %s\n\n%s\n",
+		shrunk.Finding, shrunk.DecisionsBefore, shrunk.ChoicesBefore, shrunk.DecisionsAfter, shrunk.ChoicesAfter,
+		shrunk.Runs, path, campaign.DefaultReplayCommand(path))
+	return campaign.ExitCodeOf(shrunk.Finding)
+}
+
+func parentDir(path string) string {
+	i := strings.LastIndex(strings.TrimSuffix(path, "/"), "/")
+	if i < 0 {
+		return "."
+	}
+	if i == 0 {
+		return "/"
+	}
+	return path[:i]
+}
+
+func cmdExplain(args []string, stdout, stderr io.Writer) int {
+	set := newFlagSet("explain", "explain [flags] FILE.seed", stderr)
+	tail := set.Int("tail", 25, "trace lines to show before the end")
+	if code, ok := parseFlags(set, args); !ok {
+		return code
+	}
+	if set.NArg() != 1 {
+		set.Usage()
+		return campaign.ExitUsage
+	}
+	file, err := campaign.ReadSeedFile(set.Arg(0))
+	if err != nil {
+		return fail(stderr, err)
+	}
+	for _, line := range file.Summary {
+		fmt.Fprintf(stdout, "# %s\n", line)
+	}
+	if err := campaign.Explain(stdout, file, *tail); err != nil {
+		return fail(stderr, err)
+	}
+	return campaign.ExitOK
+}
