@@ -442,6 +442,9 @@ func (w *world) applyStep(st step) error {
 		if err != nil {
 			return err
 		}
+		if err := b.mkdirAll(name, 0o700); err != nil {
+			return err
+		}
 		for i := 1; i <= count; i++ {
 			file := path.Join(name, fmt.Sprintf("00000000-0000-4000-8000-%012x.json", i))
 			if err := writeFile(b.engine, file, []byte("{}\n")); err != nil {
