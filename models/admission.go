@@ -420,11 +420,12 @@ func ValidateAdmissionHistory(ops []porcupine.Operation) error {
 	return validateHistory(ops, func(input any) (procOp, bool) {
 		switch in := input.(type) {
 		case AdmissionAcquire:
-			return procOp{proc: in.Proc, host: in.Host}, in.Proc > 0 && in.Host != ""
+			return procOp{output: AdmissionAcquireResult{}, proc: in.Proc, host: in.Host}, in.Proc > 0 && in.Host != ""
 		case AdmissionTransition:
-			return procOp{proc: in.Proc}, in.Proc > 0 && (in.Helper == 0 || in.HelperHost != "")
+			return procOp{output: AdmissionTransitionResult{}, proc: in.Proc}, in.Proc > 0 && in.ClaimID != "" &&
+				in.FromRevision != "" && (in.Helper == 0 || in.HelperHost != "")
 		case AdmissionRelease:
-			return procOp{proc: in.Proc}, in.Proc > 0
+			return procOp{output: AdmissionReleaseResult{}, proc: in.Proc}, in.Proc > 0 && in.ClaimID != "" && in.Revision != ""
 		case ProcessDeath:
 			return procOp{deathProc: in.Proc}, in.Proc > 0
 		case Reboot:

@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"html"
+	"reflect"
 	"sort"
 	"time"
 
@@ -88,6 +89,9 @@ func describeEnvironment(input any) (string, bool) {
 
 // procOp is what validation needs to know about one operation.
 type procOp struct {
+	// output is a value of the output type the input calls for (Unknown{}
+	// is always allowed too); nil for an environment event.
+	output     any
 	proc       int    // 0 for an environment event
 	host       string // "" when the input does not say
 	deathProc  int    // ProcessDeath's victim
@@ -95,7 +99,8 @@ type procOp struct {
 }
 
 // validateHistory checks the history contract shared by all models.
-// classify returns ok=false for an input of the wrong type.
+// classify returns ok=false for an input of the wrong type or one missing
+// a required field.
 func validateHistory(ops []porcupine.Operation, classify func(input any) (procOp, bool)) error {
 	type laneEnd struct {
 		proc   int
@@ -118,9 +123,12 @@ func validateHistory(ops []porcupine.Operation, classify func(input any) (procOp
 		op := ops[i]
 		info, ok := classify(op.Input)
 		if !ok {
-			return fmt.Errorf("operation %d: input %T does not belong to this model", i, op.Input)
+			return fmt.Errorf("operation %d: input %+v does not belong to this model or lacks a required field", i, op.Input)
 		}
 		infos[i] = info
+		if err := validateOutput(i, op, info); err != nil {
+			return err
+		}
 		if info.proc == 0 {
 			if op.Call != op.Return {
 				return fmt.Errorf("operation %d (%T): an environment event needs Call == Return, got [%d, %d]", i, op.Input, op.Call, op.Return)
@@ -138,9 +146,6 @@ func validateHistory(ops []porcupine.Operation, classify func(input any) (procOp
 		}
 		if op.Return <= op.Call {
 			return fmt.Errorf("operation %d (%T): Return %d is not after Call %d", i, op.Input, op.Return, op.Call)
-		}
-		if op.Output == nil {
-			return fmt.Errorf("operation %d (%T): Output is nil; use Unknown{} for an unknown outcome", i, op.Input)
 		}
 		if info.host != "" {
 			if h, seen := hostOf[info.proc]; seen && h != info.host {
@@ -162,6 +167,23 @@ func validateHistory(ops []porcupine.Operation, classify func(input any) (procOp
 		lane.index, lane.ret = i, op.Return
 	}
 	return validateDeaths(ops, infos, hostOf, deathAt, rebootAt)
+}
+
+// validateOutput checks that op's output has the type its input calls for.
+func validateOutput(i int, op porcupine.Operation, info procOp) error {
+	if info.output == nil {
+		if op.Output != nil {
+			return fmt.Errorf("operation %d (%T): an environment event has Output %T, want nil", i, op.Input, op.Output)
+		}
+		return nil
+	}
+	if op.Output == nil {
+		return fmt.Errorf("operation %d (%T): Output is nil; use Unknown{} for an unknown outcome", i, op.Input)
+	}
+	if _, unknown := op.Output.(Unknown); unknown || reflect.TypeOf(op.Output) == reflect.TypeOf(info.output) {
+		return nil
+	}
+	return fmt.Errorf("operation %d (%T): Output is %T, want %T or Unknown", i, op.Input, op.Output, info.output)
 }
 
 // validateDeaths checks that no operation of a dead process is still open

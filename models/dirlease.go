@@ -940,15 +940,15 @@ func ValidateDirLeaseHistory(ops []porcupine.Operation) error {
 	err := validateHistory(ops, func(input any) (procOp, bool) {
 		switch in := input.(type) {
 		case DirCreate:
-			return procOp{proc: in.Proc, host: in.Host}, in.Proc > 0 && in.Path != "" && in.Role != 0
+			return procOp{output: DirCreateResult{}, proc: in.Proc, host: in.Host}, in.Proc > 0 && in.Host != "" && in.Path != "" && in.Role != 0
 		case DirUpdate:
-			return procOp{proc: in.Proc}, in.Proc > 0 && (in.Child == 0 || in.ChildHost != "")
+			return procOp{output: DirUpdateResult{}, proc: in.Proc}, in.Proc > 0 && in.ClaimID != "" && (in.Child == 0 || in.ChildHost != "")
 		case DirRelease:
-			return procOp{proc: in.Proc}, in.Proc > 0
+			return procOp{output: DirReleaseResult{}, proc: in.Proc}, in.Proc > 0 && in.ClaimID != ""
 		case DirRecover:
-			return procOp{proc: in.Proc, host: in.Host}, in.Proc > 0
+			return procOp{output: DirRecoverResult{}, proc: in.Proc, host: in.Host}, in.Proc > 0
 		case DirUse:
-			return procOp{proc: in.Proc}, in.Proc > 0
+			return procOp{output: DirUseResult{}, proc: in.Proc}, in.Proc > 0
 		case ProcessDeath:
 			return procOp{deathProc: in.Proc}, in.Proc > 0
 		case Reboot:

@@ -563,13 +563,13 @@ func ValidateLeaseHistory(ops []porcupine.Operation) error {
 	return validateHistory(ops, func(input any) (procOp, bool) {
 		switch in := input.(type) {
 		case LeaseAcquire:
-			return procOp{proc: in.Proc, host: in.Host}, in.Proc > 0 && in.Session != ""
+			return procOp{output: LeaseAcquireResult{}, proc: in.Proc, host: in.Host}, in.Proc > 0 && in.Host != "" && in.Session != ""
 		case LeaseRelease:
-			return procOp{proc: in.Proc}, in.Proc > 0
+			return procOp{output: LeaseReleaseResult{}, proc: in.Proc}, in.Proc > 0 && in.Generation != "" && in.Session != ""
 		case LeaseInspect:
-			return procOp{proc: in.Proc}, in.Proc > 0
+			return procOp{output: LeaseInspectResult{}, proc: in.Proc}, in.Proc > 0
 		case LeaseWithCurrent:
-			return procOp{proc: in.Proc}, in.Proc > 0
+			return procOp{output: LeaseFenceResult{}, proc: in.Proc}, in.Proc > 0 && in.Generation != "" && in.Session != ""
 		case ProcessDeath:
 			return procOp{deathProc: in.Proc}, in.Proc > 0
 		case Reboot:

@@ -238,6 +238,10 @@ func TestValidateLeaseHistory(t *testing.T) {
 		{"environment event with a duration", []porcupine.Operation{
 			{ClientId: envLane, Input: ProcessDeath{Proc: 1}, Call: 1, Return: 2}}, "Call == Return"},
 		{"foreign input type", []porcupine.Operation{call(1, 1, 2, struct{ Proc int }{1}, Unknown{})}, "does not belong"},
+		{"output of another operation", []porcupine.Operation{call(1, 1, 2, insp(1), fenceOK)}, "want models.LeaseInspectResult"},
+		{"environment event with an output", []porcupine.Operation{
+			{ClientId: envLane, Input: ProcessDeath{Proc: 1}, Output: Unknown{}, Call: 1, Return: 1}}, "want nil"},
+		{"release without a generation", []porcupine.Operation{call(1, 1, 2, rel(1, "", "s1"), notOwner)}, "does not belong"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
