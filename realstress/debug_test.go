@@ -1,0 +1,34 @@
+package realstress
+
+import (
+	"os"
+	"testing"
+)
+
+// TestCheckKeptDir re-checks a kept stress directory named by
+// REALSTRESS_CHECK_DIR (a debugging aid).
+func TestCheckKeptDir(t *testing.T) {
+	dir := os.Getenv("REALSTRESS_CHECK_DIR")
+	if dir == "" {
+		t.Skip("set REALSTRESS_CHECK_DIR to re-check a kept stress directory")
+	}
+	result, history, info, err := CheckDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("result %v, %d ops", result, len(history.Operations))
+	if err := writeFailure(dir+"/failure.txt", info); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(dir + "/failure.txt")
+	t.Logf("%s", data)
+	t.Logf("window:\n%s", describeHistory(history.Operations, int64(envInt("FROM")), int64(envInt("TO"))))
+}
+
+func envInt(name string) int {
+	var v int
+	for _, c := range os.Getenv(name) {
+		v = v*10 + int(c-'0')
+	}
+	return v
+}

@@ -1,0 +1,29 @@
+// Package realstress is the real-OS multi-process stress campaign behind
+// `leasereal stress`: N real worker processes contend on one lease
+// namespace through lease/osenv, a parent SIGKILLs them at random and
+// restarts them, every operation's call and return is stamped on
+// CLOCK_MONOTONIC (comparable across processes), and the merged history is
+// checked by the same porcupine models (package models) that check the
+// simulator's histories.
+//
+// # Why the history is sound
+//
+//   - A worker writes an operation's call line (one write(2)) BEFORE the
+//     operation starts and its return line AFTER it ends. A worker killed in
+//     between leaves a call without a return: the operation stays in the
+//     history with an Unknown outcome, its return bounded by the death stamp.
+//     A call line cut short by the kill is ignored: the operation never
+//     started.
+//   - The parent stamps a ProcessDeath for every incarnation (killed or
+//     exited) after reaping it, so every effect of the dead process happened
+//     before that stamp.
+//   - An acquire that reclaimed a dead owner observed that death, possibly
+//     before the parent's stamp. The worker therefore waits, before taking
+//     its return stamp, until the parent has published the death of every
+//     owner the call reclaimed. Waiting only widens the operation's interval,
+//     which can hide nothing the real execution did.
+//   - Timestamps are turned into distinct porcupine stamps by sorting; at
+//     equal nanoseconds calls come before returns (more overlap, never a
+//     false order), and an unknown return comes before the death that bounds
+//     it.
+package realstress

@@ -1,0 +1,84 @@
+package realstress
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/leasekit/leasekit/models"
+)
+
+// failureContextOps is how many operations of the longest partial
+// linearization the failure dump shows.
+const failureContextOps = 25
+
+// writeFailure writes a text dump of the longest partial linearization and
+// of the earliest operations that could not follow it (CHECKING.md,
+// "Reports").
+func writeFailure(path string, info porcupine.LinearizationInfo) error {
+	var text strings.Builder
+	partitions := info.PartialLinearizationsOperations()
+	for p, partials := range partitions {
+		if len(partials) == 0 {
+			continue
+		}
+		longest := partials[0]
+		for _, partial := range partials {
+			if len(partial) > len(longest) {
+				longest = partial
+			}
+		}
+		fmt.Fprintf(&text, "partition %d: longest partial linearization has %d operations; its last ones:\n", p, len(longest))
+		start := max(0, len(longest)-failureContextOps)
+		for _, op := range longest[start:] {
+			fmt.Fprintf(&text, "  [%d,%d] lane %d %s\n", op.Call, op.Return, op.ClientId, models.DescribeLeaseOperation(op.Input, op.Output))
+		}
+	}
+	return os.WriteFile(path, []byte(text.String()), 0o600)
+}
+
+// writeOpenOps appends the earliest operations not in the longest
+// linearization, by call stamp: the ones that could not follow it.
+func describeHistory(ops []porcupine.Operation, from, to int64) string {
+	sorted := append([]porcupine.Operation(nil), ops...)
+	sort.Slice(sorted, func(a, b int) bool { return sorted[a].Call < sorted[b].Call })
+	var text strings.Builder
+	for _, op := range sorted {
+		if op.Return >= from && op.Call <= to {
+			fmt.Fprintf(&text, "  [%d,%d] lane %d %s\n", op.Call, op.Return, op.ClientId, models.DescribeLeaseOperation(op.Input, op.Output))
+		}
+	}
+	return text.String()
+}
+
+// CheckDir re-checks the logs and deaths a stress run left in dir.
+func CheckDir(dir string) (porcupine.CheckResult, History, porcupine.LinearizationInfo, error) {
+	deaths, err := ReadDeaths(filepath.Join(dir, "deaths.jsonl"))
+	if err != nil {
+		return porcupine.Unknown, History{}, porcupine.LinearizationInfo{}, err
+	}
+	paths, err := filepath.Glob(filepath.Join(dir, "logs", "lane-*.jsonl"))
+	if err != nil {
+		return porcupine.Unknown, History{}, porcupine.LinearizationInfo{}, err
+	}
+	lanes := map[int][]Record{}
+	for _, path := range paths {
+		var lane int
+		if _, err := fmt.Sscanf(filepath.Base(path), "lane-%d.jsonl", &lane); err != nil {
+			return porcupine.Unknown, History{}, porcupine.LinearizationInfo{}, err
+		}
+		if lanes[lane], err = ReadLog(path); err != nil {
+			return porcupine.Unknown, History{}, porcupine.LinearizationInfo{}, err
+		}
+	}
+	history, err := BuildLeaseHistory(lanes, deaths)
+	if err != nil {
+		return porcupine.Unknown, History{}, porcupine.LinearizationInfo{}, err
+	}
+	result, info := models.CheckLease(history.Operations, defaultCheckTimeout)
+	return result, history, info, nil
+}

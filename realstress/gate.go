@@ -1,0 +1,143 @@
+package realstress
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/leasekit/leasekit/lease"
+)
+
+// Spawn is the parent's record of one worker incarnation's PID, published
+// before the worker may run its first operation.
+type Spawn struct {
+	Lane int `json:"lane"`
+	PID  int `json:"pid"`
+}
+
+// deathGateWaitMax bounds one wait for the parent to publish deaths. Hitting
+// it hides nothing: the engine then goes on, and if that makes the history
+// illegal the run reports a violation.
+const deathGateWaitMax = 10 * time.Second
+
+// deathGate is an Inspector that, whenever it reports a worker process
+// dead (absent, or a zombie), first waits until the parent has published
+// the death of every incarnation that ever ran under that PID. The engine's
+// next step (a reclaim) then happens after the death's stamp in the
+// history. This is only a delay of the caller, a schedule the kernel could
+// have produced on its own; see the package comment.
+type deathGate struct {
+	inner      lease.Inspector
+	spawnsPath string
+	deathsPath string
+}
+
+func (g deathGate) Current() (lease.ProcessIdentity, error) { return g.inner.Current() }
+
+func (g deathGate) Inspect(pid int) lease.Inspection {
+	inspection := g.inner.Inspect(pid)
+	dead := inspection.Kind == lease.InspectAbsent ||
+		(inspection.Kind == lease.InspectLive && inspection.State == lease.StateZombie)
+	if dead {
+		g.awaitDeaths(pid)
+	}
+	return inspection
+}
+
+// awaitDeaths waits until the deaths published for pid match its spawns.
+func (g deathGate) awaitDeaths(pid int) {
+	deadline := time.Now().Add(deathGateWaitMax)
+	for time.Now().Before(deadline) {
+		spawned, died, err := g.counts(pid)
+		if err != nil || died >= spawned {
+			return
+		}
+		time.Sleep(500 * time.Microsecond)
+	}
+}
+
+func (g deathGate) counts(pid int) (spawned, died int, err error) {
+	spawns, err := readJSONLines[Spawn](g.spawnsPath)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, spawn := range spawns {
+		if spawn.PID == pid {
+			spawned++
+		}
+	}
+	if spawned == 0 {
+		return 0, 0, nil
+	}
+	deaths, err := readJSONLines[Death](g.deathsPath)
+	for _, death := range deaths {
+		if death.PID == pid {
+			died++
+		}
+	}
+	return spawned, died, err
+}
+
+// awaitSpawn blocks a new worker until the parent has published its spawn
+// record, so no death of this incarnation can be observed before its PID is
+// known to every gate.
+func awaitSpawn(spawnsPath string, lane int) error {
+	deadline := time.Now().Add(deathGateWaitMax)
+	for time.Now().Before(deadline) {
+		spawns, err := readJSONLines[Spawn](spawnsPath)
+		if err != nil {
+			return err
+		}
+		for _, spawn := range spawns {
+			if spawn.Lane == lane {
+				if spawn.PID != os.Getpid() {
+					return fmt.Errorf("lane %d: spawn record names PID %d, this is %d", lane, spawn.PID, os.Getpid())
+				}
+				return nil
+			}
+		}
+		time.Sleep(500 * time.Microsecond)
+	}
+	return fmt.Errorf("lane %d: the parent did not publish its spawn within %v", lane, deathGateWaitMax)
+}
+
+// readJSONLines reads a JSON-lines file; a missing file is empty and a last
+// line without its newline is still being written.
+func readJSONLines[T any](path string) ([]T, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var values []T
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if !strings.HasSuffix(line, "\n") {
+			break
+		}
+		var value T
+		if err := json.Unmarshal([]byte(line), &value); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		values = append(values, value)
+	}
+	return values, nil
+}
+
+// appendJSONLine appends one JSON line to path with one write(2).
+func appendJSONLine(path string, value any) error {
+	line, err := json.Marshal(value)
+	if err != nil {
+		return err
+	}
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = file.Write(append(line, '\n'))
+	return errors.Join(err, file.Close())
+}

@@ -1,0 +1,387 @@
+package realstress
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/leasekit/leasekit/models"
+)
+
+// Config configures one stress run.
+type Config struct {
+	// Dir is an empty or missing work directory: the namespace, the logs,
+	// the deaths file and any failure report go inside it.
+	Dir string
+	// Procs worker processes run at once; Ops operations are started in all
+	// (each slot gets an equal share, and a restarted worker continues its
+	// slot's share).
+	Procs, Ops int
+	// KillRate is the mean number of SIGKILLs per second (Poisson); 0
+	// disables kills.
+	KillRate float64
+	Seed     uint64
+	// WorkerCommand builds the command of one worker incarnation from the
+	// worker arguments (see WorkerArgs); the binary re-executes itself.
+	WorkerCommand func(args []string) *exec.Cmd
+	// CheckTimeout bounds porcupine; 0 means one minute.
+	CheckTimeout time.Duration
+	// RunTimeout bounds the whole run; 0 means ten minutes.
+	RunTimeout time.Duration
+	// Progress receives a line per notable event; nil discards.
+	Progress io.Writer
+}
+
+// Report is the outcome of a stress run.
+type Report struct {
+	Ops             int     `json:"ops"`
+	Completed       int     `json:"completed"`
+	Unknown         int     `json:"unknown"`
+	DroppedInspects int     `json:"droppedInspects"`
+	Kills           int     `json:"kills"`
+	Incarnations    int     `json:"incarnations"`
+	Reclaims        int     `json:"reclaims"`
+	Violations      int     `json:"violations"`
+	Check           string  `json:"check"` // ok | illegal | timeout
+	RunSeconds      float64 `json:"runSeconds"`
+	CheckSeconds    float64 `json:"checkSeconds"`
+	// LivenessAcquire is the final acquire's outcome after every worker died.
+	LivenessAcquire string `json:"livenessAcquire"`
+	// Visualization is the porcupine HTML written on a failed check.
+	Visualization string `json:"visualization,omitempty"`
+}
+
+// slot is one worker position: its share of operations, and its current
+// incarnation.
+type slot struct {
+	worker    int
+	remaining int
+	lane      int
+	cmd       *exec.Cmd
+	pid       int
+	killed    bool
+}
+
+type exit struct {
+	slot *slot
+	lane int
+	ns   int64
+	err  error
+}
+
+// Bounds of a run.
+const (
+	defaultCheckTimeout = time.Minute
+	defaultRunTimeout   = 10 * time.Minute
+	procsMax            = 64
+	opsMax              = 1_000_000
+)
+
+// WorkerArgs are the arguments of a worker incarnation after the hidden
+// subcommand name; ParseWorkerArgs reads them back.
+func WorkerArgs(config WorkerConfig) []string {
+	return []string{"--namespace", config.Namespace, "--worker", strconv.Itoa(config.Worker),
+		"--lane", strconv.Itoa(config.Lane), "--ops", strconv.Itoa(config.Ops),
+		"--seed", strconv.FormatUint(config.Seed, 10), "--log", config.LogPath, "--spawns", config.SpawnsPath, "--deaths", config.DeathsPath}
+}
+
+// Run executes a stress run and checks its history.
+func Run(config Config) (Report, error) {
+	if config.Procs <= 0 || config.Procs > procsMax || config.Ops <= 0 || config.Ops > opsMax || config.KillRate < 0 {
+		return Report{}, fmt.Errorf("stress: need 1..%d procs, 1..%d ops and a kill rate >= 0", procsMax, opsMax)
+	}
+	if config.CheckTimeout == 0 {
+		config.CheckTimeout = defaultCheckTimeout
+	}
+	if config.RunTimeout == 0 {
+		config.RunTimeout = defaultRunTimeout
+	}
+	if config.Progress == nil {
+		config.Progress = io.Discard
+	}
+	dir, err := filepath.Abs(config.Dir)
+	if err != nil {
+		return Report{}, err
+	}
+	run := &runner{config: config, dir: dir, namespace: filepath.Join(dir, "namespace"),
+		deathsPath: filepath.Join(dir, "deaths.jsonl"), spawnsPath: filepath.Join(dir, "spawns.jsonl"), random: rand.New(rand.NewPCG(config.Seed, 0x5eed))}
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o700); err != nil {
+		return Report{}, err
+	}
+	started := time.Now()
+	if err := run.workers(); err != nil {
+		return Report{}, err
+	}
+	if err := run.liveness(); err != nil {
+		return Report{}, err
+	}
+	run.report.RunSeconds = time.Since(started).Seconds()
+	return run.check()
+}
+
+type runner struct {
+	config     Config
+	dir        string
+	namespace  string
+	deathsPath string
+	spawnsPath string
+	random     *rand.Rand
+	lanes      map[int][]Record
+	deaths     []Death
+	laneNext   int
+	report     Report
+}
+
+func (r *runner) logPath(lane int) string {
+	return filepath.Join(r.dir, "logs", fmt.Sprintf("lane-%04d.jsonl", lane))
+}
+
+// workers runs every slot to the end of its share, killing at random.
+func (r *runner) workers() error {
+	r.lanes = map[int][]Record{}
+	exits := make(chan exit, r.config.Procs)
+	live := 0
+	slots := make([]*slot, r.config.Procs)
+	for i := range slots {
+		share := r.config.Ops / r.config.Procs
+		if i < r.config.Ops%r.config.Procs {
+			share++
+		}
+		slots[i] = &slot{worker: i + 1, remaining: share}
+		if err := r.spawn(slots[i], exits); err != nil {
+			return err
+		}
+		live++
+	}
+	incarnationsMax := 4*r.config.Ops + r.config.Procs
+	deadline := time.After(r.config.RunTimeout)
+	kill := r.killTimer()
+	for live > 0 {
+		select {
+		case <-deadline:
+			r.stopAll(slots)
+			return fmt.Errorf("stress: the run did not finish within %v", r.config.RunTimeout)
+		case <-kill:
+			r.killOne(slots)
+			kill = r.killTimer()
+		case ended := <-exits:
+			live--
+			restart, err := r.ended(ended)
+			if err != nil {
+				r.stopAll(slots)
+				return err
+			}
+			if restart {
+				if r.report.Incarnations >= incarnationsMax {
+					r.stopAll(slots)
+					return fmt.Errorf("stress: more than %d incarnations", incarnationsMax)
+				}
+				if err := r.spawn(ended.slot, exits); err != nil {
+					r.stopAll(slots)
+					return err
+				}
+				live++
+			}
+		}
+	}
+	return nil
+}
+
+// killTimer fires after an exponentially distributed pause (mean 1/rate).
+func (r *runner) killTimer() <-chan time.Time {
+	if r.config.KillRate == 0 {
+		return nil
+	}
+	pause := time.Duration(r.random.ExpFloat64() / r.config.KillRate * float64(time.Second))
+	return time.After(pause)
+}
+
+func (r *runner) spawn(s *slot, exits chan<- exit) error {
+	r.laneNext++
+	s.lane, s.killed = r.laneNext, false
+	worker := WorkerConfig{Namespace: r.namespace, Worker: s.worker, Lane: s.lane, Ops: s.remaining,
+		Seed: r.config.Seed, LogPath: r.logPath(s.lane), SpawnsPath: r.spawnsPath, DeathsPath: r.deathsPath}
+	cmd := r.config.WorkerCommand(WorkerArgs(worker))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("stress: starting worker %d: %w", s.worker, err)
+	}
+	s.cmd = cmd
+	s.pid = cmd.Process.Pid
+	r.report.Incarnations++
+	lane := s.lane
+	if err := appendJSONLine(r.spawnsPath, Spawn{Lane: lane, PID: s.pid}); err != nil {
+		_ = cmd.Process.Kill()
+		return err
+	}
+	go func() {
+		err := cmd.Wait()
+		exits <- exit{slot: s, lane: lane, ns: MonotonicNs(), err: err}
+	}()
+	return nil
+}
+
+// killOne SIGKILLs a random running worker.
+func (r *runner) killOne(slots []*slot) {
+	running := make([]*slot, 0, len(slots))
+	for _, s := range slots {
+		if s.cmd != nil && !s.killed {
+			running = append(running, s)
+		}
+	}
+	if len(running) == 0 {
+		return
+	}
+	victim := running[r.random.IntN(len(running))]
+	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err == nil {
+		victim.killed = true
+	}
+}
+
+func (r *runner) stopAll(slots []*slot) {
+	for _, s := range slots {
+		if s.cmd != nil {
+			_ = s.cmd.Process.Signal(syscall.SIGKILL)
+		}
+	}
+}
+
+// ended records an incarnation's death (stamped after it was reaped),
+// publishes it to the workers, and says whether the slot must restart.
+func (r *runner) ended(ended exit) (restart bool, err error) {
+	s := ended.slot
+	s.cmd = nil
+	signaled := false
+	var exitErr *exec.ExitError
+	if errors.As(ended.err, &exitErr) {
+		status, ok := exitErr.Sys().(syscall.WaitStatus)
+		signaled = ok && status.Signaled() && status.Signal() == syscall.SIGKILL
+	}
+	if ended.err != nil && !(signaled && s.killed) {
+		return false, fmt.Errorf("stress: worker %d (lane %d) failed: %v", s.worker, ended.lane, ended.err)
+	}
+	death := Death{Lane: ended.lane, PID: s.pid, Ns: ended.ns, Killed: signaled}
+	if err := appendJSONLine(r.deathsPath, death); err != nil {
+		return false, err
+	}
+	r.deaths = append(r.deaths, death)
+	records, err := ReadLog(r.logPath(ended.lane))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	r.lanes[ended.lane] = records
+	s.remaining -= CountCalls(records)
+	if s.remaining < 0 {
+		panic(fmt.Sprintf("realstress: lane %d ran more operations than its share", ended.lane))
+	}
+	if signaled {
+		r.report.Kills++
+		fmt.Fprintf(r.config.Progress, "killed worker %d lane %d after %d ops; %d left\n", s.worker, ended.lane, len(records)/2, s.remaining)
+	}
+	return s.remaining > 0, nil
+}
+
+// liveness is the final acquire, after every worker died: a lock that
+// crashed holders can wedge is a bug. It is part of the history, on a lane
+// of its own.
+func (r *runner) liveness() error {
+	r.laneNext++
+	lane := r.laneNext
+	log, err := CreateLog(r.logPath(lane))
+	if err != nil {
+		return err
+	}
+	config := WorkerConfig{Namespace: r.namespace, Lane: lane, Ops: 0, Seed: r.config.Seed,
+		LogPath: r.logPath(lane), SpawnsPath: r.spawnsPath, DeathsPath: r.deathsPath}
+	manager, err := newGatedManager(config)
+	if err != nil {
+		return err
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	w := &leaseWorker{config: config, manager: manager, log: log, host: host, random: rand.New(rand.NewPCG(1, 1))}
+	if err := w.acquire(); err != nil {
+		return err
+	}
+	if err := log.Close(); err != nil {
+		return err
+	}
+	records, err := ReadLog(r.logPath(lane))
+	if err != nil {
+		return err
+	}
+	r.lanes[lane] = records
+	var result models.LeaseAcquireResult
+	if len(records) == 2 && len(records[1].Output) > 0 {
+		if err := json.Unmarshal(records[1].Output, &result); err != nil {
+			return err
+		}
+	}
+	r.report.LivenessAcquire = describeAcquire(result, records)
+	if result.Kind != models.LeaseAcquired {
+		r.report.Violations++ // liveness: every holder is dead, the acquire must succeed
+	}
+	return nil
+}
+
+func describeAcquire(result models.LeaseAcquireResult, records []Record) string {
+	switch result.Kind {
+	case models.LeaseAcquired:
+		return fmt.Sprintf("acquired epoch %d, reclaimed %d", result.Epoch, len(result.Reclaimed))
+	case models.LeaseHeld:
+		return "held by " + result.Session
+	case models.LeaseAcquireRefused:
+		return "refused " + result.Reason.String()
+	}
+	if len(records) == 2 {
+		return "error: " + records[1].Error
+	}
+	return "no result"
+}
+
+// check merges the history and runs porcupine. A timeout is a failure.
+func (r *runner) check() (Report, error) {
+	history, err := BuildLeaseHistory(r.lanes, r.deaths)
+	if err != nil {
+		return r.report, err
+	}
+	// The liveness acquire is in the history but is not a worker operation.
+	r.report.Ops = history.Completed + history.Unknown + history.DroppedInspects - 1
+	r.report.Completed, r.report.Unknown = history.Completed, history.Unknown
+	r.report.DroppedInspects, r.report.Reclaims = history.DroppedInspects, history.Reclaims
+	started := time.Now()
+	result, info := models.CheckLease(history.Operations, r.config.CheckTimeout)
+	r.report.CheckSeconds = time.Since(started).Seconds()
+	switch result {
+	case porcupine.Ok:
+		r.report.Check = "ok"
+		return r.report, nil
+	case porcupine.Illegal:
+		r.report.Check = "illegal"
+	default:
+		r.report.Check = "timeout"
+	}
+	r.report.Violations++
+	if result == porcupine.Illegal {
+		r.report.Visualization = filepath.Join(r.dir, "history.html")
+		if err := porcupine.VisualizePath(models.LeaseModel(), info, r.report.Visualization); err != nil {
+			return r.report, err
+		}
+		if err := writeFailure(filepath.Join(r.dir, "failure.txt"), info); err != nil {
+			return r.report, err
+		}
+	}
+	return r.report, nil
+}

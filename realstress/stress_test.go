@@ -1,0 +1,76 @@
+package realstress
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary serve as its own stress worker.
+func TestMain(m *testing.M) {
+	if os.Getenv("REALSTRESS_TEST_WORKER") == "1" {
+		if err := WorkerMain(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func testWorkerCommand(args []string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "REALSTRESS_TEST_WORKER=1")
+	return cmd
+}
+
+// TestStressWithKills runs a small real campaign: 4 workers, 400
+// operations, random SIGKILLs. The history must check, and the run must
+// have actually killed and reclaimed.
+func TestStressWithKills(t *testing.T) {
+	started := time.Now()
+	report, err := Run(Config{Dir: t.TempDir(), Procs: 4, Ops: 400, KillRate: 15, Seed: 7,
+		WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report %+v in %v", report, time.Since(started))
+	if report.Violations != 0 || report.Check != "ok" {
+		t.Fatalf("violations %d check %s (visualization %s)", report.Violations, report.Check, report.Visualization)
+	}
+	if report.Ops != 400 {
+		t.Fatalf("ops %d, want 400", report.Ops)
+	}
+	if report.LivenessAcquire == "" {
+		t.Fatal("no liveness acquire")
+	}
+	if report.Kills == 0 || report.Reclaims == 0 {
+		t.Fatalf("kills %d reclaims %d: the run exercised no crash recovery", report.Kills, report.Reclaims)
+	}
+}
+
+// TestStressMustShow is the must-show: 8 processes, 10,000
+// operations, random kills, zero violations. It runs unless -short.
+func TestStressMustShow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped with -short: the 8-process, 10,000-operation campaign takes tens of seconds")
+	}
+	dir := t.TempDir()
+	if kept := os.Getenv("REALSTRESS_KEEP_DIR"); kept != "" {
+		dir = kept
+	}
+	report, err := Run(Config{Dir: dir, Procs: 8, Ops: 10_000, KillRate: 10, Seed: 1,
+		WorkerCommand: testWorkerCommand, CheckTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report %+v", report)
+	if report.Violations != 0 || report.Check != "ok" || report.Ops != 10_000 {
+		t.Fatalf("violations %d check %s ops %d (visualization %s)", report.Violations, report.Check, report.Ops, report.Visualization)
+	}
+	if report.Kills == 0 || report.Reclaims == 0 {
+		t.Fatalf("kills %d reclaims %d: the run exercised no crash recovery", report.Kills, report.Reclaims)
+	}
+}

@@ -1,0 +1,320 @@
+package realstress
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/osenv"
+	"github.com/leasekit/leasekit/models"
+)
+
+// WorkerConfig is one worker incarnation's assignment.
+type WorkerConfig struct {
+	Namespace  string
+	Worker     int
+	Lane       int
+	Ops        int
+	Seed       uint64
+	LogPath    string
+	SpawnsPath string
+	DeathsPath string
+}
+
+// RootID is the lease root every stress worker uses.
+const RootID = "leasereal-stress"
+
+// newGatedManager is a lease Manager on the real OS whose inspector waits
+// for the parent to publish the deaths it observes.
+func newGatedManager(config WorkerConfig) (*lease.Manager, error) {
+	inspector := deathGate{inner: osenv.NewInspector(), spawnsPath: config.SpawnsPath, deathsPath: config.DeathsPath}
+	return lease.NewManager(lease.Config{Namespace: config.Namespace, RootID: RootID,
+		FS: osenv.NewFS(), Clock: osenv.NewClock(), Inspector: inspector, IDs: osenv.NewIDSource()})
+}
+
+// held is a (generation, session) pair: a release capability.
+type held struct {
+	generation string
+	session    string
+}
+
+// leaseWorker runs one incarnation's operations.
+type leaseWorker struct {
+	config  WorkerConfig
+	manager *lease.Manager
+	log     *LogWriter
+	random  *rand.Rand
+	host    string
+	seq     int
+	mine    *held // the lease this incarnation acquired and still holds
+	learned *held // a capability learned from another's held/inspect result
+}
+
+// RunLeaseWorker performs config.Ops lease operations, logging each call
+// BEFORE it starts and each return AFTER it ends.
+func RunLeaseWorker(config WorkerConfig) error {
+	if config.Lane <= 0 || config.Ops < 0 {
+		panic(fmt.Sprintf("realstress: worker lane %d ops %d", config.Lane, config.Ops))
+	}
+	if err := awaitSpawn(config.SpawnsPath, config.Lane); err != nil {
+		return err
+	}
+	manager, err := newGatedManager(config)
+	if err != nil {
+		return err
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	log, err := CreateLog(config.LogPath)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	w := &leaseWorker{config: config, manager: manager, log: log, host: host,
+		random: rand.New(rand.NewPCG(config.Seed, uint64(config.Lane)))}
+	for range config.Ops {
+		if err := w.step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// step picks and performs one operation: a holder mostly uses its lease
+// through WithCurrentLease and then releases it; a non-holder mostly
+// acquires, sometimes inspects, sometimes releases a learned capability.
+func (w *leaseWorker) step() error {
+	roll := w.random.IntN(100)
+	switch {
+	case w.mine != nil && roll < 55:
+		return w.withCurrent()
+	case w.mine != nil && roll < 95:
+		return w.release(*w.mine)
+	case w.mine != nil:
+		return w.inspect()
+	case roll < 75:
+		return w.acquire()
+	case roll < 90 || w.learned == nil:
+		return w.inspect()
+	}
+	return w.release(*w.learned)
+}
+
+func (w *leaseWorker) call(op string, input any) (Record, error) {
+	w.seq++
+	data, err := json.Marshal(input)
+	if err != nil {
+		return Record{}, err
+	}
+	record := Record{Worker: w.config.Worker, Lane: w.config.Lane, Seq: w.seq, Phase: PhaseCall, Op: op,
+		Input: data, Ns: MonotonicNs()}
+	return record, w.log.Append(record)
+}
+
+// finish logs the return: the output, or the error (unknown outcome).
+func (w *leaseWorker) finish(call Record, output any, opErr error) error {
+	record := Record{Worker: call.Worker, Lane: call.Lane, Seq: call.Seq, Phase: PhaseReturn, Op: call.Op}
+	if opErr != nil {
+		record.Error = opErr.Error()
+	} else {
+		data, err := json.Marshal(output)
+		if err != nil {
+			return err
+		}
+		record.Output = data
+	}
+	record.Ns = MonotonicNs()
+	return w.log.Append(record)
+}
+
+func (w *leaseWorker) acquire() error {
+	session := fmt.Sprintf("lane%d-op%d", w.config.Lane, w.seq+1)
+	input := models.LeaseAcquire{Namespace: w.config.Namespace, Proc: w.config.Lane, Host: w.host, Session: session}
+	call, err := w.call(OpAcquire, input)
+	if err != nil {
+		return err
+	}
+	result, opErr := w.manager.Acquire(context.Background(), lease.AcquireRequest{
+		SessionID: session, SessionFile: filepath.Join(w.config.Namespace, "sessions", session)})
+	if opErr != nil {
+		return w.finish(call, nil, opErr)
+	}
+	output := AcquireOutput(result)
+	switch result.Kind {
+	case lease.Acquired:
+		w.mine = &held{generation: result.Owner.Generation, session: session}
+	case lease.Held:
+		w.learned = &held{generation: result.Owner.Generation, session: result.Owner.SessionID}
+	}
+	return w.finish(call, output, nil)
+}
+
+func (w *leaseWorker) release(capability held) error {
+	input := models.LeaseRelease{Namespace: w.config.Namespace, Proc: w.config.Lane,
+		Generation: capability.generation, Session: capability.session}
+	call, err := w.call(OpRelease, input)
+	if err != nil {
+		return err
+	}
+	result, opErr := w.manager.Release(context.Background(), capability.generation)
+	if w.mine != nil && *w.mine == capability && (opErr != nil || result.Kind != lease.ReleaseRefused) {
+		w.mine = nil // released, lost, or unknown: never present it again as ours
+	}
+	if w.learned != nil && *w.learned == capability {
+		w.learned = nil
+	}
+	if opErr != nil && result.Kind != lease.Released {
+		return w.finish(call, nil, opErr)
+	}
+	return w.finish(call, ReleaseOutput(result), nil)
+}
+
+func (w *leaseWorker) inspect() error {
+	call, err := w.call(OpInspect, models.LeaseInspect{Namespace: w.config.Namespace, Proc: w.config.Lane})
+	if err != nil {
+		return err
+	}
+	projection, opErr := w.manager.Inspect(context.Background())
+	if opErr != nil {
+		return w.finish(call, nil, opErr)
+	}
+	if projection.Kind == lease.Owned && (w.mine == nil || w.mine.generation != projection.Owner.Generation) {
+		w.learned = &held{generation: projection.Owner.Generation, session: projection.Owner.SessionID}
+	}
+	return w.finish(call, InspectOutput(projection), nil)
+}
+
+func (w *leaseWorker) withCurrent() error {
+	mine := *w.mine
+	input := models.LeaseWithCurrent{Namespace: w.config.Namespace, Proc: w.config.Lane,
+		Generation: mine.generation, Session: mine.session}
+	call, err := w.call(OpWithCurrent, input)
+	if err != nil {
+		return err
+	}
+	opErr := w.manager.WithCurrentLease(context.Background(), mine.generation,
+		func(context.Context, lease.Owner) error { return nil })
+	output, known := FenceOutput(opErr)
+	if !known {
+		return w.finish(call, nil, opErr)
+	}
+	if output.Kind == models.FenceFenced {
+		w.mine = nil
+	}
+	return w.finish(call, output, nil)
+}
+
+// LaneOfSession parses the lane out of a stress session ID "lane<L>-op<N>".
+func LaneOfSession(session string) (int, error) {
+	rest, ok := strings.CutPrefix(session, "lane")
+	if !ok {
+		return 0, fmt.Errorf("session %q is not a stress session", session)
+	}
+	laneText, _, ok := strings.Cut(rest, "-op")
+	lane, err := strconv.Atoi(laneText)
+	if !ok || err != nil || lane <= 0 {
+		return 0, fmt.Errorf("session %q is not a stress session", session)
+	}
+	return lane, nil
+}
+
+// ReadDeaths reads a deaths file.
+func ReadDeaths(path string) ([]Death, error) { return readJSONLines[Death](path) }
+
+// AcquireOutput converts an engine result to the model's output.
+func AcquireOutput(result lease.AcquireResult) models.LeaseAcquireResult {
+	output := models.LeaseAcquireResult{}
+	for _, reclaim := range result.Reclaimed {
+		output.Reclaimed = append(output.Reclaimed, reclaim.Owner.Generation)
+	}
+	switch result.Kind {
+	case lease.Acquired:
+		output.Kind, output.Generation, output.Epoch = models.LeaseAcquired, result.Owner.Generation, int64(result.Owner.Epoch)
+	case lease.Held:
+		output.Kind, output.Generation, output.Epoch = models.LeaseHeld, result.Owner.Generation, int64(result.Owner.Epoch)
+		output.Session = result.Owner.SessionID
+	case lease.Refused:
+		output.Kind, output.Reason = models.LeaseAcquireRefused, RefusalOutput(result.Refusal.Reason)
+	default:
+		panic(fmt.Sprintf("realstress: acquire kind %v", result.Kind))
+	}
+	return output
+}
+
+// RefusalOutput maps an engine refusal to the model's. A reason the model
+// does not know maps to RefusalNone, which every model step rejects: an
+// unexpected refusal is a violation, not a silent pass.
+func RefusalOutput(reason lease.RefusalReason) models.RefusalReason {
+	switch reason {
+	case lease.RefusalRemoteOwner:
+		return models.RefusalRemoteOwner
+	case lease.RefusalUnverifiableOwner:
+		return models.RefusalUnverifiableOwner
+	case lease.RefusalCorruptOwner:
+		return models.RefusalCorruptOwner
+	case lease.RefusalLifecycleBusy:
+		return models.RefusalLifecycleBusy
+	case lease.RefusalLifecycleUnverifiable:
+		return models.RefusalLifecycleUnverifiable
+	}
+	return models.RefusalNone
+}
+
+// ReleaseOutput converts an engine release result to the model's output.
+func ReleaseOutput(result lease.ReleaseResult) models.LeaseReleaseResult {
+	switch result.Kind {
+	case lease.Released:
+		return models.LeaseReleaseResult{Kind: models.LeaseReleased}
+	case lease.NotOwner:
+		output := models.LeaseReleaseResult{Kind: models.LeaseNotOwner}
+		if result.Owner != nil {
+			output.OwnerGeneration, output.OwnerSession = result.Owner.Generation, result.Owner.SessionID
+		}
+		return output
+	case lease.ReleaseRefused:
+		return models.LeaseReleaseResult{Kind: models.LeaseReleaseRefused, Reason: RefusalOutput(result.Refusal.Reason)}
+	}
+	panic(fmt.Sprintf("realstress: release kind %v", result.Kind))
+}
+
+// InspectOutput converts a projection to the model's output.
+func InspectOutput(projection lease.Projection) models.LeaseInspectResult {
+	switch projection.Kind {
+	case lease.Empty:
+		return models.LeaseInspectResult{Kind: models.LeaseEmpty}
+	case lease.Corrupt:
+		return models.LeaseInspectResult{Kind: models.LeaseCorrupt}
+	case lease.Owned:
+		return models.LeaseInspectResult{Kind: models.LeaseOwned, Generation: projection.Owner.Generation,
+			Session: projection.Owner.SessionID, Epoch: int64(projection.Owner.Epoch)}
+	}
+	panic(fmt.Sprintf("realstress: projection kind %v", projection.Kind))
+}
+
+// FenceOutput classifies WithCurrentLease's error; known is false for an
+// I/O error (unknown outcome).
+func FenceOutput(err error) (models.LeaseFenceResult, bool) {
+	var fence *lease.FenceError
+	var busy *lease.BusyError
+	var unverifiable *lease.UnverifiableError
+	switch {
+	case err == nil:
+		return models.LeaseFenceResult{Kind: models.FenceOK}, true
+	case errors.As(err, &fence):
+		return models.LeaseFenceResult{Kind: models.FenceFenced}, true
+	case errors.As(err, &busy):
+		return models.LeaseFenceResult{Kind: models.FenceBusy}, true
+	case errors.As(err, &unverifiable):
+		return models.LeaseFenceResult{Kind: models.FenceUnverifiable}, true
+	}
+	return models.LeaseFenceResult{}, false
+}

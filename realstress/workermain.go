@@ -1,0 +1,30 @@
+package realstress
+
+import (
+	"flag"
+	"fmt"
+	"io"
+)
+
+// WorkerMain is the hidden `leasereal stress-worker` subcommand: it parses
+// WorkerArgs and runs one lease worker incarnation.
+func WorkerMain(args []string) error {
+	flags := flag.NewFlagSet("stress-worker", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	var config WorkerConfig
+	flags.StringVar(&config.Namespace, "namespace", "", "")
+	flags.IntVar(&config.Worker, "worker", 0, "")
+	flags.IntVar(&config.Lane, "lane", 0, "")
+	flags.IntVar(&config.Ops, "ops", 0, "")
+	flags.Uint64Var(&config.Seed, "seed", 0, "")
+	flags.StringVar(&config.LogPath, "log", "", "")
+	flags.StringVar(&config.SpawnsPath, "spawns", "", "")
+	flags.StringVar(&config.DeathsPath, "deaths", "", "")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if config.Namespace == "" || config.Lane <= 0 || config.LogPath == "" || config.SpawnsPath == "" || config.DeathsPath == "" || flags.NArg() != 0 {
+		return fmt.Errorf("stress-worker: --namespace, --lane, --log, --spawns and --deaths are required")
+	}
+	return RunLeaseWorker(config)
+}
