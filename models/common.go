@@ -31,10 +31,17 @@
 //   - Read-only operations cut short by a crash (LeaseInspect, DirUse) should
 //     be dropped and shown as annotations; the models accept them as no-ops.
 //
-// Each model is nondeterministic: an Unknown output forks the state into
-// "did not happen" and every way it could have happened; a known output
-// keeps only the states that could have produced it. States are comparable
-// values (no maps or slices) and Step never mutates its input.
+// An Unknown output never means "accept anything": the lease and admission
+// models are porcupine NondeterministicModels that fork the state into "did
+// not happen" and every way it could have happened, and a known output keeps
+// only the states that could have produced it. The dirlease model keeps the
+// same uncertainty inside one state (see dirlease.go). States are
+// comparable values (no maps or slices) and Step never mutates its input.
+//
+// Check* run the fast check first and rerun the verbose one only when the
+// result is Illegal; ExplainIllegal turns its LinearizationInfo into a
+// plain-text story. porcupine.Unknown means the check timed out: a failure
+// with its own message, never a pass.
 package models
 
 import (

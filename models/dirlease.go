@@ -13,37 +13,45 @@ import (
 // The directory lease model (engine `dirlease`): claims on private working
 // directories, and recovery of abandoned ones.
 //
-// State: the claims, sorted by Path, and phantoms (see dirWorld). A claim is keyed by the
-// Path of its directory (the simulator never creates two claims on one path
-// at once) and records what the claim file says (claim ID, role, phase,
-// owner, child, recoverAfterMs) beside the ground truth the engine can only
+// State: the claims, sorted by Path, and phantoms (see dirWorld). A claim
+// is keyed by the Path of its directory (every DirCreate names a fresh
+// path) and records what the claim file says (claim ID, role, phase, owner,
+// child, recoverAfterMs) beside the ground truth the engine can only
 // inspect: whether the owner and child are alive, and what is at the path
-// now (the claimed directory, another directory swapped in by a rename race,
-// nothing, or, for a bundle stage, nothing because it was published to its
-// output root).
+// now (the claimed directory, another directory swapped in by a rename
+// race, nothing, or, for a bundle stage, nothing because it was published
+// to its output root).
 //
-// Recovery crosses every claim, so the model is not partitioned.
+// Recovery crosses every claim, so the model is not partitioned. Unlike the
+// lease and admission models it is deterministic: an unknown outcome marks
+// the claim "maybe gone" or adds a possible content to it, instead of
+// forking whole states (their number multiplied with every crash and made
+// checks take seconds). The marks are per claim, which only forgets
+// correlations between claims: sound, slightly weaker.
 //
 // Legal outcomes at the linearization point:
 //
 //	Create     created(id)        no claim on Path.
 //	Update     invalid            iff DirTransitionValid says no (the caller's
 //	                              view; no effect).
-//	           ok                 the claim file holds the caller's claim
+//	           ok                 the claim file may hold the caller's claim
 //	                              with FromPhase and FromChild.
-//	           changed            it does not.
+//	           changed            it may not (the state keeps what it may hold).
 //	Release    released / changed  as for Update; released removes the claim
 //	                              file (the directory stays with its owner).
-//	Use        present / foreign / missing: what is at Path, exactly, while
-//	           a claim on Path exists (untracked otherwise).
+//	Use        present / foreign / missing: what is at Path while a claim on
+//	           Path exists (missing also allowed if the claim may be gone);
+//	           untracked otherwise.
 //	Recover    succeeded(counts)  some set S of claims was recovered, each
 //	                              "recoverable" (below) and not foreign; a
 //	                              claim in S with its directory present adds
 //	                              to Recovered, published adds to Published,
 //	                              absent adds to Recovered or nothing. Every
 //	                              claim in S is removed, with its directory.
-//	           failed / unknown   any such S, where a claim's directory may
-//	                              also be removed while its claim file stays.
+//	                              A claim in some explaining S but not all
+//	                              becomes "maybe gone".
+//	           failed / unknown   any recoverable claim not foreign becomes
+//	                              "maybe gone" (its directory too).
 //
 // A claim is recoverable, following the seed's recovery on ground truth:
 // its owner is dead and it is a bundle stage, or a raw working directory
@@ -53,10 +61,17 @@ import (
 // or as a later Use, Update or Release that finds the claim or directory
 // gone. A foreign directory (another identity) must never be removed.
 //
-// What the model does not check: the Active and Indeterminate counts.
-// Recovery reads the claim files in one batch and then inspects each owner
-// at its own instant, while claims are released and owners die; no single
-// instant explains those two counts in general, and they carry no effect.
+// What the model does not check:
+//   - the Active and Indeterminate counts. Recovery reads the claim files in
+//     one batch and then inspects each owner at its own instant, while
+//     claims are released and owners die; no single instant explains those
+//     two counts in general, and they have no effect;
+//   - completeness: a pass may leave a recoverable claim (the inspector may
+//     answer "unknown"); liveness is the simulator's check;
+//   - a recovery is linearized at one instant. A rename race on one claim's
+//     path between the instants the pass handles two claims could, in
+//     principle, make a correct pass look wrong; none has been seen in the
+//     generated histories.
 
 // DirRole is the role of a directory lease.
 type DirRole uint8
