@@ -40,6 +40,11 @@ import (
 //	         refused lifecycle-busy,
 //	                 lifecycle-unverifiable  any state: the lifecycle guard,
 //	                                       taken before the owner is read.
+//	         refused corrupt-epoch          any state while the epoch file is
+//	                                       corrupt (LeaseEpochCorruption until
+//	                                       LeaseEpochRepair). A grant is still
+//	                                       legal then if its epoch exceeds
+//	                                       every earlier one.
 //	Release  released              owned, and (Generation, Session) is the
 //	                               owner's: the generation is a capability,
 //	                               whoever presents it may release.
@@ -71,6 +76,7 @@ const (
 	RefusalCorruptOwner
 	RefusalLifecycleBusy
 	RefusalLifecycleUnverifiable
+	RefusalCorruptEpoch
 )
 
 func (r RefusalReason) String() string {
@@ -87,6 +93,8 @@ func (r RefusalReason) String() string {
 		return "lifecycle-busy"
 	case RefusalLifecycleUnverifiable:
 		return "lifecycle-unverifiable"
+	case RefusalCorruptEpoch:
+		return "corrupt-epoch"
 	}
 	return fmt.Sprintf("RefusalReason(%d)", int(r))
 }
@@ -221,6 +229,18 @@ type LeaseClear struct {
 	Namespace string
 }
 
+// LeaseEpochCorruption is the environment event "the epoch file of
+// Namespace was corrupted externally".
+type LeaseEpochCorruption struct {
+	Namespace string
+}
+
+// LeaseEpochRepair is the environment event "an operator repaired the epoch
+// file of Namespace" (to a value no lower than any epoch issued).
+type LeaseEpochRepair struct {
+	Namespace string
+}
+
 type leaseStateKind uint8
 
 const (
@@ -233,6 +253,8 @@ const (
 type leaseState struct {
 	kind       leaseStateKind
 	epochFloor int64
+	// epochCorrupt: the epoch file is corrupt (an environment event).
+	epochCorrupt bool
 	// The owner, when kind is leaseStateOwned.
 	ownerProc       int
 	ownerHost       string
@@ -275,7 +297,7 @@ func (s leaseState) bind(generation string, epoch int64) (leaseState, bool) {
 func (s leaseState) grant(in LeaseAcquire, generation string, epoch int64) leaseState {
 	next := leaseState{
 		kind: leaseStateOwned, ownerProc: in.Proc, ownerHost: in.Host, ownerSession: in.Session,
-		ownerGeneration: generation, ownerAlive: true,
+		ownerGeneration: generation, ownerAlive: true, epochCorrupt: s.epochCorrupt,
 	}
 	if epoch == 0 {
 		next.ownerEpochMin = s.epochFloor + 1
@@ -288,7 +310,7 @@ func (s leaseState) grant(in LeaseAcquire, generation string, epoch int64) lease
 }
 
 func (s leaseState) emptied() leaseState {
-	return leaseState{kind: leaseStateEmpty, epochFloor: s.epochFloor}
+	return leaseState{kind: leaseStateEmpty, epochFloor: s.epochFloor, epochCorrupt: s.epochCorrupt}
 }
 
 func leaseStep(state, input, output any) []any {
@@ -315,9 +337,15 @@ func leaseStep(state, input, output any) []any {
 	case PIDReuse:
 		return []any{s}
 	case LeaseCorruption:
-		return []any{leaseState{kind: leaseStateCorrupt, epochFloor: s.epochFloor}}
+		return []any{leaseState{kind: leaseStateCorrupt, epochFloor: s.epochFloor, epochCorrupt: s.epochCorrupt}}
 	case LeaseClear:
 		return []any{s.emptied()}
+	case LeaseEpochCorruption:
+		s.epochCorrupt = true
+		return []any{s}
+	case LeaseEpochRepair:
+		s.epochCorrupt = false
+		return []any{s}
 	}
 	panic(fmt.Sprintf("models: lease model got input %T", input))
 }
@@ -367,6 +395,8 @@ func acquireRefusalLegal(s leaseState, in LeaseAcquire, reason RefusalReason) bo
 		return s.kind == leaseStateOwned && s.ownerHost != in.Host
 	case RefusalUnverifiableOwner:
 		return s.kind == leaseStateOwned
+	case RefusalCorruptEpoch:
+		return s.epochCorrupt
 	case RefusalLifecycleBusy, RefusalLifecycleUnverifiable:
 		return true
 	}
@@ -486,6 +516,7 @@ func leaseHash(state any) uint64 {
 	h := newHasher()
 	h.int(int64(s.kind))
 	h.int(s.epochFloor)
+	h.bool(s.epochCorrupt)
 	h.int(int64(s.ownerProc))
 	h.string(s.ownerSession)
 	h.string(s.ownerGeneration)
@@ -522,6 +553,10 @@ func leaseNamespace(input any) (string, bool) {
 	case LeaseCorruption:
 		return in.Namespace, true
 	case LeaseClear:
+		return in.Namespace, true
+	case LeaseEpochCorruption:
+		return in.Namespace, true
+	case LeaseEpochRepair:
 		return in.Namespace, true
 	}
 	return "", false
@@ -574,7 +609,7 @@ func ValidateLeaseHistory(ops []porcupine.Operation) error {
 			return procOp{deathProc: in.Proc}, in.Proc > 0
 		case Reboot:
 			return procOp{rebootHost: in.Host}, in.Host != ""
-		case PIDReuse, LeaseCorruption, LeaseClear:
+		case PIDReuse, LeaseCorruption, LeaseClear, LeaseEpochCorruption, LeaseEpochRepair:
 			return procOp{}, true
 		}
 		return procOp{}, false
@@ -611,6 +646,10 @@ func DescribeLeaseOperation(input, output any) string {
 		return escape(fmt.Sprintf("Corruption(%s)", in.Namespace))
 	case LeaseClear:
 		return escape(fmt.Sprintf("OperatorClear(%s)", in.Namespace))
+	case LeaseEpochCorruption:
+		return escape(fmt.Sprintf("EpochCorruption(%s)", in.Namespace))
+	case LeaseEpochRepair:
+		return escape(fmt.Sprintf("EpochRepair(%s)", in.Namespace))
 	default:
 		call = fmt.Sprintf("%T", input)
 	}
