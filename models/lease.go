@@ -712,20 +712,22 @@ func describeLeaseOutput(output any) string {
 // DescribeLeaseState renders one lease state for the HTML report.
 func DescribeLeaseState(state any) string {
 	s := state.(leaseState)
+	var text string
 	switch s.kind {
 	case leaseStateEmpty:
-		return escape(fmt.Sprintf("empty (epoch > %d)", s.epochFloor))
+		text = fmt.Sprintf("empty (epoch > %d)", s.epochFloor)
 	case leaseStateCorrupt:
-		return escape(fmt.Sprintf("corrupt (epoch > %d)", s.epochFloor))
+		text = fmt.Sprintf("corrupt (epoch > %d)", s.epochFloor)
+	default:
+		epoch := fmt.Sprint(s.ownerEpoch)
+		if s.ownerEpoch == 0 {
+			epoch = fmt.Sprintf("?>=%d", s.ownerEpochMin)
+		}
+		text = fmt.Sprintf("owned(p%d@%s %s, session %s, gen %s, epoch %s)",
+			s.ownerProc, s.ownerHost, liveness(s.ownerAlive), s.ownerSession, orUnknown(s.ownerGeneration), epoch)
 	}
-	alive := "alive"
-	if !s.ownerAlive {
-		alive = "dead"
+	if s.epochCorrupt {
+		text += " [epoch file corrupt]"
 	}
-	epoch := fmt.Sprint(s.ownerEpoch)
-	if s.ownerEpoch == 0 {
-		epoch = fmt.Sprintf("?>=%d", s.ownerEpochMin)
-	}
-	return escape(fmt.Sprintf("owned(p%d@%s %s, session %s, gen %s, epoch %s)",
-		s.ownerProc, s.ownerHost, alive, s.ownerSession, orUnknown(s.ownerGeneration), epoch))
+	return escape(text)
 }

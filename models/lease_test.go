@@ -122,6 +122,14 @@ func TestLeaseGoodHistories(t *testing.T) {
 			event(10, LeaseClear{Namespace: ns}),
 			call(2, 11, 12, acq(2, "a", "s3"), acquired("g3", 5)),
 		}, porcupine.Ok},
+		{"a corrupt epoch file refuses until repaired", []porcupine.Operation{
+			call(1, 1, 2, acq(1, "a", "s1"), acquired("g1", 3)),
+			call(1, 3, 4, rel(1, "g1", "s1"), released),
+			event(5, LeaseEpochCorruption{Namespace: ns}),
+			call(2, 6, 7, acq(2, "a", "s2"), acquireRefused(RefusalCorruptEpoch)),
+			event(8, LeaseEpochRepair{Namespace: ns}),
+			call(2, 9, 10, acq(2, "a", "s3"), acquired("g3", 4)),
+		}, porcupine.Ok},
 		{"guard refusals are legal anywhere", []porcupine.Operation{
 			call(1, 1, 2, acq(1, "a", "s1"), acquireRefused(RefusalLifecycleBusy)),
 			call(1, 3, 4, acq(1, "a", "s2"), acquired("g2", 1)),
@@ -205,6 +213,9 @@ func TestLeaseBadHistories(t *testing.T) {
 		{"inspect reports another generation for a bound owner", []porcupine.Operation{
 			call(1, 1, 2, acq(1, "a", "s1"), acquired("g1", 1)),
 			call(2, 3, 4, insp(2), owned("gX", "s1", 1)),
+		}, porcupine.Illegal},
+		{"corrupt-epoch refusal with a sound epoch file", []porcupine.Operation{
+			call(1, 1, 2, acq(1, "a", "s1"), acquireRefused(RefusalCorruptEpoch)),
 		}, porcupine.Illegal},
 		{"remote-owner refusal from the owner's own host", []porcupine.Operation{
 			call(1, 1, 2, acq(1, "a", "s1"), acquired("g1", 1)),
