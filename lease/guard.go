@@ -288,9 +288,11 @@ func (m *Manager) reclaimGuardAnnounced(c *call) (Refusal, error) {
 		case OwnerRemote, OwnerUnknown:
 			return verdictRefusal(state, "lifecycle guard", m.guardPath(), read.guard, c.current), nil
 		case OwnerLive:
-			if refusal, err := m.waitOrBusy(c, "a live lifecycle guard appeared during a stale reclaim"); err != nil || !refusal.IsZero() {
-				return refusal, err
-			}
+			// A live guard replaced the stale one. Withdraw the intent at
+			// once and wait for the guard as anyone else would: a holder
+			// waits (step 2) for our intent to go, so waiting here with the
+			// intent in place would stall both until a deadline.
+			return Refusal{}, nil
 		}
 	}
 }
