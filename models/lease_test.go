@@ -304,3 +304,26 @@ func TestLeaseVisualizationEscapesHTML(t *testing.T) {
 		t.Fatalf("state description is not HTML-escaped: %s", state)
 	}
 }
+
+// TestLeaseVisualizationWithSharedEnvironmentEvents renders a failing
+// history whose environment events are copied into two partitions.
+func TestLeaseVisualizationWithSharedEnvironmentEvents(t *testing.T) {
+	ops := []porcupine.Operation{
+		call(1, 1, 2, LeaseAcquire{Namespace: "other", Proc: 1, Host: "a", Session: "s0"}, acquired("g0", 1)),
+		call(1, 3, 4, acq(1, "a", "s1"), acquired("g1", 1)),
+		event(5, PIDReuse{Host: "a", PID: 7}),
+		call(2, 6, 7, acq(2, "a", "s2"), acquired("g2", 2)),
+	}
+	result, info := CheckLease(ops, checkTimeout)
+	if result != porcupine.Illegal {
+		t.Fatalf("verdict %s, want Illegal", result)
+	}
+	var page bytes.Buffer
+	if err := porcupine.Visualize(LeaseModel(), info, &page); err != nil {
+		t.Fatal(err)
+	}
+	text := ExplainIllegal(LeaseModel(), ops, info)
+	if !strings.Contains(text, "partition 0 (3 operations)") || strings.Contains(text, "partition 1") {
+		t.Fatalf("explanation should name only the failing partition (ns sorts before other):\n%s", text)
+	}
+}
