@@ -25,6 +25,9 @@ type Param struct {
 	Min     int
 	Max     int
 	Doc     string
+	// Fixed knobs are not lowered by shrinking (a layout choice, where a
+	// lower number is not a simpler run).
+	Fixed bool
 }
 
 // Params holds workload knob values by name.

@@ -171,6 +171,9 @@ func (s *shrinker) passFaults() bool {
 func (s *shrinker) passParams() bool {
 	progress := false
 	for _, p := range s.engine.Params {
+		if p.Fixed {
+			continue
+		}
 		value, ok := s.current.Params[p.Name]
 		if !ok {
 			value = p.Default
