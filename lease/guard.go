@@ -41,6 +41,7 @@ import (
 
 // newGuard returns a fresh guard (or intent) record for the current process.
 func (m *Manager) newGuard(current ProcessIdentity) guardRecord {
+	current.Executable = path.Clean(current.Executable)
 	return guardRecord{
 		Schema:     GuardSchema,
 		Generation: m.ids.NewID(),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path"
 	"strings"
 	"time"
@@ -139,6 +140,9 @@ func (m *Manager) begin(ctx context.Context) (*call, error) {
 	}
 	if err := current.Validate(); err != nil {
 		return nil, fmt.Errorf("lease: current process identity: %w", err)
+	}
+	if current.PID > math.MaxInt32 || int64(current.UID) > math.MaxUint32 {
+		return nil, fmt.Errorf("lease: current process identity: PID %d or UID %d out of range", current.PID, current.UID)
 	}
 	c := &call{ctx: ctx, current: current, deadline: m.clock.Monotonic() + m.guardWait}
 	if err := m.initialize(); err != nil {

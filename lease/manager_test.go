@@ -682,3 +682,36 @@ func TestDurabilityOrder(t *testing.T) {
 	}
 	require.True(t, epochWrite >= 0 && publish > epochWrite, "the epoch is durable BEFORE the owner is published")
 }
+
+func TestCurrentIdentityProblemsAreErrors(t *testing.T) {
+	w := newWorld(t)
+	unclean := leasetest.Identity(1)
+	unclean.Executable = "/usr/local//bin/../bin/leasekit"
+	result := w.acquire(w.manager(unclean))
+	require.Equal(t, lease.Acquired, result.Kind)
+	require.Equal(t, "/usr/local/bin/leasekit", result.Owner.Executable)
+
+	w.table.FailCurrent(errors.New("no /proc"))
+	m, err := lease.NewManager(lease.Config{Namespace: w.ns, RootID: rootID, FS: w.fs, Clock: w.clock,
+		Inspector: w.table, IDs: w.ids})
+	require.NoError(t, err)
+	_, err = m.Acquire(context.Background(), request)
+	require.ErrorContains(t, err, "no /proc")
+
+	invalid := leasetest.Identity(2)
+	invalid.Executable = "leasekit"
+	_, err = w.manager(invalid).Release(context.Background(), result.Owner.Generation)
+	require.ErrorContains(t, err, "not absolute")
+}
+
+func TestGuardRemovedUnderTheHolderIsReported(t *testing.T) {
+	w := newWorld(t)
+	m := w.manager(leasetest.Identity(1))
+	owner := w.acquire(m).Owner
+	err := m.WithCurrentLease(context.Background(), owner.Generation, func(context.Context, lease.Owner) error {
+		return os.Remove(w.path("receiver.lifecycle.guard.json"))
+	})
+	var lost *lease.GuardLostError
+	require.ErrorAs(t, err, &lost)
+	require.Contains(t, lost.Why, "gone")
+}
