@@ -56,6 +56,11 @@ func (w *World) PowerLoss(h *Host) {
 	for _, p := range victims {
 		w.kill(p, ExitPowerLoss)
 	}
+	for _, z := range w.zombies {
+		if z.host == h && z.proc.State == simproc.Zombie {
+			w.reaped(h, z.proc) // the reboot ends it; reapZombies drops it later
+		}
+	}
 	h.table.Reboot(w.newBootID())
 	h.bootAt = w.now
 	mode := "shared-survives"
@@ -101,11 +106,19 @@ func (w *World) reapZombies() {
 		case z.proc.State != simproc.Zombie: // a reboot already removed it
 		case w.step >= z.reapAt:
 			z.host.table.Reap(z.proc)
+			w.reaped(z.host, z.proc)
 		default:
 			kept = append(kept, z)
 		}
 	}
 	w.zombies = kept
+}
+
+// reaped runs the workload's reap hooks.
+func (w *World) reaped(h *Host, proc *simproc.Proc) {
+	for _, f := range w.onReap {
+		f(h, proc)
+	}
 }
 
 // fsErrnos are the errors the fserror fault injects.

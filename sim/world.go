@@ -172,6 +172,7 @@ type World struct {
 	invariants []invariant
 	hooks      []faultHook
 	onExit     []func(p *Proc, reason ExitReason)
+	onReap     []func(h *Host, proc *simproc.Proc)
 	trace      io.Writer
 
 	// runnable is scratch space for each step.
@@ -284,6 +285,14 @@ func (w *World) FaultHook(name string, fire func(w *World)) {
 // restart it. It runs outside every process and may call Spawn.
 func (w *World) OnExit(f func(p *Proc, reason ExitReason)) {
 	w.onExit = append(w.onExit, f)
+}
+
+// OnReap registers a function called when a zombie left by the zombie fault
+// stops existing: its parent reaped it, or its host rebooted. A zombie
+// leader with live threads counts as alive until then, so a workload that
+// records process deaths needs this moment. It runs outside every process.
+func (w *World) OnReap(f func(h *Host, proc *simproc.Proc)) {
+	w.onReap = append(w.onReap, f)
 }
 
 // Probe counts a named "sometimes" event.

@@ -1,0 +1,567 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/simproc"
+)
+
+// Paths inside the namespace the hostile hooks touch.
+var (
+	leaseOwnerPath      = path.Join(leaseNamespace, "receiver.lock", "owner.json")
+	leaseGuardPath      = path.Join(leaseNamespace, "receiver.lifecycle.guard.json")
+	leaseReclaimsPath   = path.Join(leaseNamespace, "lifecycle-reclaims")
+	leaseQuarantinePath = path.Join(leaseNamespace, "quarantine")
+)
+
+// leaseRepairDelayMax bounds the steps between a corruption and the
+// operator's repair.
+const leaseRepairDelayMax = 800
+
+// readRoot reads a whole small file through a root view.
+func readRoot(root lease.FS, name string) ([]byte, error) {
+	f, err := root.OpenFile(name, lease.O_RDONLY|lease.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out bytes.Buffer
+	buf := make([]byte, 4096)
+	for range 64 {
+		n, err := f.Read(buf)
+		out.Write(buf[:n])
+		if errors.Is(err, io.EOF) || (err == nil && n == 0) {
+			return out.Bytes(), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("%s: too large for a lease record", name)
+}
+
+// writeRoot writes data to name durably through a root view.
+func writeRoot(root lease.FS, name string, flag lease.OpenFlag, data []byte) error {
+	f, err := root.OpenFile(name, flag|lease.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncRoot(root lease.FS, dir string) {
+	if f, err := root.OpenFile(dir, lease.O_RDONLY|lease.O_DIRECTORY, 0); err == nil {
+		_ = f.Sync()
+		_ = f.Close()
+	}
+}
+
+// recordIdentity is the part of an owner, guard or intent record the
+// workload reads from outside: who wrote it.
+type recordIdentity struct {
+	Generation string  `json:"generation"`
+	Session    string  `json:"piSessionId"`
+	PID        int     `json:"pid"`
+	Start      string  `json:"processStartIdentity"`
+	Boot       *string `json:"bootIdentity"`
+	Hostname   string  `json:"hostname"`
+	UID        int     `json:"uid"`
+}
+
+func parseRecord(data []byte) (recordIdentity, bool) {
+	var r recordIdentity
+	if err := json.Unmarshal(data, &r); err != nil || r.Hostname == "" || r.PID <= 0 {
+		return recordIdentity{}, false
+	}
+	return r, true
+}
+
+// corrupt is the FaultCorrupt hook: a hostile edit of one lease file.
+func (lw *leaseWorld) corrupt(w *World) {
+	d := w.Decisions()
+	space := lw.spaces[d.Intn(len(lw.spaces))]
+	root := space.cotenant()
+	if info, err := root.Lstat(leaseQuarantinePath); err != nil || !info.IsDir() {
+		return // not initialised yet
+	}
+	var targets []string
+	owner, ownerErr := readRoot(root, leaseOwnerPath)
+	_, ownerValid := parseRecord(owner)
+	if !space.ownerCorrupted {
+		if ownerErr == nil && ownerValid {
+			targets = append(targets, "owner")
+		}
+		if _, err := root.Lstat(leaseReceiver()); errors.Is(err, fs.ErrNotExist) {
+			targets = append(targets, "receiver")
+		}
+	}
+	if lw.corruptable(space, leaseGuardPath) {
+		targets = append(targets, "guard")
+	}
+	entries, _ := root.ReadDir(leaseReclaimsPath)
+	var intents []string
+	for _, e := range entries {
+		if name := path.Join(leaseReclaimsPath, e.Name); strings.HasPrefix(e.Name, "reclaim.") && lw.corruptable(space, name) {
+			intents = append(intents, name)
+		}
+	}
+	if len(intents) > 0 {
+		targets = append(targets, "intent")
+	}
+	if len(targets) == 0 {
+		return
+	}
+	c := leaseCorruption{kind: targets[d.Intn(len(targets))], repairAt: w.Step() + 1 + d.Intn(leaseRepairDelayMax)}
+	switch c.kind {
+	case "owner":
+		c.path = leaseOwnerPath
+		c.written = garble(owner, d)
+	case "receiver":
+		c.path = leaseReceiver()
+		c.written = []byte("hostile co-tenant\n")
+	case "guard", "intent":
+		c.path = leaseGuardPath
+		if c.kind == "intent" {
+			c.path = intents[d.Intn(len(intents))]
+		}
+		data, err := readRoot(root, c.path)
+		record, ok := parseRecord(data)
+		if err != nil || !ok {
+			return
+		}
+		c.writer = leaseWriter{host: record.Hostname, pid: record.PID, startTicks: record.Start}
+		if record.Boot != nil {
+			c.writer.boot = *record.Boot
+		}
+		c.written = garble(data, d)
+	}
+	flag := lease.O_TRUNC
+	if c.kind == "receiver" {
+		flag = lease.O_CREATE | lease.O_EXCL
+	}
+	if err := writeRoot(root, c.path, flag, c.written); err != nil {
+		return
+	}
+	syncRoot(root, path.Dir(c.path))
+	space.corruptions = append(space.corruptions, c)
+	w.Probe("lease-hostile-corrupt-" + c.kind)
+	w.Tracef("lease-hostile corrupt %s %s", c.kind, c.path)
+	if c.kind == "owner" || c.kind == "receiver" {
+		space.ownerCorrupted = true
+		w.RecordEvent("corrupt", models.LeaseCorruption{Namespace: space.key})
+	}
+}
+
+// cotenant returns the hostile co-tenant's view: the workload's own user,
+// so its files look like the engine's; its calls are not scheduling points.
+func (s *leaseSpace) cotenant() lease.FS {
+	if s.hostile == nil {
+		s.hostile = s.volume.FS().View(leaseUID)
+	}
+	return s.hostile
+}
+
+// corruptable reports whether name is a valid record not already corrupted.
+func (lw *leaseWorld) corruptable(space *leaseSpace, name string) bool {
+	for _, c := range space.corruptions {
+		if c.path == name {
+			return false
+		}
+	}
+	data, err := readRoot(space.volume.Root(), name)
+	if err != nil {
+		return false
+	}
+	_, ok := parseRecord(data)
+	return ok
+}
+
+// garble makes a record invalid: a truncation before its closing brace, or
+// a non-JSON first byte. Never another valid record.
+func garble(data []byte, d *Decisions) []byte {
+	end := bytes.LastIndexByte(data, '}')
+	if end > 0 && d.Intn(2) == 0 {
+		return append([]byte(nil), data[:d.Intn(end)]...)
+	}
+	out := append([]byte(nil), data...)
+	if len(out) == 0 {
+		return []byte("#")
+	}
+	out[0] = '#'
+	return out
+}
+
+// repairDue runs the operator's repairs whose time has come (all of them
+// when force is set). A repair undoes only the exact corruption the hook
+// made; a garbled guard or intent is removed only once its writer is dead
+// (an operator checks that no live process is named before deleting a
+// lock file).
+func (lw *leaseWorld) repairDue(force bool) {
+	w := lw.world
+	for _, space := range lw.spaces {
+		kept := space.corruptions[:0]
+		for _, c := range space.corruptions {
+			if !force && w.Step() < c.repairAt {
+				kept = append(kept, c)
+				continue
+			}
+			if !lw.repair(space, c) {
+				kept = append(kept, c)
+			}
+		}
+		space.corruptions = kept
+	}
+}
+
+// repair tries one repair; false means "not yet" (the writer lives).
+func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
+	w := lw.world
+	root := space.volume.Root()
+	data, err := readRoot(root, c.path)
+	if err != nil || !bytes.Equal(data, c.written) {
+		// Gone or rewritten: a reclaimer removed its own intent, or the
+		// holder of a garbled guard ... nothing of ours is left to undo.
+		w.Probe("lease-repair-moot-" + c.kind)
+		if c.kind == "owner" || c.kind == "receiver" {
+			lw.failOwnerRepair(space, c)
+		}
+		return true
+	}
+	switch c.kind {
+	case "owner", "receiver":
+		space.hostileSerial++
+		target := path.Join(leaseQuarantinePath, fmt.Sprintf("operator.%d", space.hostileSerial))
+		if err := root.Rename(leaseReceiver(), target); err != nil {
+			lw.fail(fmt.Errorf("operator repair of %s in %s: %v", c.path, space.key, err), false)
+			return true
+		}
+		syncRoot(root, leaseNamespace)
+		syncRoot(root, leaseQuarantinePath)
+		space.ownerCorrupted = false
+		w.RecordEvent("clear", models.LeaseClear{Namespace: space.key})
+	default:
+		if lw.writerAlive(c.writer) {
+			return false
+		}
+		if err := root.Remove(c.path); err != nil {
+			lw.fail(fmt.Errorf("operator repair of %s in %s: %v", c.path, space.key, err), false)
+			return true
+		}
+		syncRoot(root, path.Dir(c.path))
+	}
+	w.Probe("lease-operator-repair-" + c.kind)
+	w.Tracef("lease-operator repair %s %s", c.kind, c.path)
+	return true
+}
+
+// failOwnerRepair: the engine never rewrites a corrupt owner, so a hostile
+// owner corruption that changed before the operator came is a finding.
+func (lw *leaseWorld) failOwnerRepair(space *leaseSpace, c leaseCorruption) {
+	lw.fail(fmt.Errorf("the hostile %s corruption of %s in %s changed before the operator repaired it", c.kind,
+		c.path, space.key), false)
+}
+
+// writerAlive reports whether the process a record names still runs (a
+// zombie whose other threads run counts as alive).
+func (lw *leaseWorld) writerAlive(writer leaseWriter) bool {
+	for _, h := range lw.world.Hosts() {
+		if h.Name() != writer.host {
+			continue
+		}
+		if writer.boot != "" && writer.boot != h.Table().BootID() {
+			return false
+		}
+		proc := h.Table().Lookup(0, writer.pid)
+		if proc == nil || strconv.FormatUint(proc.StartTicks, 10) != writer.startTicks {
+			return false
+		}
+		return proc.State == simproc.Running || proc.Threads > 1
+	}
+	return false
+}
+
+// renameRace is the FaultRenameRace hook: a hostile co-tenant replaces
+// receiver.lock, owner.json or the guard by an identical copy (a new inode
+// under the old name) between some process's check and its use.
+func (lw *leaseWorld) renameRace(w *World) {
+	d := w.Decisions()
+	space := lw.spaces[d.Intn(len(lw.spaces))]
+	root := space.cotenant()
+	var targets []string
+	owner, err := readRoot(root, leaseOwnerPath)
+	if _, ok := parseRecord(owner); err == nil && ok && !space.ownerCorrupted {
+		targets = append(targets, "receiver", "owner")
+	}
+	guard, err := readRoot(root, leaseGuardPath)
+	if _, ok := parseRecord(guard); err == nil && ok && lw.corruptable(space, leaseGuardPath) {
+		targets = append(targets, "guard")
+	}
+	if len(targets) == 0 {
+		return
+	}
+	space.hostileSerial++
+	n := space.hostileSerial
+	kind := targets[d.Intn(len(targets))]
+	switch kind {
+	case "receiver":
+		fresh := path.Join(leaseNamespace, fmt.Sprintf(".hostile-new-%d", n))
+		if root.Mkdir(fresh, 0o700) != nil || writeRoot(root, path.Join(fresh, "owner.json"), lease.O_CREATE|lease.O_EXCL, owner) != nil {
+			return
+		}
+		syncRoot(root, fresh)
+		if root.Rename(leaseReceiver(), path.Join(leaseNamespace, fmt.Sprintf(".hostile-old-%d", n))) != nil {
+			return
+		}
+		if err := root.Rename(fresh, leaseReceiver()); err != nil {
+			panic(fmt.Sprintf("sim: hostile receiver swap: %v", err))
+		}
+		syncRoot(root, leaseNamespace)
+	case "owner":
+		copyPath := path.Join(leaseReceiver(), fmt.Sprintf(".hostile-%d", n))
+		if writeRoot(root, copyPath, lease.O_CREATE|lease.O_EXCL, owner) != nil {
+			return
+		}
+		if root.Rename(copyPath, leaseOwnerPath) != nil {
+			return
+		}
+		syncRoot(root, leaseReceiver())
+	case "guard":
+		copyPath := path.Join(leaseNamespace, fmt.Sprintf(".hostile-guard-%d", n))
+		if writeRoot(root, copyPath, lease.O_CREATE|lease.O_EXCL, guard) != nil {
+			return
+		}
+		if root.Rename(copyPath, leaseGuardPath) != nil {
+			return
+		}
+		syncRoot(root, leaseNamespace)
+	}
+	w.Probe("lease-hostile-swap-" + kind)
+	w.Tracef("lease-hostile swap %s", kind)
+}
+
+// checkQuarantine checks that a reported reclaim's owner record is in
+// quarantine with the reclaimed generation.
+func (lw *leaseWorld) checkQuarantine(c leaseReclaimCheck) error {
+	if !strings.HasPrefix(c.path, leaseQuarantinePath+"/") {
+		return fmt.Errorf("%s reported reclaiming generation %s into %s, outside quarantine/", c.proc, c.generation, c.path)
+	}
+	data, err := readRoot(c.space.volume.Root(), path.Join(c.path, "owner.json"))
+	if err != nil {
+		return fmt.Errorf("%s reclaimed generation %s into %s, but its owner.json is not there: %v", c.proc,
+			c.generation, c.path, err)
+	}
+	record, ok := parseRecord(data)
+	if !ok || record.Generation != c.generation {
+		return fmt.Errorf("%s reclaimed generation %s into %s, which holds generation %q", c.proc, c.generation,
+			c.path, record.Generation)
+	}
+	return nil
+}
+
+// leaseLiveness is the final phase: faults off, every hostile corruption
+// repaired, every workload process dead; one probe per lease space must
+// acquire within a bound.
+type leaseLiveness struct {
+	lw        *leaseWorld
+	startStep int
+	// pending lists the spaces still to probe; hops counts probes of the
+	// current space (a probe on the wrong host hands over to another).
+	pending []*leaseSpace
+	hops    int
+	probe   *Proc
+	done    bool
+}
+
+// startLiveness begins the liveness phase: it runs in an exit hook.
+func (lw *leaseWorld) startLiveness() {
+	w := lw.world
+	w.StopFaults()
+	lw.repairDue(true)
+	lw.liveness = &leaseLiveness{lw: lw, startStep: w.Step(), pending: append([]*leaseSpace(nil), lw.spaces...)}
+	w.Tracef("lease-liveness start")
+	// Let start-time ticks move on, so a bystander never shares a dead
+	// owner's start tick (two processes in one tick are indistinguishable).
+	settle := func(p *Proc) { _ = p.Clock().Sleep(context.Background(), 30*time.Millisecond) }
+	if _, err := w.Spawn(w.Hosts()[0], ProcSpec{Name: "settle", UID: leaseUID}, settle); err != nil {
+		lw.fail(fmt.Errorf("liveness: spawn: %v", err), true)
+	}
+}
+
+func (l *leaseLiveness) exited(p *Proc) {
+	if l.done || (p != l.probe && p.Name() != "settle") {
+		return
+	}
+	l.probe = nil
+	l.launch()
+}
+
+// launch starts the probe of the first pending space, on the host its
+// records name (guard, then intents, then owner), with a bystander on a
+// dead owner's PID when that PID is free.
+func (l *leaseLiveness) launch() {
+	lw, w := l.lw, l.lw.world
+	if len(l.pending) == 0 {
+		l.done = true
+		for _, c := range lw.allReclaims {
+			if err := lw.checkQuarantine(c); err != nil {
+				lw.fail(err, false)
+			}
+		}
+		w.Tracef("lease-liveness done")
+		return
+	}
+	space := l.pending[0]
+	l.hops++
+	if l.hops > leaseProbeHops {
+		lw.fail(fmt.Errorf("liveness: %s: no probe acquired after %d hops between hosts", space.key, leaseProbeHops), true)
+		return
+	}
+	root := space.volume.Root()
+	host := space.hosts[0]
+	var owner recordIdentity
+	var ownerOK bool
+	if data, err := readRoot(root, leaseOwnerPath); err == nil {
+		owner, ownerOK = parseRecord(data)
+	}
+	hostNamed := ""
+	if data, err := readRoot(root, leaseGuardPath); err == nil {
+		if r, ok := parseRecord(data); ok {
+			hostNamed = r.Hostname
+		}
+	}
+	if hostNamed == "" {
+		entries, _ := root.ReadDir(leaseReclaimsPath)
+		for _, e := range entries {
+			if data, err := readRoot(root, path.Join(leaseReclaimsPath, e.Name)); err == nil {
+				if r, ok := parseRecord(data); ok && hostNamed == "" {
+					hostNamed = r.Hostname
+				}
+			}
+		}
+	}
+	if hostNamed == "" && ownerOK {
+		hostNamed = owner.Hostname
+	}
+	for _, h := range space.hosts {
+		if h.Name() == hostNamed {
+			host = h
+		}
+	}
+	if ownerOK && owner.Hostname == host.Name() && owner.Boot != nil && *owner.Boot == host.Table().BootID() {
+		l.bystander(host, owner.PID)
+	}
+	probe, err := w.Spawn(host, ProcSpec{Name: "probe", UID: leaseUID}, l.body)
+	if err != nil {
+		lw.fail(fmt.Errorf("liveness: spawn probe: %v", err), true)
+		return
+	}
+	lw.deathByProc[probe.Table()] = probe
+	l.probe = probe
+}
+
+// bystander puts an unrelated live process (same executable) on the dead
+// owner's PID: a start-time check must still call the owner stale.
+func (l *leaseLiveness) bystander(h *Host, pid int) {
+	w := l.lw.world
+	if h.Table().Lookup(0, pid) != nil {
+		return
+	}
+	body := func(p *Proc) {
+		if p.Table().PID != pid {
+			return
+		}
+		w.Probe("lease-bystander-on-owner-pid")
+		for i := 0; i < 4096 && !l.done; i++ {
+			_ = p.Clock().Sleep(context.Background(), 5*time.Millisecond)
+		}
+	}
+	first, err := w.Spawn(h, ProcSpec{Name: "bystander", UID: leaseUID + 1}, body)
+	if err != nil || first.Table().PID == pid {
+		return
+	}
+	free, pidMax := 0, h.Table().PIDMax()
+	for candidate := first.Table().PID%(pidMax-1) + 1; candidate != pid; candidate = candidate%(pidMax-1) + 1 {
+		if h.Table().Lookup(0, candidate) == nil {
+			free++
+		}
+	}
+	if h.Table().Churn(0, free) == nil {
+		_, _ = w.Spawn(h, ProcSpec{Name: "bystander", UID: leaseUID + 1}, body)
+	}
+}
+
+// body is the probe: acquire until Acquired, waiting out live holders and
+// busy guards, handing over to another host on a remote record, and
+// reporting every refusal that crashes alone can explain as a finding.
+func (l *leaseLiveness) body(p *Proc) {
+	lw := l.lw
+	space := lw.space(p)
+	m := lw.manager(p)
+	for try := 0; try < leaseProbeTries; try++ {
+		res, err, _ := lw.acquireRecorded(p, m)
+		switch {
+		case err != nil:
+			lw.world.Probe("lease-probe-error")
+		case res.Kind == lease.Acquired:
+			lw.world.Probe("lease-probe-acquired")
+			l.pending = l.pending[1:]
+			l.hops = 0
+			return
+		case res.Kind == lease.Held:
+			holder := lw.sessionProc[res.Owner.SessionID]
+			if holder == nil || lw.deathByProc[holder.Table()] != holder {
+				lw.fail(fmt.Errorf("liveness: %s: probe %s found the lease held by dead owner %s (session %s, "+
+					"PID %d on %s) with every holder dead", space.key, p.Name(), procName(holder),
+					res.Owner.SessionID, res.Owner.PID, res.Owner.Hostname), true)
+				return
+			}
+			lw.world.Probe("lease-probe-waits-live-zombie")
+		case res.Refusal.Human == lease.HumanRemoteRecord:
+			lw.world.Probe("lease-probe-rehost")
+			return
+		case res.Refusal.Reason == lease.RefusalLifecycleBusy:
+		case len(space.corruptions) > 0 || space.ownerCorrupted:
+			lw.world.Probe("lease-probe-waits-hostile-repair")
+		default:
+			lw.fail(fmt.Errorf("liveness: %s: with every holder dead and no hostile corruption left, the probe "+
+				"was refused: %s", space.key, res.Refusal), true)
+			return
+		}
+		_ = p.Clock().Sleep(context.Background(), 2*time.Millisecond)
+	}
+	lw.fail(fmt.Errorf("liveness: %s: the probe did not acquire in %d attempts", space.key, leaseProbeTries), true)
+}
+
+// check enforces the liveness phase's step bound.
+func (l *leaseLiveness) check() {
+	if !l.done && l.lw.world.Step()-l.startStep > l.lw.opts.LivenessStepsMax {
+		l.lw.fail(fmt.Errorf("liveness: no acquire within %d steps after the workload ended", l.lw.opts.LivenessStepsMax), true)
+	}
+}
+
+func procName(p *Proc) string {
+	if p == nil {
+		return "(unknown acquire)"
+	}
+	return p.Name()
+}
