@@ -61,7 +61,7 @@ func TestStressMustShow(t *testing.T) {
 	if kept := os.Getenv("REALSTRESS_KEEP_DIR"); kept != "" {
 		dir = kept
 	}
-	report, err := Run(Config{Dir: dir, Procs: 8, Ops: 10_000, KillRate: 10, Seed: 1,
+	report, err := Run(Config{Dir: dir, Procs: 8, Ops: 10_000, KillRate: 10, Seed: 1, NoInspect: true,
 		WorkerCommand: testWorkerCommand, CheckTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,10 @@ type WorkerConfig struct {
 	LogPath    string
 	SpawnsPath string
 	DeathsPath string
+	// NoInspect leaves Inspect out of the workload (finding F1 in
+	// docs/LEASEREAL.md: a lock-free Inspect can see the empty instant
+	// inside a reclaiming Acquire, which the model rejects).
+	NoInspect bool
 }
 
 // RootID is the lease root every stress worker uses.
@@ -94,19 +98,27 @@ func RunLeaseWorker(config WorkerConfig) error {
 // acquires, sometimes inspects, sometimes releases a learned capability.
 func (w *leaseWorker) step() error {
 	roll := w.random.IntN(100)
-	switch {
-	case w.mine != nil && roll < 55:
-		return w.withCurrent()
-	case w.mine != nil && roll < 95:
-		return w.release(*w.mine)
-	case w.mine != nil:
-		return w.inspect()
-	case roll < 75:
-		return w.acquire()
-	case roll < 90 || w.learned == nil:
+	noInspect := w.config.NoInspect
+	if w.mine != nil {
+		switch {
+		case roll < 55:
+			return w.withCurrent()
+		case roll < 95 || noInspect:
+			return w.release(*w.mine)
+		}
 		return w.inspect()
 	}
-	return w.release(*w.learned)
+	switch {
+	case roll < 75:
+		return w.acquire()
+	case roll < 90 && !noInspect:
+		return w.inspect()
+	case w.learned != nil:
+		return w.release(*w.learned)
+	case noInspect:
+		return w.acquire()
+	}
+	return w.inspect()
 }
 
 func (w *leaseWorker) call(op string, input any) (Record, error) {

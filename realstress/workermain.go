@@ -18,6 +18,7 @@ func WorkerMain(args []string) error {
 	flags.IntVar(&config.Ops, "ops", 0, "")
 	flags.Uint64Var(&config.Seed, "seed", 0, "")
 	flags.StringVar(&config.LogPath, "log", "", "")
+	flags.BoolVar(&config.NoInspect, "no-inspect", false, "")
 	flags.StringVar(&config.SpawnsPath, "spawns", "", "")
 	flags.StringVar(&config.DeathsPath, "deaths", "", "")
 	if err := flags.Parse(args); err != nil {

@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/osenv"
+)
+
+// defaultRootID is the receiver root of leases made by this binary.
+const defaultRootID = "leasereal"
+
+// leaseFlags are the flags every lease subcommand shares.
+type leaseFlags struct {
+	dir       string
+	rootID    string
+	guardWait time.Duration
+}
+
+func (f *leaseFlags) register(flags *flag.FlagSet) {
+	flags.StringVar(&f.dir, "dir", "", "lease namespace directory (created if missing)")
+	flags.StringVar(&f.rootID, "root-id", defaultRootID, "receiver root ID recorded in the owner")
+	flags.DurationVar(&f.guardWait, "guard-wait", lease.DefaultGuardWait, "how long one call waits for a busy lifecycle guard")
+}
+
+// namespace returns --dir made absolute and clean.
+func (f *leaseFlags) namespace() (string, error) {
+	if f.dir == "" {
+		return "", usagef("--dir is required")
+	}
+	dir, err := filepath.Abs(f.dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Clean(dir), nil
+}
+
+func (f *leaseFlags) manager(inspector lease.Inspector) (*lease.Manager, error) {
+	namespace, err := f.namespace()
+	if err != nil {
+		return nil, err
+	}
+	return lease.NewManager(lease.Config{Namespace: namespace, RootID: f.rootID, FS: osenv.NewFS(),
+		Clock: osenv.NewClock(), Inspector: inspector, IDs: osenv.NewIDSource(), GuardWait: f.guardWait})
+}
+
+// parentInspector records the parent process (the shell or program that
+// ran leasereal) as the current process, so `leasereal acquire` leaves a
+// lease held by its caller rather than by itself, which exits at once.
+type parentInspector struct {
+	lease.Inspector
+	parent int
+}
+
+func (p parentInspector) Current() (lease.ProcessIdentity, error) {
+	inspection := p.Inspector.Inspect(p.parent)
+	if inspection.Kind != lease.InspectLive || inspection.State == lease.StateZombie {
+		return lease.ProcessIdentity{}, fmt.Errorf("the parent process %d cannot be inspected (%v: %s)",
+			p.parent, inspection.Kind, inspection.Diagnostic)
+	}
+	return inspection.Identity, nil
+}
+
+func newFlagSet(name string) *flag.FlagSet {
+	flags := flag.NewFlagSet(name, flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	return flags
+}
+
+func parseFlags(flags *flag.FlagSet, args []string) error {
+	if err := flags.Parse(args); err != nil {
+		return usagef("%s: %v", flags.Name(), err)
+	}
+	return nil
+}
+
+func printJSON(out io.Writer, value any) error {
+	data, err := json.MarshalIndent(value, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "%s\n", data)
+	return err
+}
+
+// Stable JSON shapes (docs/LEASEREAL.md).
+
+type ownerJSON struct {
+	Generation           string `json:"generation"`
+	Epoch                uint64 `json:"epoch"`
+	SessionID            string `json:"sessionId"`
+	SessionFile          string `json:"sessionFile"`
+	PID                  int    `json:"pid"`
+	ProcessStartIdentity string `json:"processStartIdentity"`
+	BootIdentity         string `json:"bootIdentity"`
+	Executable           string `json:"executable"`
+	Hostname             string `json:"hostname"`
+	PIDNamespace         string `json:"pidNamespace"`
+	UID                  int    `json:"uid"`
+	RootID               string `json:"rootId"`
+	CreatedAt            string `json:"createdAt"`
+}
+
+func ownerOf(owner lease.Owner) *ownerJSON {
+	return &ownerJSON{Generation: owner.Generation, Epoch: owner.Epoch, SessionID: owner.SessionID,
+		SessionFile: owner.SessionFile, PID: owner.PID, ProcessStartIdentity: owner.ProcessStartIdentity,
+		BootIdentity: owner.BootIdentity, Executable: owner.Executable, Hostname: owner.Hostname,
+		PIDNamespace: owner.PIDNamespace, UID: owner.UID, RootID: owner.RootID, CreatedAt: owner.CreatedAt}
+}
+
+type refusalJSON struct {
+	Reason     string `json:"reason"`
+	Human      string `json:"human,omitempty"`
+	Diagnostic string `json:"diagnostic"`
+}
+
+func refusalOf(refusal lease.Refusal) *refusalJSON {
+	if refusal.IsZero() {
+		return nil
+	}
+	return &refusalJSON{Reason: string(refusal.Reason), Human: string(refusal.Human), Diagnostic: refusal.Diagnostic}
+}
+
+type reclaimJSON struct {
+	Generation     string `json:"generation"`
+	PID            int    `json:"pid"`
+	SessionID      string `json:"sessionId"`
+	Reason         string `json:"reason"`
+	QuarantinePath string `json:"quarantinePath"`
+}
+
+type acquireJSON struct {
+	Result    string        `json:"result"` // acquired | held | refused
+	Namespace string        `json:"namespace"`
+	Owner     *ownerJSON    `json:"owner,omitempty"`
+	Reclaimed []reclaimJSON `json:"reclaimed"`
+	Refusal   *refusalJSON  `json:"refusal,omitempty"`
+}
+
+func acquireOf(namespace string, result lease.AcquireResult) acquireJSON {
+	out := acquireJSON{Result: result.Kind.String(), Namespace: namespace, Reclaimed: []reclaimJSON{},
+		Refusal: refusalOf(result.Refusal)}
+	if result.Kind == lease.Acquired || result.Kind == lease.Held {
+		out.Owner = ownerOf(result.Owner)
+	}
+	for _, reclaim := range result.Reclaimed {
+		out.Reclaimed = append(out.Reclaimed, reclaimJSON{Generation: reclaim.Owner.Generation,
+			PID: reclaim.Owner.PID, SessionID: reclaim.Owner.SessionID, Reason: reclaim.Reason,
+			QuarantinePath: reclaim.QuarantinePath})
+	}
+	return out
+}
+
+// acquireCode maps an acquire outcome to its exit code.
+func acquireCode(kind lease.AcquireKind) int {
+	switch kind {
+	case lease.Acquired:
+		return exitOK
+	case lease.Held:
+		return exitConflict
+	case lease.Refused:
+		return exitRefused
+	}
+	panic(fmt.Sprintf("leasereal: acquire kind %v", kind))
+}
+
+func cmdAcquire(args []string, stdout io.Writer) error {
+	flags := newFlagSet("acquire")
+	var common leaseFlags
+	common.register(flags)
+	owner := flags.String("owner", "parent", "who owns the lease: parent (the caller of leasereal) or self")
+	sessionID := flags.String("session-id", "", "session ID to record (default leasereal-<owner pid>)")
+	sessionFile := flags.String("session-file", "", "absolute session file to record (default <dir>/leasereal.session)")
+	if err := parseFlags(flags, args); err != nil {
+		return err
+	}
+	if flags.NArg() != 0 {
+		return usagef("acquire takes no arguments")
+	}
+	var inspector lease.Inspector = osenv.NewInspector()
+	ownerPID := os.Getpid()
+	switch *owner {
+	case "parent":
+		ownerPID = os.Getppid()
+		inspector = parentInspector{Inspector: inspector, parent: ownerPID}
+	case "self":
+	default:
+		return usagef("--owner must be parent or self")
+	}
+	manager, err := common.manager(inspector)
+	if err != nil {
+		return err
+	}
+	request := defaultRequest(manager.Namespace(), ownerPID, *sessionID, *sessionFile)
+	result, err := manager.Acquire(context.Background(), request)
+	if err != nil {
+		return err
+	}
+	if err := printJSON(stdout, acquireOf(manager.Namespace(), result)); err != nil {
+		return err
+	}
+	return codeOrNil(acquireCode(result.Kind))
+}
+
+func defaultRequest(namespace string, ownerPID int, sessionID, sessionFile string) lease.AcquireRequest {
+	if sessionID == "" {
+		sessionID = fmt.Sprintf("leasereal-%d", ownerPID)
+	}
+	if sessionFile == "" {
+		sessionFile = filepath.Join(namespace, "leasereal.session")
+	}
+	return lease.AcquireRequest{SessionID: sessionID, SessionFile: sessionFile}
+}
+
+func codeOrNil(code int) error {
+	if code == exitOK {
+		return nil
+	}
+	return &codeError{code: code}
+}
+
+type releaseJSON struct {
+	Result    string       `json:"result"` // released | not-owner | refused
+	Namespace string       `json:"namespace"`
+	Why       string       `json:"why,omitempty"`
+	Owner     *ownerJSON   `json:"owner,omitempty"`
+	Refusal   *refusalJSON `json:"refusal,omitempty"`
+}
+
+func releaseOf(namespace string, result lease.ReleaseResult) releaseJSON {
+	out := releaseJSON{Result: result.Kind.String(), Namespace: namespace, Why: result.Why, Refusal: refusalOf(result.Refusal)}
+	if result.Owner != nil {
+		out.Owner = ownerOf(*result.Owner)
+	}
+	return out
+}
+
+func releaseCode(kind lease.ReleaseKind) int {
+	switch kind {
+	case lease.Released:
+		return exitOK
+	case lease.NotOwner:
+		return exitConflict
+	case lease.ReleaseRefused:
+		return exitRefused
+	}
+	panic(fmt.Sprintf("leasereal: release kind %v", kind))
+}
+
+func cmdRelease(args []string, stdout io.Writer) error {
+	flags := newFlagSet("release")
+	var common leaseFlags
+	common.register(flags)
+	generation := flags.String("generation", "", "the generation to release (the release capability)")
+	if err := parseFlags(flags, args); err != nil {
+		return err
+	}
+	if flags.NArg() != 0 || *generation == "" {
+		return usagef("release needs --generation and no arguments")
+	}
+	manager, err := common.manager(osenv.NewInspector())
+	if err != nil {
+		return err
+	}
+	result, err := manager.Release(context.Background(), *generation)
+	if err != nil && result.Kind != lease.Released {
+		return err
+	}
+	if printErr := printJSON(stdout, releaseOf(manager.Namespace(), result)); printErr != nil {
+		return printErr
+	}
+	if err != nil { // released, but a leftover remains; a later call removes it
+		return &codeError{code: exitOK, err: err}
+	}
+	return codeOrNil(releaseCode(result.Kind))
+}
+
+type inspectJSON struct {
+	State      string     `json:"state"` // empty | owned | corrupt
+	Namespace  string     `json:"namespace"`
+	Owner      *ownerJSON `json:"owner,omitempty"`
+	Diagnostic string     `json:"diagnostic,omitempty"`
+	Human      string     `json:"human,omitempty"`
+}
+
+func cmdInspect(args []string, stdout io.Writer) error {
+	flags := newFlagSet("inspect")
+	var common leaseFlags
+	common.register(flags)
+	if err := parseFlags(flags, args); err != nil {
+		return err
+	}
+	if flags.NArg() != 0 {
+		return usagef("inspect takes no arguments")
+	}
+	manager, err := common.manager(osenv.NewInspector())
+	if err != nil {
+		return err
+	}
+	projection, err := manager.Inspect(context.Background())
+	if err != nil {
+		return err
+	}
+	out := inspectJSON{State: projection.Kind.String(), Namespace: manager.Namespace(),
+		Diagnostic: projection.Diagnostic, Human: string(projection.Human)}
+	if projection.Kind == lease.Owned {
+		out.Owner = ownerOf(projection.Owner)
+	}
+	return printJSON(stdout, out)
+}

@@ -1,0 +1,121 @@
+// Command leasereal is the thin real-OS binary over leasekit's engines: it
+// runs the same lease, admission and dirlease code as the simulator, through
+// lease/osenv. See docs/LEASEREAL.md for every subcommand, its JSON output
+// and its exit codes.
+//
+//	leasereal acquire|release|inspect --dir D ...   the receiver lease
+//	leasereal run [flags] --dir D -- CMD ARGS       flock(1), fenced and crash-safe
+//	leasereal run -n D CMD ARGS                     drop-in for `flock -n FILE CMD`
+//	leasereal admission inspect|run ...             the export admission
+//	leasereal dirlease recover|run ...              directory leases
+//	leasereal stress --procs N --ops M --kill-rate R
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes (docs/LEASEREAL.md). `run` passes the child's code through
+// instead, once the child started.
+const (
+	exitOK       = 0 // acquired, released, inspected, stress clean
+	exitConflict = 1 // held by a live owner, not the owner, stress violation
+	exitUsage    = 2 // bad flags or arguments
+	exitRefused  = 3 // the engine refused: an operator must act, or retry
+	exitError    = 4 // an I/O or unexpected error
+	// exitNoCommand is the shell's code for a command that cannot run.
+	exitNoCommand = 127
+)
+
+// usageError is a command-line mistake (exit 2).
+type usageError struct{ problem string }
+
+func (e *usageError) Error() string { return e.problem }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// exitError carries an explicit exit code out of a subcommand.
+type codeError struct {
+	code int
+	err  error
+}
+
+func (e *codeError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+const usageText = `usage:
+  leasereal acquire  --dir D [--owner parent|self] [--root-id R] [--session-id S] [--session-file F]
+  leasereal release  --dir D --generation G [--root-id R]
+  leasereal inspect  --dir D
+  leasereal run      [--dir D | -n D] [--wait DUR | -w SECONDS] [--conflict-exit-code N | -E N] [--json] -- CMD [ARGS...]
+  leasereal admission inspect --state-home H
+  leasereal admission run     --state-home H -- CMD [ARGS...]
+  leasereal dirlease recover  --state-home H
+  leasereal dirlease run      --state-home H --path P -- CMD [ARGS...]
+  leasereal stress   [--engine lease] --procs N --ops M --kill-rate R [--seed S] [--work-dir W] [--json]
+exit codes: 0 ok, 1 held/not-owner/violation, 2 usage, 3 refused (operator or retry), 4 error;
+run passes the child's code through (128+N when a signal N killed it, 127 when it cannot start).
+`
+
+func main() {
+	os.Exit(mainCode(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// mainCode runs one subcommand and maps its error to an exit code.
+func mainCode(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageText)
+		return exitUsage
+	}
+	err := dispatch(args[0], args[1:], stdout, stderr)
+	var usage *usageError
+	var coded *codeError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &usage):
+		fmt.Fprintf(stderr, "leasereal: %v\n%s", usage, usageText)
+		return exitUsage
+	case errors.As(err, &coded):
+		if coded.err != nil {
+			fmt.Fprintf(stderr, "leasereal: %v\n", coded.err)
+		}
+		return coded.code
+	}
+	fmt.Fprintf(stderr, "leasereal: %v\n", err)
+	return exitError
+}
+
+func dispatch(command string, args []string, stdout, stderr io.Writer) error {
+	switch command {
+	case "acquire":
+		return cmdAcquire(args, stdout)
+	case "release":
+		return cmdRelease(args, stdout)
+	case "inspect":
+		return cmdInspect(args, stdout)
+	case "run":
+		return cmdRun(args, stderr)
+	case "admission":
+		return cmdAdmission(args, stdout, stderr)
+	case "dirlease":
+		return cmdDirlease(args, stdout, stderr)
+	case "stress":
+		return cmdStress(args, stdout, stderr)
+	case "stress-worker":
+		return cmdStressWorker(args)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usageText)
+		return nil
+	}
+	return usagef("unknown subcommand %q", command)
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/leasekit/leasekit/realstress"
+)
+
+// cmdStress runs a real multi-process stress campaign (package realstress)
+// and prints its knobs up front and its report after.
+func cmdStress(args []string, stdout, stderr io.Writer) error {
+	flags := newFlagSet("stress")
+	engine := flags.String("engine", "lease", "engine under test (lease)")
+	procs := flags.Int("procs", 8, "worker processes running at once")
+	ops := flags.Int("ops", 1000, "operations started in all")
+	killRate := flags.Float64("kill-rate", 10, "mean SIGKILLs per second (Poisson); 0 disables kills")
+	seed := flags.Uint64("seed", 1, "seed of the workers' choices and of the kill schedule")
+	workDir := flags.String("work-dir", "", "directory for the namespace, logs and reports (default: a new temp dir)")
+	checkTimeout := flags.Duration("check-timeout", time.Minute, "porcupine time bound (a timeout is a failure)")
+	jsonOut := flags.Bool("json", false, "print the report as JSON")
+	verbose := flags.Bool("verbose", false, "print every kill")
+	noInspect := flags.Bool("no-inspect", false, "leave Inspect out of the workload (finding F1, docs/LEASEREAL.md)")
+	if err := parseFlags(flags, args); err != nil {
+		return err
+	}
+	if flags.NArg() != 0 {
+		return usagef("stress takes no arguments")
+	}
+	if *engine != "lease" {
+		return usagef("stress --engine %s is not implemented; only lease is (docs/LEASEREAL.md, gaps)", *engine)
+	}
+	executable, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	dir := *workDir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "leasereal-stress-"); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "engine=%s procs=%d ops=%d kill-rate=%g seed=%d no-inspect=%t work-dir=%s\n",
+		*engine, *procs, *ops, *killRate, *seed, *noInspect, dir)
+	config := realstress.Config{Dir: dir, Procs: *procs, Ops: *ops, KillRate: *killRate, Seed: *seed,
+		NoInspect: *noInspect, CheckTimeout: *checkTimeout,
+		WorkerCommand: func(args []string) *exec.Cmd {
+			return exec.Command(executable, append([]string{"stress-worker"}, args...)...)
+		}}
+	if *verbose {
+		config.Progress = stderr
+	}
+	report, err := realstress.Run(config)
+	if err != nil {
+		return err
+	}
+	if *jsonOut {
+		err = printJSON(stdout, report)
+	} else {
+		_, err = fmt.Fprintf(stdout, "ops=%d completed=%d unknown=%d kills=%d incarnations=%d reclaims=%d violations=%d check=%s run=%.1fs porcupine=%.3fs liveness=%q\n",
+			report.Ops, report.Completed, report.Unknown, report.Kills, report.Incarnations, report.Reclaims,
+			report.Violations, report.Check, report.RunSeconds, report.CheckSeconds, report.LivenessAcquire)
+	}
+	if err != nil {
+		return err
+	}
+	if report.Violations != 0 {
+		return &codeError{code: exitConflict, err: fmt.Errorf("%d violation(s); check=%s; visualization %s",
+			report.Violations, report.Check, report.Visualization)}
+	}
+	return nil
+}
+
+// cmdStressWorker is the hidden worker of `stress`.
+func cmdStressWorker(args []string) error {
+	return realstress.WorkerMain(args)
+}
