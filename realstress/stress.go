@@ -92,7 +92,7 @@ const (
 // WorkerArgs are the arguments of a worker incarnation after the hidden
 // subcommand name; ParseWorkerArgs reads them back.
 func WorkerArgs(config WorkerConfig) []string {
-	return []string{"--no-inspect=" + strconv.FormatBool(config.NoInspect),"--namespace", config.Namespace, "--worker", strconv.Itoa(config.Worker),
+	return []string{"--no-inspect=" + strconv.FormatBool(config.NoInspect), "--namespace", config.Namespace, "--worker", strconv.Itoa(config.Worker),
 		"--lane", strconv.Itoa(config.Lane), "--ops", strconv.Itoa(config.Ops),
 		"--seed", strconv.FormatUint(config.Seed, 10), "--log", config.LogPath, "--spawns", config.SpawnsPath, "--deaths", config.DeathsPath}
 }
