@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -13,7 +14,7 @@ import (
 // The directory lease model (engine `dirlease`): claims on private working
 // directories, and recovery of abandoned ones.
 //
-// State: the claims, sorted by Path, and phantoms (see dirWorld). A claim
+// State: the claims, sorted by Path (see dirWorld). A claim
 // is keyed by the Path of its directory (every DirCreate names a fresh
 // path) and records what the claim file says (claim ID, role, phase, owner,
 // child, recoverAfterMs) beside the ground truth the engine can only
@@ -300,21 +301,6 @@ func (c dirContent) recoverable(role DirRole, recoverAfterMs, nowMs int64) bool 
 	return false
 }
 
-// recoverableAlways reports whether every later pass, whatever its time,
-// may remove it: nothing can make it unrecoverable again.
-func (c dirContent) recoverableAlways(role DirRole) bool {
-	if role == RoleBundleStage {
-		return true
-	}
-	switch c.phase {
-	case DirPreparing, DirSettled:
-		return true
-	case DirRunning:
-		return c.child == childDead
-	}
-	return false
-}
-
 // dirClaim is one claim of the state.
 type dirClaim struct {
 	path           string
@@ -334,23 +320,16 @@ type dirClaim struct {
 	contents []dirContent
 }
 
-// dirWorld is one state of the model, decoded: the claims, sorted by path,
-// and the phantoms. The model is deterministic: each uncertainty is kept
-// inside the state (maybeGone, several contents, a child maybe alive,
-// phantoms) instead of forking states, whose number would multiply.
+// dirWorld is one state of the model, decoded: the claims, sorted by path.
+// The model is deterministic: each uncertainty is kept inside the state
+// (maybeGone, several contents, a child maybe alive) instead of forking
+// states, whose number would multiply with every crash. A claim that is
+// maybe gone stays tracked for good (a later pass may still count it, and
+// events on its path still matter): the state grows with the claims of
+// dead owners, which is fine at simulation sizes.
 // Step functions treat a dirWorld as a value: every change copies first.
-//
-// A phantom is a claim that may or may not still exist, whose owner is
-// dead and which any later pass may recover (it does not wait on a child or
-// on recoverAfterMs). The model stops tracking its path and keeps only how
-// many there may be, by what they would add to a pass's counts; otherwise
-// such claims would pile up. A pass may count any number of phantoms up to
-// the bound. Lost with the path: a later rename race on it (a co-tenant's
-// directory there is untracked).
 type dirWorld struct {
-	claims           []dirClaim
-	phantomRecovered int
-	phantomPublished int
+	claims []dirClaim
 }
 
 // dirState is the porcupine state: a dirWorld encoded into a string, so it
@@ -406,19 +385,6 @@ func (c dirClaim) recoverable(nowMs int64) bool {
 	return false
 }
 
-// recoverableAlways reports whether every later pass may remove c.
-func (c dirClaim) recoverableAlways() bool {
-	if c.ownerAlive {
-		return false
-	}
-	for _, content := range c.contents {
-		if !content.recoverableAlways(c.role) {
-			return false
-		}
-	}
-	return true
-}
-
 // withContents returns c holding contents, sorted and without duplicates.
 func (c dirClaim) withContents(contents []dirContent) dirClaim {
 	sorted := append([]dirContent(nil), contents...)
@@ -456,25 +422,6 @@ func (c dirClaim) matching(phase DirPhase, child int) (matched, others []dirCont
 	return matched, others
 }
 
-// normalized turns every claim that is maybe gone, dead and recoverable
-// whatever the time into a phantom.
-func (s dirWorld) normalized() dirWorld {
-	for i := 0; i < len(s.claims); {
-		c := s.claims[i]
-		if !c.maybeGone || !c.recoverableAlways() || c.dir == dirForeign {
-			i++
-			continue
-		}
-		s = s.without(i)
-		if c.dir == dirPublished {
-			s.phantomPublished++
-		} else {
-			s.phantomRecovered++
-		}
-	}
-	return s
-}
-
 // dirStep is the deterministic step: ok=false if no state explains the
 // output.
 func dirStep(state, input, output any) (bool, any) {
@@ -482,7 +429,7 @@ func dirStep(state, input, output any) (bool, any) {
 	if !ok {
 		return false, state
 	}
-	return true, encodeDirWorld(next.normalized())
+	return true, encodeDirWorld(next)
 }
 
 func dirStepWorld(s dirWorld, input, output any) (dirWorld, bool) {
@@ -745,7 +692,6 @@ func (sums countSums) add(from countSums, option recoveryOption) {
 // (recovered, published), or ok=false if no choice of options explains the
 // counts. A claim every explaining choice removes is removed; one that some
 // choices remove and others keep becomes maybeGone; the rest are untouched.
-// Phantoms may add any number up to their bound to each count.
 func dirRecovered(s dirWorld, nowMs int64, recovered, published int) (dirWorld, bool) {
 	if recovered < 0 || published < 0 {
 		return s, false
@@ -757,11 +703,7 @@ func dirRecovered(s dirWorld, nowMs int64, recovered, published int) (dirWorld, 
 		prefix[i], suffix[i] = newCountSums(recovered, published), newCountSums(recovered, published)
 	}
 	prefix[0].set(0, 0)
-	for r := 0; r <= s.phantomRecovered; r++ {
-		for p := 0; p <= s.phantomPublished; p++ {
-			suffix[len(s.claims)].set(r, p)
-		}
-	}
+	suffix[len(s.claims)].set(0, 0)
 	for i := 0; i < len(s.claims); i++ {
 		options[i] = recoveryOptions(s.claims[i], nowMs)
 		for _, option := range options[i] {
@@ -794,22 +736,6 @@ func dirRecovered(s dirWorld, nowMs int64, recovered, published int) (dirWorld, 
 			next = next.with(c)
 		}
 	}
-	// The phantoms left are at most the bound minus the fewest an
-	// explanation needs (per kind: a sound upper bound).
-	usedRecovered, usedPublished := recovered+1, published+1
-	for r := 0; r <= recovered; r++ {
-		for p := 0; p <= published; p++ {
-			phantomR, phantomP := recovered-r, published-p
-			if prefix[len(s.claims)].at(r, p) && phantomR <= s.phantomRecovered && phantomP <= s.phantomPublished {
-				usedRecovered, usedPublished = min(usedRecovered, phantomR), min(usedPublished, phantomP)
-			}
-		}
-	}
-	if usedRecovered > recovered || usedPublished > published {
-		panic("models: recovery counts explained without a phantom split")
-	}
-	next.phantomRecovered = s.phantomRecovered - usedRecovered
-	next.phantomPublished = s.phantomPublished - usedPublished
 	return next, true
 }
 
@@ -854,8 +780,7 @@ func dirHash(state any) uint64 {
 // encodeDirWorld writes w as a string: uvarint-length-prefixed strings and
 // varints, field by field, so two worlds are equal iff their encodings are.
 func encodeDirWorld(w dirWorld) dirState {
-	buffer := binary.AppendVarint(nil, int64(w.phantomRecovered))
-	buffer = binary.AppendVarint(buffer, int64(w.phantomPublished))
+	var buffer []byte
 	appendString := func(s string) {
 		buffer = binary.AppendUvarint(buffer, uint64(len(s)))
 		buffer = append(buffer, s...)
@@ -891,52 +816,116 @@ func encodeDirWorld(w dirWorld) dirState {
 // decodeDirState reads what encodeDirWorld wrote. A malformed encoding is a
 // bug in this file: it panics.
 func decodeDirState(s dirState) dirWorld {
-	data := []byte(s.encoded)
-	readInt := func() int64 {
-		v, n := binary.Varint(data)
-		if n <= 0 {
-			panic("models: corrupt dirlease state encoding")
-		}
-		data = data[n:]
-		return v
-	}
-	readString := func() string {
-		length, n := binary.Uvarint(data)
-		if n <= 0 || uint64(len(data)-n) < length {
-			panic("models: corrupt dirlease state encoding")
-		}
-		text := string(data[n : n+int(length)])
-		data = data[n+int(length):]
-		return text
-	}
+	r := stateReader{data: s.encoded}
 	var w dirWorld
-	w.phantomRecovered, w.phantomPublished = int(readInt()), int(readInt())
-	for len(data) > 0 {
-		c := dirClaim{path: readString(), claimID: readString(), ownerHost: readString()}
-		c.role, c.ownerProc = DirRole(readInt()), int(readInt())
-		c.recoverAfterMs, c.dir = readInt(), dirAt(readInt())
-		flags := readInt()
+	for r.data != "" {
+		c := dirClaim{path: r.string(), claimID: r.string(), ownerHost: r.string()}
+		c.role, c.ownerProc = DirRole(r.int()), int(r.int())
+		c.recoverAfterMs, c.dir = r.int(), dirAt(r.int())
+		flags := r.int()
 		c.ownerAlive, c.maybeGone = flags&1 != 0, flags&2 != 0
-		c.contents = make([]dirContent, readInt())
+		c.contents = make([]dirContent, r.int())
 		for j := range c.contents {
-			c.contents[j].phase, c.contents[j].childProc = DirPhase(readInt()), int(readInt())
-			c.contents[j].childHost, c.contents[j].child = readString(), childLife(readInt())
+			c.contents[j].phase, c.contents[j].childProc = DirPhase(r.int()), int(r.int())
+			c.contents[j].childHost, c.contents[j].child = r.string(), childLife(r.int())
 		}
 		w.claims = append(w.claims, c)
 	}
 	return w
 }
 
+// stateReader reads varints and length-prefixed strings from a string
+// without copying it (substrings share its bytes).
+type stateReader struct {
+	data string
+}
+
+func (r *stateReader) uint() uint64 {
+	var v uint64
+	for shift := uint(0); shift < 64; shift += 7 {
+		if r.data == "" {
+			panic("models: corrupt dirlease state encoding")
+		}
+		b := r.data[0]
+		r.data = r.data[1:]
+		v |= uint64(b&0x7f) << shift
+		if b < 0x80 {
+			return v
+		}
+	}
+	panic("models: corrupt dirlease state encoding")
+}
+
+// int undoes binary.AppendVarint's zig-zag encoding.
+func (r *stateReader) int() int64 {
+	u := r.uint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
+	}
+	return v
+}
+
+func (r *stateReader) string() string {
+	length := r.uint()
+	if uint64(len(r.data)) < length {
+		panic("models: corrupt dirlease state encoding")
+	}
+	text := r.data[:length]
+	r.data = r.data[length:]
+	return text
+}
+
 // DirLeaseModel returns the directory lease model (unpartitioned). It is a
 // deterministic porcupine.Model: every uncertainty lives inside the state.
+// Each model value memoizes its steps (porcupine's search revisits the same
+// state and operation many times); use a fresh one per history.
 func DirLeaseModel() porcupine.Model {
+	memo := &dirStepMemo{results: map[dirStepKey]dirStepResult{}}
 	return porcupine.Model{
 		Init:              func() any { return encodeDirWorld(dirWorld{}) },
-		Step:              dirStep,
+		Step:              memo.step,
 		Hash:              dirHash,
 		DescribeOperation: DescribeDirLeaseOperation,
 		DescribeState:     DescribeDirLeaseState,
 	}
+}
+
+// dirStepMemo caches dirStep. Step stays a pure function: the cache only
+// remembers its answers. Inputs and outputs of this model are comparable.
+type dirStepMemo struct {
+	mutex   sync.Mutex
+	results map[dirStepKey]dirStepResult
+}
+
+type dirStepKey struct {
+	state         dirState
+	input, output any
+}
+
+type dirStepResult struct {
+	ok   bool
+	next any
+}
+
+// dirStepMemoMax bounds the cache; past it, steps are computed afresh.
+const dirStepMemoMax = 1 << 16
+
+func (m *dirStepMemo) step(state, input, output any) (bool, any) {
+	key := dirStepKey{state.(dirState), input, output}
+	m.mutex.Lock()
+	result, hit := m.results[key]
+	m.mutex.Unlock()
+	if hit {
+		return result.ok, result.next
+	}
+	ok, next := dirStep(state, input, output)
+	m.mutex.Lock()
+	if len(m.results) < dirStepMemoMax {
+		m.results[key] = dirStepResult{ok, next}
+	}
+	m.mutex.Unlock()
+	return ok, next
 }
 
 // ValidateDirLeaseHistory checks the history contract (see the package
@@ -1080,9 +1069,6 @@ func describeDirOutput(output any) string {
 func DescribeDirLeaseState(state any) string {
 	s := decodeDirState(state.(dirState))
 	parts := make([]string, 0, len(s.claims)+1)
-	if s.phantomRecovered+s.phantomPublished > 0 {
-		parts = append(parts, fmt.Sprintf("phantoms: up to %d recoverable, %d publishable", s.phantomRecovered, s.phantomPublished))
-	}
 	for _, c := range s.claims {
 		var contents []string
 		for _, content := range c.contents {
