@@ -145,6 +145,13 @@ func TestDirLeaseGoodHistories(t *testing.T) {
 			event(5, ProcessDeath{Proc: 1}),
 			call(2, 6, 7, recoverAt(2, 0), recovered(0, 0, 0, 0)),
 		}, porcupine.Ok},
+		{"a release of unknown outcome, then a publication the next pass counts", []porcupine.Operation{
+			call(1, 1, 2, dirCreate(1, "/s1", RoleBundleStage, 100), created("c1")),
+			call(1, 3, 4, DirRelease{Proc: 1, Path: "/s1", ClaimID: "c1", Phase: DirPreparing}, Unknown{}),
+			event(5, ProcessDeath{Proc: 1}),
+			event(6, DirPublish{Path: "/s1"}),
+			call(2, 7, 8, recoverAt(2, 0), recovered(0, 1, 0, 0)),
+		}, porcupine.Ok},
 		{"recovery concurrent with a release", []porcupine.Operation{
 			call(1, 1, 2, dirCreate(1, "/w1", RoleRawWorking, 100), created("c1")),
 			call(4, 3, 4, dirCreate(4, "/w4", RoleRawWorking, 100), created("c4")),
