@@ -1,0 +1,120 @@
+package lease_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/leasetest"
+)
+
+// These tests script the races of the guard protocol (FORMAT-lease.md,
+// "The lifecycle guard") with HookFS and the Clock's sleep hook.
+
+func guardCreated(w *world, op leasetest.Op, err error) bool {
+	return err == nil && op.Name == "RenameNoReplace" && op.Paths[1] == w.path("receiver.lifecycle.guard.json")
+}
+
+// A live intent appearing right after the guard is created makes the holder
+// wait while KEEPING its guard; it proceeds once the intent is gone.
+func TestHolderWaitsForALiveIntentKeepingItsGuard(t *testing.T) {
+	w := newWorld(t)
+	reclaimer := leasetest.Identity(8)
+	w.table.SetLive(reclaimer)
+	m := w.manager(leasetest.Identity(1))
+	planted := false
+	w.fs.After(func(op leasetest.Op, err error) {
+		if guardCreated(w, op, err) && !planted {
+			planted = true
+			w.write("lifecycle-reclaims/reclaim.r.json", guardJSON(reclaimer, "r"))
+		}
+	})
+	w.clock.OnSleep(func(index int, _ time.Duration) {
+		if index == 2 {
+			require.NoError(t, os.Remove(w.path("lifecycle-reclaims/reclaim.r.json")))
+		}
+	})
+	result := w.acquire(m)
+	require.Equal(t, lease.Acquired, result.Kind)
+	sleeps, _ := w.clock.Sleeps()
+	require.Equal(t, 2, sleeps)
+	removals := 0
+	for _, op := range w.fs.Ops() {
+		if op.Name == "Remove" && op.Paths[0] == w.path("receiver.lifecycle.guard.json") {
+			removals++
+		}
+	}
+	require.Equal(t, 1, removals, "the guard is removed once, after the operation, never while waiting")
+}
+
+// A reclaimer displaces our guard while we wait and a live process creates
+// a new one: we must notice (verify step), never run, and never unlink the
+// new holder's guard.
+func TestDisplacedHolderNeverTouchesTheNewGuard(t *testing.T) {
+	w := newWorld(t)
+	reclaimer, newHolder := leasetest.Identity(8), leasetest.Identity(9)
+	w.table.SetLive(reclaimer)
+	w.table.SetLive(newHolder)
+	m := w.managerWith(leasetest.Identity(1), 30*time.Millisecond)
+	planted := false
+	w.fs.After(func(op leasetest.Op, err error) {
+		if guardCreated(w, op, err) && !planted {
+			planted = true
+			w.write("lifecycle-reclaims/reclaim.r.json", guardJSON(reclaimer, "r"))
+		}
+	})
+	newGuard := guardJSON(newHolder, "new-holder")
+	w.clock.OnSleep(func(index int, _ time.Duration) {
+		if index == 1 {
+			w.write("receiver.lifecycle.guard.json", newGuard)
+			require.NoError(t, os.Remove(w.path("lifecycle-reclaims/reclaim.r.json")))
+		}
+	})
+	result := w.acquire(m)
+	require.Equal(t, lease.Refused, result.Kind)
+	require.Equal(t, lease.RefusalLifecycleBusy, result.Refusal.Reason)
+	require.Equal(t, newGuard, w.read("receiver.lifecycle.guard.json"), "the new holder's guard is untouched")
+	_, err := os.Lstat(w.path("receiver.lock"))
+	require.ErrorIs(t, err, os.ErrNotExist, "the displaced holder never ran")
+}
+
+// Between a reclaimer's re-read of the stale guard and its rename, another
+// reclaimer moves that guard and a live process creates a new one. The
+// rename then grabs the live guard; the reclaimer must give it back.
+func TestReclaimerGivesBackALiveGuardItGrabbed(t *testing.T) {
+	w := newWorld(t)
+	dead, live := leasetest.Identity(7), leasetest.Identity(9)
+	w.table.SetLive(live)
+	w.write("receiver.lifecycle.guard.json", guardJSON(dead, "dead"))
+	liveGuard := guardJSON(live, "live")
+	swapped := false
+	w.fs.Before(func(op leasetest.Op) error {
+		if op.Name == "RenameNoReplace" && op.Paths[0] == w.path("receiver.lifecycle.guard.json") && !swapped {
+			swapped = true
+			w.write("receiver.lifecycle.guard.json", liveGuard)
+		}
+		return nil
+	})
+	result := w.acquire(w.managerWith(leasetest.Identity(1), 20*time.Millisecond))
+	require.True(t, swapped)
+	require.Equal(t, lease.Refused, result.Kind)
+	require.Equal(t, lease.RefusalLifecycleBusy, result.Refusal.Reason)
+	require.Equal(t, liveGuard, w.read("receiver.lifecycle.guard.json"), "the live guard is back in place")
+	require.Empty(t, w.names("quarantine"))
+	require.Empty(t, w.names("lifecycle-reclaims"), "the intent is withdrawn")
+}
+
+func TestSymlinkInPlaceOfQuarantineIsAnError(t *testing.T) {
+	w := newWorld(t)
+	require.NoError(t, os.MkdirAll(w.path("elsewhere"), 0o700))
+	require.NoError(t, os.Symlink(w.path("elsewhere"), w.path("quarantine")))
+	_, err := w.manager(leasetest.Identity(1)).Acquire(context.Background(), request)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), w.path("quarantine"))
+	require.True(t, strings.Contains(err.Error(), "not a directory"), err.Error())
+}

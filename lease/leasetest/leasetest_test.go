@@ -1,0 +1,63 @@
+package leasetest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/leasetest"
+)
+
+func TestClockSleepAdvancesAndHonoursContext(t *testing.T) {
+	clock := leasetest.NewClock()
+	start, wall := clock.Monotonic(), clock.Now()
+	require.NoError(t, clock.Sleep(context.Background(), 5*time.Millisecond))
+	require.Equal(t, start+5*time.Millisecond, clock.Monotonic())
+	require.Equal(t, wall.Add(5*time.Millisecond), clock.Now())
+	clock.StepWall(-time.Hour)
+	require.Equal(t, start+5*time.Millisecond, clock.Monotonic(), "a wall step never moves monotonic time")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, clock.Sleep(ctx, time.Second), context.Canceled)
+	count, total := clock.Sleeps()
+	require.Equal(t, 1, count)
+	require.Equal(t, 5*time.Millisecond, total)
+	require.Panics(t, func() { clock.Advance(-1) })
+}
+
+func TestIDsAreValidSequentialUUIDs(t *testing.T) {
+	ids, other := leasetest.NewIDs(), leasetest.NewIDsWithPrefix(0xabc)
+	first, second := ids.NewID(), ids.NewID()
+	require.Equal(t, "00000000-0000-4000-8000-000000000001", first)
+	require.Equal(t, "00000000-0000-4000-8000-000000000002", second)
+	require.Equal(t, "00000abc-0000-4000-8000-000000000001", other.NewID())
+	parsed, err := uuid.Parse(first)
+	require.NoError(t, err)
+	require.Equal(t, uuid.Version(4), parsed.Version())
+	require.Equal(t, uint64(2), ids.Issued())
+}
+
+func TestInspectorScriptsTheProcessTable(t *testing.T) {
+	me := leasetest.Identity(1)
+	require.NoError(t, me.Validate())
+	table := leasetest.NewInspector(me)
+	current, err := table.Current()
+	require.NoError(t, err)
+	require.Equal(t, me, current)
+	require.Equal(t, lease.InspectLive, table.Inspect(1).Kind)
+	require.Equal(t, lease.InspectAbsent, table.Inspect(2).Kind, "unknown PIDs are absent")
+	other := table.As(leasetest.Identity(2))
+	viewCurrent, _ := other.Current()
+	require.Equal(t, 2, viewCurrent.PID)
+	require.Equal(t, []int{1, 2}, table.LivePIDs())
+	table.Kill(1)
+	require.Equal(t, lease.InspectAbsent, other.Inspect(1).Kind)
+	table.Set(2, leasetest.Zombie(leasetest.Identity(2), 1))
+	require.Equal(t, lease.StateZombie, table.Inspect(2).State)
+	require.Equal(t, 2, table.Inspected(1))
+	require.Equal(t, 2, table.Inspected(2))
+}
