@@ -29,7 +29,7 @@ type toyLock struct {
 	holders    []string
 }
 
-func toyEngine(name string, breakEmpty bool) *Engine {
+func toyEngine(name string, breakEmpty bool, check func(sim.Result, bool) Verdict) *Engine {
 	return &Engine{
 		Name: name, Doc: "leasesim self-test: a toy O_EXCL lock file (not a real engine)", Hidden: true, StepsMax: 5_000,
 		Params: []Param{
@@ -40,26 +40,26 @@ func toyEngine(name string, breakEmpty bool) *Engine {
 			l := &toyLock{breakEmpty: breakEmpty}
 			return l.setup(params["processes"], params["attempts"])
 		},
-		Check: toyCheck,
+		Check: check,
 	}
 }
 
-// toyCheck is the toy's "history check" (standing in for porcupine): a run in which no acquire ever
-// succeeded (every client starved) fails, so the history path is exercised.
+// toyCheck is the toy's history check (standing in for porcupine): every
+// operation returns after its call, with a boolean or an unknown outcome.
 func toyCheck(result sim.Result, _ bool) Verdict {
 	for _, op := range result.History {
-		if op.Op == "acquire" && op.Output == true {
-			return Verdict{OK: true}
+		if _, ok := op.Output.(bool); !ok && !op.Unknown {
+			return Verdict{Message: fmt.Sprintf("malformed history: %s returned %v", op.Op, op.Output)}
+		}
+		if op.Return < op.Call {
+			return Verdict{Message: fmt.Sprintf("malformed history: %s returns at %d before its call at %d", op.Op, op.Return, op.Call)}
 		}
 	}
-	if len(result.History) == 0 {
-		return Verdict{OK: true}
-	}
-	return Verdict{Message: "no acquire succeeded in " + fmt.Sprint(len(result.History)) + " attempts"}
+	return Verdict{OK: true}
 }
 
 func init() {
-	Register(toyEngine("selftest", breakEmptyLock))
+	Register(toyEngine("selftest", breakEmptyLock, toyCheck))
 }
 
 func (l *toyLock) setup(processes, attempts int) func(w *sim.World) error {

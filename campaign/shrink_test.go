@@ -100,3 +100,20 @@ func TestHTMLIsOneSelfContainedPage(t *testing.T) {
 	require.Contains(t, html, `class="spawn"`)
 	require.NotContains(t, html, "<script src=")
 }
+
+func TestHistoryCheckFailuresAreFoundAndShrunkByClass(t *testing.T) {
+	o := Options{Engines: []string{"toylock-starved"}, Seeds: 40, Workers: 2,
+		Faults: FaultSetting{Overrides: map[string]float64{sim.FaultCrash: 0.5}}}
+	report, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	firsts := report.FirstFailures()
+	require.Len(t, firsts, 1, "one class, whatever the attempt count: %v", report.Failures)
+	require.Equal(t, "history: no acquire succeeded", firsts[0].Class)
+	require.Greater(t, report.Outcomes["violation"], 1)
+	spec, err := o.SpecFor(firsts[0].Engine, firsts[0].Seed)
+	require.NoError(t, err)
+	shrunk, err := Shrink(spec, Finding{Outcome: sim.OutcomeViolation, Class: firsts[0].Class}, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, shrunk.Spec.Params["processes"], "one starved client suffices")
+	require.Contains(t, shrunk.Finding.Message, "history check: no acquire succeeded")
+}

@@ -1,8 +1,27 @@
 package campaign
 
-// The tests use the self-test lock (selftest.go) twice more: correct, and with
-// the planted empty-lock-breaking bug, whatever breakEmptyLock says.
+import (
+	"fmt"
+
+	"github.com/leasekit/leasekit/sim"
+)
+
+// The tests use the self-test lock (selftest.go) again: correct, with the
+// planted empty-lock-breaking bug (whatever breakEmptyLock says), and with a
+// history check that fails runs where every client starved.
 func init() {
-	Register(toyEngine("toylock", false))
-	Register(toyEngine("toylock-buggy", true))
+	Register(toyEngine("toylock", false, toyCheck))
+	Register(toyEngine("toylock-buggy", true, toyCheck))
+	Register(toyEngine("toylock-starved", false, starvedCheck))
+}
+
+// starvedCheck fails a run in which no acquire succeeded (every client
+// crashed or gave up): a tests-only check, to exercise the history path.
+func starvedCheck(result sim.Result, _ bool) Verdict {
+	for _, op := range result.History {
+		if op.Op == "acquire" && op.Output == true {
+			return Verdict{OK: true}
+		}
+	}
+	return Verdict{Message: fmt.Sprintf("no acquire succeeded: %d attempts", len(result.History))}
 }
