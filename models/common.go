@@ -30,6 +30,13 @@
 //     DirSwap, ...) are instantaneous: Call == Return, Output nil.
 //   - Read-only operations cut short by a crash (LeaseInspect, DirUse) should
 //     be dropped and shown as annotations; the models accept them as no-ops.
+//   - An engine error that does not prove the call had no effect (EIO,
+//     ENOSPC, a failed fsync, an invalid helper PID found mid-call) is
+//     recorded as Unknown{} too, with the real return stamp.
+//   - An acknowledged operation is durable: no event undoes it, not even a
+//     Reboot (power loss). A lease, claim or slot that vanishes, or comes
+//     back, after a power loss is reported as a violation: the engines
+//     fsync before they answer.
 //
 // An Unknown output never means "accept anything": the lease and admission
 // models are porcupine NondeterministicModels that fork the state into "did
