@@ -118,3 +118,47 @@ func TestSymlinkInPlaceOfQuarantineIsAnError(t *testing.T) {
 	require.Contains(t, err.Error(), w.path("quarantine"))
 	require.True(t, strings.Contains(err.Error(), "not a directory"), err.Error())
 }
+
+// frozenClock never advances on Sleep: only the attempt counter can end
+// the wait.
+type frozenClock struct{ *leasetest.Clock }
+
+func (frozenClock) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+
+func TestAttemptBoundEndsAWaitWhenTimeStandsStill(t *testing.T) {
+	w := newWorld(t)
+	holder := leasetest.Identity(7)
+	w.table.SetLive(holder)
+	w.write("receiver.lifecycle.guard.json", guardJSON(holder, "g"))
+	m, err := lease.NewManager(lease.Config{Namespace: w.ns, RootID: rootID, FS: w.fs,
+		Clock: frozenClock{w.clock}, Inspector: w.table.As(leasetest.Identity(1)), IDs: w.ids,
+		GuardWait: 10 * time.Millisecond})
+	require.NoError(t, err)
+	result := w.acquire(m)
+	require.Equal(t, lease.Refused, result.Kind)
+	require.Equal(t, lease.RefusalLifecycleBusy, result.Refusal.Reason)
+	require.Contains(t, result.Refusal.Diagnostic, "gave up after 68 lifecycle guard attempts")
+}
+
+func TestSeedSchemaOneGuardsAreHonoured(t *testing.T) {
+	legacyGuard := func(id lease.ProcessIdentity) string {
+		return `{"bootIdentity":null,"createdAt":"2025-06-01T10:00:00.000Z","executable":"` + id.Executable +
+			`","generation":"seed-guard","hostname":"` + id.Hostname + `","pid":` + itoa(id.PID) +
+			`,"processStartIdentity":"` + id.StartTime + `","schema":1}` + "\n"
+	}
+	holder := leasetest.Identity(7)
+	t.Run("live seed guard is busy", func(t *testing.T) {
+		w := newWorld(t)
+		w.table.SetLive(holder)
+		w.write("receiver.lifecycle.guard.json", legacyGuard(holder))
+		result := w.acquire(w.managerWith(leasetest.Identity(1), 10*time.Millisecond))
+		require.Equal(t, lease.RefusalLifecycleBusy, result.Refusal.Reason)
+	})
+	t.Run("dead seed guard is reclaimed", func(t *testing.T) {
+		w := newWorld(t)
+		w.write("receiver.lifecycle.guard.json", legacyGuard(holder))
+		result := w.acquire(w.manager(leasetest.Identity(1)))
+		require.Equal(t, lease.Acquired, result.Kind)
+		require.Len(t, w.names("quarantine"), 1)
+	})
+}
