@@ -1,0 +1,24 @@
+// Package lease is leasekit's generation-fenced, epoch-numbered
+// single-owner lease on a directory (a Go port of the seed's
+// ReceiverLeaseManager), and it declares the injected interfaces every
+// engine uses: FS and File (env.go, aliases of internal/statefile), Clock,
+// IDSource, and Inspector with the process identity rules (identity.go).
+//
+// A Manager serves one namespace directory. Acquire publishes an owner
+// record (receiver.lock/owner.json) for the calling process or reports who
+// holds it; stale owners, provably dead by ClassifyRecord, are moved into
+// quarantine/ and reported with the reason. Release removes the lease for
+// whoever presents its generation (a capability). WithCurrentLease runs a
+// function only while the presented generation is current and owned by the
+// calling process, with distinct error types for "lost the lease"
+// (*FenceError), "busy, retry" (*BusyError) and "needs an operator"
+// (*UnverifiableError). Every documented state is a result value; the
+// error return is for unexpected I/O failures and context cancellation.
+//
+// Engine code here is deterministic: it reaches the filesystem, time,
+// process table and randomness only through the injected interfaces, every
+// loop is bounded by an attempt counter and one monotonic deadline per
+// call, and it starts no goroutines. The on-disk format and the protocol,
+// including what is fsynced when and which leftovers are removed, are in
+// docs/FORMAT-lease.md.
+package lease
