@@ -144,3 +144,22 @@ func BenchmarkCheckDirLease(b *testing.B) {
 	}
 	benchmarkChecks(b, histories, CheckDirLease)
 }
+
+// TestTimeoutIsUnknownForEveryModel: a check cut short by its timeout says
+// Unknown, never Ok (CHECKING.md: a timeout is a failure, not a pass).
+func TestTimeoutIsUnknownForEveryModel(t *testing.T) {
+	admission, _ := generateAdmissionHistory(admissionWorkload{seed: 7, clients: 40, ops: 3000, crashPercent: 1})
+	dirlease, _ := generateDirHistory(dirWorkload{seed: 7, clients: 40, ops: 3000, crashPercent: 1})
+	cases := []struct {
+		name  string
+		check func() porcupine.CheckResult
+	}{
+		{"admission", func() porcupine.CheckResult { r, _ := CheckAdmission(admission, time.Microsecond); return r }},
+		{"dirlease", func() porcupine.CheckResult { r, _ := CheckDirLease(dirlease, time.Microsecond); return r }},
+	}
+	for _, tc := range cases {
+		if got := tc.check(); got != porcupine.Unknown {
+			t.Errorf("%s: a 1µs check of a 40-client history gave %s, want Unknown", tc.name, got)
+		}
+	}
+}
