@@ -69,6 +69,8 @@ import (
 //     two counts in general, and they have no effect;
 //   - completeness: a pass may leave a recoverable claim (the inspector may
 //     answer "unknown"); liveness is the simulator's check;
+//   - the path of a phantom (a maybe-gone claim of a dead owner, see
+//     dirWorld) is untracked, and a pass may count a phantom any way;
 //   - a recovery is linearized at one instant. A rename race on one claim's
 //     path between the instants the pass handles two claims could, in
 //     principle, make a correct pass look wrong; none has been seen in the
