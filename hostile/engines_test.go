@@ -89,8 +89,14 @@ func (w *world) runHook(hook step) {
 	}
 }
 
-// run performs the state's operation on the backend.
-func (w *world) run() outcome {
+// run performs the state's operation on the backend. A panic is an
+// outcome too (class "panic", untyped): bad input must never cause one.
+func (w *world) run() (result outcome) {
+	defer func() {
+		if recovered := recover(); recovered != nil {
+			result = outcome{class: "panic", message: fmt.Sprint(recovered)}
+		}
+	}()
 	switch w.s.engine {
 	case "lease":
 		return w.runLease()

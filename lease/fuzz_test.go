@@ -1,0 +1,270 @@
+package lease_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasekit/leasekit/internal/statefile"
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/leasetest"
+	"github.com/leasekit/leasekit/simfs"
+)
+
+// The engine-level fuzz targets of package lease: each writes arbitrary
+// bytes into one file the Manager reads (owner.json, the lifecycle guard, a
+// reclaim intent, the epoch counter) in a fresh simfs namespace and runs
+// Inspect and Acquire. No call may panic or return an untyped error, and
+// the fuzzed bytes are evidence: they stay where they were or move into
+// quarantine/, and are deleted only where docs say a stale record may be
+// (a reclaim intent of a provably dead process).
+
+const (
+	fuzzNamespace = "/ns"
+	fuzzUID       = 1000
+)
+
+type fuzzWorld struct {
+	sim     *simfs.FS
+	fsys    lease.FS
+	manager *lease.Manager
+}
+
+func newFuzzWorld(t *testing.T) *fuzzWorld {
+	sim := simfs.New(simfs.Options{Dev: 5})
+	sim.MkdirAll(fuzzNamespace+"/quarantine", 0o700, fuzzUID)
+	sim.MkdirAll(fuzzNamespace+"/lifecycle-reclaims", 0o700, fuzzUID)
+	sim.MkdirAll(fuzzNamespace+"/receiver.lock", 0o700, fuzzUID)
+	fsys := sim.View(fuzzUID)
+	self := leasetest.Identity(1)
+	inspector := leasetest.NewInspector(self)
+	inspector.SetLive(leasetest.Identity(43))
+	manager, err := lease.NewManager(lease.Config{
+		Namespace: fuzzNamespace, RootID: "root-1", FS: fsys, Clock: leasetest.NewClock(),
+		Inspector: inspector, IDs: leasetest.NewIDsWithPrefix(0xf022), GuardWait: 20 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fuzzWorld{sim: sim, fsys: fsys, manager: manager}
+}
+
+func (w *fuzzWorld) write(t *testing.T, name string, data []byte) {
+	file, err := w.fsys.OpenFile(name, lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := file.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := file.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// read returns the bytes at name, or nil when it is absent.
+func (w *fuzzWorld) read(t *testing.T, name string) []byte {
+	data, err := statefile.ReadFile(w.fsys, name, 1<<20)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// quarantined returns the bytes of every file under quarantine/ (one level
+// of directories deep) whose name starts with prefix.
+func (w *fuzzWorld) quarantined(t *testing.T, prefix string) [][]byte {
+	dir := fuzzNamespace + "/quarantine"
+	entries, err := w.fsys.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found [][]byte
+	for _, entry := range entries {
+		if !strings.HasPrefix(entry.Name, prefix) {
+			continue
+		}
+		name := path.Join(dir, entry.Name)
+		if entry.Type.IsDir() {
+			name = path.Join(name, "owner.json")
+		}
+		found = append(found, w.read(t, name))
+	}
+	return found
+}
+
+// acquire runs Inspect and Acquire and checks that neither panics or
+// returns an untyped error.
+func (w *fuzzWorld) acquire(t *testing.T) lease.AcquireResult {
+	ctx := context.Background()
+	if _, err := w.manager.Inspect(ctx); err != nil {
+		checkTyped(t, err)
+	}
+	result, err := w.manager.Acquire(ctx, lease.AcquireRequest{SessionID: "s", SessionFile: "/s.json"})
+	if err != nil {
+		checkTyped(t, err)
+	}
+	return result
+}
+
+func checkTyped(t *testing.T, err error) {
+	t.Helper()
+	var pathError *fs.PathError
+	var linkError interface{ Unwrap() error }
+	if !errors.As(err, &pathError) && !errors.As(err, &linkError) {
+		t.Fatalf("untyped error %T: %v", err, err)
+	}
+}
+
+// epochOf reads the "epoch" number of JSON bytes, 0 when there is none.
+func epochOf(data []byte) uint64 {
+	var record struct{ Epoch uint64 }
+	if json.Unmarshal(data, &record) != nil {
+		return 0
+	}
+	return record.Epoch
+}
+
+func ownerRecord(pid int, schema int) []byte {
+	legacy := `"bootIdentity":"boot-1","createdAt":"2026-01-02T03:04:05.000Z","executable":"/usr/local/bin/leasekit",` +
+		`"generation":"00000000-0000-4000-8000-000000000abc","hostname":"host-a","piSessionFile":"/s/0.json",` +
+		`"piSessionId":"s0","pid":%d,"processStartIdentity":"%d","rootId":"root-1","schema":%d`
+	record := fmt.Sprintf(legacy, pid, 1000+pid, schema)
+	if schema == 2 {
+		record += `,"epoch":7,"executableDevice":"2049","executableInode":"131072","pidNamespace":"4026531836","uid":1000`
+	}
+	return []byte("{" + record + "}\n")
+}
+
+func guardRecord(pid int) []byte {
+	return []byte(fmt.Sprintf(`{"bootIdentity":"boot-1","createdAt":"2026-01-02T03:04:05.000Z",`+
+		`"executable":"/usr/local/bin/leasekit","executableDevice":"2049","executableInode":"131072",`+
+		`"generation":"00000000-0000-4000-8000-000000000def","hostname":"host-a","pid":%d,`+
+		`"pidNamespace":"4026531836","processStartIdentity":"%d","schema":2,"uid":1000}`+"\n", pid, 1000+pid))
+}
+
+// FuzzOwnerFile: arbitrary owner.json bytes. They survive in place or in
+// quarantine/receiver.*; a new owner's epoch is above the old one's.
+func FuzzOwnerFile(f *testing.F) {
+	f.Add(ownerRecord(42, 2))
+	f.Add(ownerRecord(43, 2))
+	f.Add(ownerRecord(42, 1))
+	f.Add([]byte(`{"schema":2`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		skipKnownEpochOverflow(t, data)
+		w := newFuzzWorld(t)
+		owner := fuzzNamespace + "/receiver.lock/owner.json"
+		w.write(t, owner, data)
+		result := w.acquire(t)
+		kept := bytes.Equal(w.read(t, owner), data)
+		for _, moved := range w.quarantined(t, "receiver.") {
+			kept = kept || bytes.Equal(moved, data)
+		}
+		if !kept {
+			t.Fatalf("owner bytes %q were lost (result %v)", data, result.Kind)
+		}
+		if result.Kind == lease.Acquired && result.Owner.Epoch <= epochOf(data) {
+			t.Fatalf("new epoch %d is not above the reclaimed owner's %d", result.Owner.Epoch, epochOf(data))
+		}
+	})
+}
+
+// FuzzGuardFile: arbitrary lifecycle guard bytes. They survive in place or
+// in quarantine/lifecycle.*; a guard that is not a valid record refuses.
+func FuzzGuardFile(f *testing.F) {
+	f.Add(guardRecord(42))
+	f.Add(guardRecord(43))
+	f.Add([]byte(`{"schema":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		w := newFuzzWorld(t)
+		guard := fuzzNamespace + "/receiver.lifecycle.guard.json"
+		w.write(t, guard, data)
+		result := w.acquire(t)
+		kept := bytes.Equal(w.read(t, guard), data)
+		for _, moved := range w.quarantined(t, "lifecycle.") {
+			kept = kept || bytes.Equal(moved, data)
+		}
+		if !kept {
+			t.Fatalf("guard bytes %q were lost (result %v)", data, result.Kind)
+		}
+		if !json.Valid(data) && result.Kind != lease.Refused {
+			t.Fatalf("invalid guard %q did not refuse: %v", data, result.Kind)
+		}
+	})
+}
+
+// FuzzIntentFile: arbitrary reclaim intent bytes. An intent that is not
+// even JSON is never removed and always refuses.
+func FuzzIntentFile(f *testing.F) {
+	f.Add(guardRecord(42))
+	f.Add(guardRecord(43))
+	f.Add([]byte("\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		w := newFuzzWorld(t)
+		intent := fuzzNamespace + "/lifecycle-reclaims/reclaim.00000000-0000-4000-8000-000000000111.json"
+		w.write(t, intent, data)
+		result := w.acquire(t)
+		if !json.Valid(data) {
+			if !bytes.Equal(w.read(t, intent), data) {
+				t.Fatalf("invalid intent %q was removed or changed", data)
+			}
+			if result.Kind != lease.Refused {
+				t.Fatalf("invalid intent %q did not refuse: %v", data, result.Kind)
+			}
+		}
+	})
+}
+
+// FuzzEpochFile: arbitrary epoch counter bytes. Either the call refuses
+// and the file is unchanged, or the new epoch is above the stored one.
+func FuzzEpochFile(f *testing.F) {
+	f.Add([]byte("{\"epoch\":7,\"schema\":1}\n"))
+	f.Add([]byte(`{"epoch":-1,"schema":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		skipKnownEpochOverflow(t, data)
+		w := newFuzzWorld(t)
+		must(t, w.fsys.Remove(fuzzNamespace+"/receiver.lock"))
+		epochFile := fuzzNamespace + "/receiver.epoch.json"
+		w.write(t, epochFile, data)
+		result := w.acquire(t)
+		switch result.Kind {
+		case lease.Acquired:
+			if result.Owner.Epoch <= epochOf(data) {
+				t.Fatalf("epoch %d issued over stored %q", result.Owner.Epoch, data)
+			}
+		default:
+			if !bytes.Equal(w.read(t, epochFile), data) {
+				t.Fatalf("epoch file %q changed by a %v call", data, result.Kind)
+			}
+		}
+	})
+}
+
+// skipKnownEpochOverflow skips the one input class of an open finding:
+// a stored epoch (counter file or owner) of exactly math.MaxInt64 makes
+// Acquire compute MaxInt64+1 and panic in encodeOwner instead of refusing
+// corrupt-epoch. The failing case is testdata/hostile/lease/bug-epoch-max
+// (go test -tags leasekit_bugs ./hostile/); remove this skip with the fix.
+func skipKnownEpochOverflow(t *testing.T, data []byte) {
+	if epochOf(data) == math.MaxInt64 {
+		t.Skip("known finding lease-epoch-overflow-panic: stored epoch MaxInt64 panics (hostile/lease/bug-epoch-max)")
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
