@@ -113,6 +113,8 @@ func dispatch(command string, args []string, stdout, stderr io.Writer) error {
 		return cmdStress(args, stdout, stderr)
 	case "stress-worker":
 		return cmdStressWorker(args)
+	case "scenario-actor":
+		return cmdScenarioActor(args, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usageText)
 		return nil

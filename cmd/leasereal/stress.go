@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/osenv"
 	"github.com/leasekit/leasekit/realstress"
 )
 
@@ -77,4 +79,24 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 // cmdStressWorker is the hidden worker of `stress`.
 func cmdStressWorker(args []string) error {
 	return realstress.WorkerMain(args)
+}
+
+// cmdScenarioActor is the hidden actor of the differential scenario test:
+// it serves lease requests from stdin as one process (realstress.ActorMain).
+func cmdScenarioActor(args []string, stdout io.Writer) error {
+	flags := newFlagSet("scenario-actor")
+	namespace := flags.String("namespace", "", "")
+	session := flags.String("session", "", "")
+	if err := parseFlags(flags, args); err != nil {
+		return err
+	}
+	if *namespace == "" || *session == "" {
+		return usagef("scenario-actor needs --namespace and --session")
+	}
+	manager, err := lease.NewManager(lease.Config{Namespace: *namespace, RootID: realstress.RootID,
+		FS: osenv.NewFS(), Clock: osenv.NewClock(), Inspector: osenv.NewInspector(), IDs: osenv.NewIDSource()})
+	if err != nil {
+		return err
+	}
+	return realstress.ActorMain(manager, *session, os.Stdin, stdout)
 }

@@ -1,0 +1,206 @@
+package realstress
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/leasetest"
+	"github.com/leasekit/leasekit/simfs"
+	"github.com/leasekit/leasekit/simproc"
+)
+
+// SimWorld runs a scenario against simfs and a simproc host, calling the
+// engine directly, one step at a time (no scheduler: a scenario has no
+// concurrency to explore, only the sequence).
+type SimWorld struct {
+	fs        *simfs.FS
+	host      *simproc.Host
+	clock     *leasetest.Clock
+	ids       *leasetest.IDs
+	namespace string
+	actors    map[string]*simActor
+}
+
+type simActor struct {
+	proc    *simproc.Proc
+	view    lease.FS
+	session string
+}
+
+// SimExecutable is the path every simulated actor runs.
+const SimExecutable = "/usr/bin/leasereal"
+
+// NewSimWorld returns a world with an empty simulated disk and host.
+func NewSimWorld() *SimWorld {
+	clock := leasetest.NewClock()
+	fs := simfs.New(simfs.Options{})
+	fs.MkdirAll("/scenario", 0o755, 0)
+	host := simproc.NewHost(simproc.HostConfig{Name: "sim-host", BootID: "boot-1",
+		SinceBoot: clock.Monotonic})
+	return &SimWorld{fs: fs, host: host, clock: clock, ids: leasetest.NewIDs(), namespace: "/scenario/ns",
+		actors: map[string]*simActor{}}
+}
+
+func (w *SimWorld) Start(actor, session string) error {
+	proc, err := w.host.Spawn(simproc.SpawnSpec{Exe: SimExecutable})
+	if err != nil {
+		return err
+	}
+	w.actors[actor] = &simActor{proc: proc, view: w.fs.View(0), session: session}
+	w.clock.Advance(time.Second) // distinct start ticks, as real processes have
+	return nil
+}
+
+func (w *SimWorld) Do(actor, request string) (Outcome, error) {
+	a := w.actors[actor]
+	if a == nil || a.proc.State != simproc.Running {
+		return Outcome{}, fmt.Errorf("sim: actor %s is not running", actor)
+	}
+	manager, err := lease.NewManager(lease.Config{Namespace: w.namespace, RootID: RootID, FS: a.view,
+		Clock: w.clock, Inspector: w.host.Inspector(a.proc), IDs: w.ids})
+	if err != nil {
+		return Outcome{}, err
+	}
+	return DoScenarioRequest(manager, a.session, request), nil
+}
+
+func (w *SimWorld) Kill(actor string, reap bool) error {
+	a := w.actors[actor]
+	if a == nil {
+		return fmt.Errorf("sim: no actor %s", actor)
+	}
+	w.fs.CloseAll(a.view)
+	if reap {
+		w.host.Exit(a.proc)
+	} else {
+		w.host.ExitZombie(a.proc, 1)
+	}
+	return nil
+}
+
+func (w *SimWorld) Reap(actor string) error {
+	a := w.actors[actor]
+	if a == nil || a.proc.State != simproc.Zombie {
+		return fmt.Errorf("sim: actor %s is not a zombie", actor)
+	}
+	w.host.Reap(a.proc)
+	return nil
+}
+
+func (w *SimWorld) Close() {}
+
+// RealWorld runs a scenario with one real process per actor incarnation,
+// each serving requests over a pipe (ActorMain).
+type RealWorld struct {
+	namespace string
+	// Command builds an actor process for a namespace and session.
+	command func(namespace, session string) *exec.Cmd
+	actors  map[string]*realActor
+}
+
+type realActor struct {
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	out     *bufio.Reader
+	running bool
+}
+
+// NewRealWorld returns a world whose namespace lives in dir.
+func NewRealWorld(dir string, command func(namespace, session string) *exec.Cmd) *RealWorld {
+	return &RealWorld{namespace: filepath.Join(dir, "ns"), command: command, actors: map[string]*realActor{}}
+}
+
+func (w *RealWorld) Start(actor, session string) error {
+	cmd := w.command(w.namespace, session)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	w.actors[actor] = &realActor{cmd: cmd, in: in, out: bufio.NewReader(out), running: true}
+	return nil
+}
+
+func (w *RealWorld) Do(actor, request string) (Outcome, error) {
+	a := w.actors[actor]
+	if a == nil || !a.running {
+		return Outcome{}, fmt.Errorf("real: actor %s is not running", actor)
+	}
+	if _, err := fmt.Fprintln(a.in, request); err != nil {
+		return Outcome{}, err
+	}
+	line, err := a.out.ReadString('\n')
+	if err != nil {
+		return Outcome{}, fmt.Errorf("real: actor %s: %w", actor, err)
+	}
+	var outcome Outcome
+	return outcome, json.Unmarshal([]byte(line), &outcome)
+}
+
+func (w *RealWorld) Kill(actor string, reap bool) error {
+	a := w.actors[actor]
+	if a == nil || !a.running {
+		return fmt.Errorf("real: actor %s is not running", actor)
+	}
+	a.running = false
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	if reap {
+		_ = a.cmd.Wait()
+		return nil
+	}
+	return waitForZombie(a.cmd.Process.Pid)
+}
+
+func (w *RealWorld) Reap(actor string) error {
+	a := w.actors[actor]
+	if a == nil || a.running {
+		return fmt.Errorf("real: actor %s is not a zombie", actor)
+	}
+	_ = a.cmd.Wait()
+	return nil
+}
+
+func (w *RealWorld) Close() {
+	for _, a := range w.actors {
+		if a.running {
+			_ = a.in.Close()
+			_ = a.cmd.Wait()
+		}
+	}
+}
+
+// waitForZombie polls /proc/PID/stat until the kernel shows the process as
+// a zombie (at most 5 s).
+func waitForZombie(pid int) error {
+	for range 500 {
+		data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		if err == nil {
+			text := string(data)
+			fields := strings.Fields(text[strings.LastIndexByte(text, ')')+1:])
+			if len(fields) > 0 && fields[0] == "Z" {
+				return nil
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("PID %d did not become a zombie", pid)
+}
