@@ -33,6 +33,9 @@ type Config struct {
 	Seed     uint64
 	// NoInspect leaves Inspect out of the workload (WorkerConfig.NoInspect).
 	NoInspect bool
+	// PlantBlindInspector plants a bug in every worker (WorkerConfig): the
+	// harness's own tests use it to show a broken engine run is caught.
+	PlantBlindInspector bool
 	// WorkerCommand builds the command of one worker incarnation from the
 	// worker arguments (see WorkerArgs); the binary re-executes itself.
 	WorkerCommand func(args []string) *exec.Cmd
@@ -92,7 +95,8 @@ const (
 // WorkerArgs are the arguments of a worker incarnation after the hidden
 // subcommand name; ParseWorkerArgs reads them back.
 func WorkerArgs(config WorkerConfig) []string {
-	return []string{"--no-inspect=" + strconv.FormatBool(config.NoInspect), "--namespace", config.Namespace, "--worker", strconv.Itoa(config.Worker),
+	return []string{"--no-inspect=" + strconv.FormatBool(config.NoInspect),
+		"--plant-blind-inspector=" + strconv.FormatBool(config.PlantBlindInspector), "--namespace", config.Namespace, "--worker", strconv.Itoa(config.Worker),
 		"--lane", strconv.Itoa(config.Lane), "--ops", strconv.Itoa(config.Ops),
 		"--seed", strconv.FormatUint(config.Seed, 10), "--log", config.LogPath, "--spawns", config.SpawnsPath, "--deaths", config.DeathsPath}
 }
@@ -212,7 +216,8 @@ func (r *runner) spawn(s *slot, exits chan<- exit) error {
 	r.laneNext++
 	s.lane, s.killed = r.laneNext, false
 	worker := WorkerConfig{Namespace: r.namespace, Worker: s.worker, Lane: s.lane, Ops: s.remaining,
-		Seed: r.config.Seed, NoInspect: r.config.NoInspect, LogPath: r.logPath(s.lane), SpawnsPath: r.spawnsPath, DeathsPath: r.deathsPath}
+		Seed: r.config.Seed, NoInspect: r.config.NoInspect,
+		PlantBlindInspector: r.config.PlantBlindInspector, LogPath: r.logPath(s.lane), SpawnsPath: r.spawnsPath, DeathsPath: r.deathsPath}
 	cmd := r.config.WorkerCommand(WorkerArgs(worker))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -48,6 +49,27 @@ func TestStressWithKills(t *testing.T) {
 	}
 	if report.Kills == 0 || report.Reclaims == 0 {
 		t.Fatalf("kills %d reclaims %d: the run exercised no crash recovery", report.Kills, report.Reclaims)
+	}
+}
+
+// TestStressCatchesAPlantedBug: workers whose inspector calls every other
+// process dead steal live leases; the same pipeline must report it (and
+// write the visualization), so a clean run means something.
+func TestStressCatchesAPlantedBug(t *testing.T) {
+	dir := t.TempDir()
+	report, err := Run(Config{Dir: dir, Procs: 3, Ops: 150, KillRate: 0, Seed: 3, NoInspect: true,
+		PlantBlindInspector: true, WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report %+v", report)
+	if report.Violations == 0 || report.Check != "illegal" {
+		t.Fatalf("the planted bug went unnoticed: violations %d, check %s", report.Violations, report.Check)
+	}
+	for _, name := range []string{"history.html", "failure.txt"} {
+		if info, err := os.Stat(filepath.Join(dir, name)); err != nil || info.Size() == 0 {
+			t.Fatalf("%s not written: %v", name, err)
+		}
 	}
 }
 

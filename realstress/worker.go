@@ -30,6 +30,10 @@ type WorkerConfig struct {
 	// docs/LEASEREAL.md: a lock-free Inspect can see the empty instant
 	// inside a reclaiming Acquire, which the model rejects).
 	NoInspect bool
+	// PlantBlindInspector is a planted bug for the harness's own tests: the
+	// worker's inspector reports every other process absent, so the engine
+	// steals live owners' leases. A run with it must report violations.
+	PlantBlindInspector bool
 }
 
 // RootID is the lease root every stress worker uses.
@@ -38,9 +42,22 @@ const RootID = "leasereal-stress"
 // newGatedManager is a lease Manager on the real OS whose inspector waits
 // for the parent to publish the deaths it observes.
 func newGatedManager(config WorkerConfig) (*lease.Manager, error) {
-	inspector := deathGate{inner: osenv.NewInspector(), spawnsPath: config.SpawnsPath, deathsPath: config.DeathsPath}
+	var inspector lease.Inspector = deathGate{inner: osenv.NewInspector(), spawnsPath: config.SpawnsPath, deathsPath: config.DeathsPath}
+	if config.PlantBlindInspector {
+		inspector = blindInspector{Inspector: osenv.NewInspector()}
+	}
 	return lease.NewManager(lease.Config{Namespace: config.Namespace, RootID: RootID,
 		FS: osenv.NewFS(), Clock: osenv.NewClock(), Inspector: inspector, IDs: osenv.NewIDSource()})
+}
+
+// blindInspector is the planted bug: every other process looks absent.
+type blindInspector struct{ lease.Inspector }
+
+func (b blindInspector) Inspect(pid int) lease.Inspection {
+	if current, err := b.Current(); err == nil && current.PID == pid {
+		return b.Inspector.Inspect(pid)
+	}
+	return lease.Inspection{Kind: lease.InspectAbsent}
 }
 
 // held is a (generation, session) pair: a release capability.

@@ -19,6 +19,7 @@ func WorkerMain(args []string) error {
 	flags.Uint64Var(&config.Seed, "seed", 0, "")
 	flags.StringVar(&config.LogPath, "log", "", "")
 	flags.BoolVar(&config.NoInspect, "no-inspect", false, "")
+	flags.BoolVar(&config.PlantBlindInspector, "plant-blind-inspector", false, "")
 	flags.StringVar(&config.SpawnsPath, "spawns", "", "")
 	flags.StringVar(&config.DeathsPath, "deaths", "", "")
 	if err := flags.Parse(args); err != nil {
