@@ -71,7 +71,8 @@ type Failure struct {
 func newReport(o Options) *Report {
 	return &Report{Version: ReportVersion, Engines: append([]string{}, o.Engines...), BaseSeed: o.BaseSeed,
 		Seeds: o.Seeds, Shards: []string{fmt.Sprintf("%d/%d", o.Shard, o.Shards)},
-		Outcomes: map[string]int{}, PerEngine: map[string]map[string]int{}, Probes: map[string]int{}, Merged: 1}
+		Outcomes: map[string]int{}, PerEngine: map[string]map[string]int{}, Probes: map[string]int{}, Failures: []Failure{},
+		Merged: 1}
 }
 
 // add folds one run into the report.
@@ -143,7 +144,7 @@ func Merge(reports []*Report) (*Report, error) {
 	}
 	first := reports[0]
 	merged := &Report{Version: ReportVersion, Engines: first.Engines, BaseSeed: first.BaseSeed, Seeds: first.Seeds,
-		Outcomes: map[string]int{}, PerEngine: map[string]map[string]int{}, Probes: map[string]int{}}
+		Outcomes: map[string]int{}, PerEngine: map[string]map[string]int{}, Probes: map[string]int{}, Failures: []Failure{}}
 	shards := map[string]bool{}
 	for i, r := range reports {
 		if r.Version != ReportVersion {

@@ -3,6 +3,8 @@ package campaign
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
+	"sync"
 
 	"github.com/leasekit/leasekit/sim"
 )
@@ -15,8 +17,8 @@ func DefaultReplayCommand(path string) string { return "go run ./cmd/leasesim re
 
 // ShrinkToFile shrinks a failing spec and writes it as a seed file under
 // dir/<engine>/. It returns the file's path and the shrink's result.
-func ShrinkToFile(spec Spec, want Finding, dir string, runsMax int, command ReplayCommand) (string, ShrinkResult, error) {
-	shrunk, err := Shrink(spec, want, runsMax)
+func ShrinkToFile(spec Spec, want Finding, dir string, options ShrinkOptions, command ReplayCommand) (string, ShrinkResult, error) {
+	shrunk, err := Shrink(spec, want, options)
 	if err != nil {
 		return "", ShrinkResult{}, err
 	}
@@ -63,37 +65,62 @@ func joinFirst(items []string, n int) string {
 
 // ShrinkFailures shrinks the first failure of each distinct class (at most
 // limit of them; nondeterminism findings are not shrunk, their decision
-// lists are the problem) and writes seed files under dir. It fills in the
-// failures' SeedFile, DecisionsShrunk, ChoicesShrunk and Replay fields.
-func ShrinkFailures(report *Report, o Options, dir string, limit, runsMax int, command ReplayCommand) []error {
-	var errs []error
-	for i, f := range report.FirstFailures() {
-		if i >= limit {
-			break
-		}
-		if f.Outcome == sim.OutcomeNondeterminism.String() {
-			f.Replay = fmt.Sprintf("rerun twice: seed %d of engine %s", f.Seed, f.Engine)
-			continue
-		}
-		spec, err := o.SpecFor(f.Engine, f.Seed)
+// lists are the problem) and writes seed files under dir. The shrinks run in
+// parallel on o.Workers goroutines; each is sequential and deterministic. It
+// fills in the failures' SeedFile, DecisionsShrunk, ChoicesShrunk and Replay.
+func ShrinkFailures(report *Report, o Options, dir string, limit int, options ShrinkOptions, command ReplayCommand) []error {
+	firsts := report.FirstFailures()
+	firsts = firsts[:min(limit, len(firsts))]
+	errs := make([]error, len(firsts))
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	slots := make(chan struct{}, workers)
+	var group sync.WaitGroup
+	for i, f := range firsts {
+		group.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer group.Done()
+			defer func() { <-slots }()
+			errs[i] = shrinkFailure(f, o, dir, options, command)
+		}()
+	}
+	group.Wait()
+	var failed []error
+	for _, err := range errs {
 		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		outcome, _ := parseOutcome(f.Outcome)
-		path, shrunk, err := ShrinkToFile(spec, Finding{Outcome: outcome, Class: f.Class}, dir, runsMax, command)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("shrink %s seed %d: %w", f.Engine, f.Seed, err))
-			continue
-		}
-		f.SeedFile = path
-		f.DecisionsShrunk = shrunk.DecisionsAfter
-		f.ChoicesShrunk = shrunk.ChoicesAfter
-		if command != nil {
-			f.Replay = command(path)
+			failed = append(failed, err)
 		}
 	}
-	return errs
+	return failed
+}
+
+func shrinkFailure(f *Failure, o Options, dir string, options ShrinkOptions, command ReplayCommand) error {
+	if f.Outcome == sim.OutcomeNondeterminism.String() {
+		f.Replay = fmt.Sprintf("rerun twice: leasesim replay --engine %s %d (with the campaign's flags)", f.Engine, f.Seed)
+		return nil
+	}
+	spec, err := o.SpecFor(f.Engine, f.Seed)
+	if err != nil {
+		return err
+	}
+	outcome, err := parseOutcome(f.Outcome)
+	if err != nil {
+		return err
+	}
+	path, shrunk, err := ShrinkToFile(spec, Finding{Outcome: outcome, Class: f.Class}, dir, options, command)
+	if err != nil {
+		return fmt.Errorf("shrink %s seed %d: %w", f.Engine, f.Seed, err)
+	}
+	f.SeedFile = path
+	f.DecisionsShrunk = shrunk.DecisionsAfter
+	f.ChoicesShrunk = shrunk.ChoicesAfter
+	if command != nil {
+		f.Replay = command(path)
+	}
+	return nil
 }
 
 // SaveRun writes a replayed run, unshrunk, as a seed file under dir: its

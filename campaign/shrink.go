@@ -2,6 +2,8 @@ package campaign
 
 import (
 	"fmt"
+	"io"
+	"time"
 
 	"github.com/leasekit/leasekit/sim"
 )
@@ -20,8 +22,9 @@ import (
 //     shrinking, to make candidates cheap; the result keeps the original);
 //  2. faults: turn each enabled fault off;
 //  3. knobs: lower each workload knob to its minimum, half-way, or by one;
-//  4. decisions: keep a prefix (binary search), delete chunks of halving
-//     size, zero chunks of halving size, halve single values.
+//  4. decisions: keep a prefix (binary search); then for chunk sizes
+//     halving from half the list to one, zero chunks, then delete chunks;
+//     then halve single values.
 //
 // The size that matters to a reader is the number of non-zero decisions
 // ("choices"): each is one place where the run deviates from the boring
@@ -45,6 +48,18 @@ type ShrinkResult struct {
 // ShrinkRunsDefault is the default run budget of one shrink.
 const ShrinkRunsDefault = 3000
 
+// ShrinkOptions bounds a shrink.
+type ShrinkOptions struct {
+	// RunsMax is the run budget; zero means ShrinkRunsDefault. The run
+	// budget keeps shrinking reproducible.
+	RunsMax int
+	// Time, when positive, also stops the shrink after this long (then the
+	// result depends on the machine's speed; the file records the runs).
+	Time time.Duration
+	// Log, when not nil, receives a line per accepted candidate.
+	Log io.Writer
+}
+
 // Choices counts the non-zero decisions of a list.
 func Choices(list []uint32) int {
 	n := 0
@@ -57,18 +72,20 @@ func Choices(list []uint32) int {
 }
 
 type shrinker struct {
-	engine  *Engine
-	want    Finding
-	current Spec
-	result  sim.Result
-	runs    int
-	runsMax int
+	engine   *Engine
+	want     Finding
+	current  Spec
+	result   sim.Result
+	runs     int
+	runsMax  int
+	deadline time.Time
+	log      io.Writer
 }
 
 // Shrink minimises spec while it keeps finding want. spec.Decisions may be
 // nil (a seeded run): it is run once to record its decisions. It returns an
 // error if the spec does not reproduce want to begin with.
-func Shrink(spec Spec, want Finding, runsMax int) (ShrinkResult, error) {
+func Shrink(spec Spec, want Finding, options ShrinkOptions) (ShrinkResult, error) {
 	e, err := Lookup(spec.Engine)
 	if err != nil {
 		return ShrinkResult{}, err
@@ -76,10 +93,14 @@ func Shrink(spec Spec, want Finding, runsMax int) (ShrinkResult, error) {
 	if want.OK() {
 		panic("campaign: Shrink of a passing run")
 	}
+	runsMax := options.RunsMax
 	if runsMax <= 0 {
 		runsMax = ShrinkRunsDefault
 	}
-	s := &shrinker{engine: e, want: want, runsMax: runsMax}
+	s := &shrinker{engine: e, want: want, runsMax: runsMax, log: options.Log}
+	if options.Time > 0 {
+		s.deadline = time.Now().Add(options.Time)
+	}
 	result := sim.Run(spec.Config(e, nil))
 	s.runs++
 	if finding, _ := judge(e, result, false); !finding.Same(want) {
@@ -110,7 +131,7 @@ func Shrink(spec Spec, want Finding, runsMax int) (ShrinkResult, error) {
 func (s *shrinker) round() bool {
 	progress := false
 	for _, pass := range []func() bool{s.passSteps, s.passFaults, s.passParams, s.passPrefix,
-		s.passDelete, s.passZero, s.passHalve} {
+		s.passChunks, s.passHalve} {
 		if s.exhausted() {
 			return false
 		}
@@ -121,7 +142,9 @@ func (s *shrinker) round() bool {
 	return progress && !s.exhausted()
 }
 
-func (s *shrinker) exhausted() bool { return s.runs >= s.runsMax }
+func (s *shrinker) exhausted() bool {
+	return s.runs >= s.runsMax || (!s.deadline.IsZero() && time.Now().After(s.deadline))
+}
 
 // try runs a candidate and adopts it if it finds the same failure.
 func (s *shrinker) try(candidate Spec) bool {
@@ -137,6 +160,10 @@ func (s *shrinker) try(candidate Spec) bool {
 	candidate.Decisions = trimZeros(result.Decisions)
 	s.current = candidate
 	s.result = result
+	if s.log != nil {
+		fmt.Fprintf(s.log, "run %d: %d decisions, %d choices, %d steps\n", s.runs, len(candidate.Decisions),
+			Choices(candidate.Decisions), result.Steps)
+	}
 	return true
 }
 
@@ -211,44 +238,49 @@ func (s *shrinker) passPrefix() bool {
 	return progress
 }
 
-// passDelete deletes chunks of halving size, from the end backwards (later
-// decisions matter least to earlier ones).
-func (s *shrinker) passDelete() bool {
+// passChunks works through chunk sizes from half the list down to one: at
+// each size it first zeroes every chunk that holds a choice (zeroing keeps
+// later decisions aligned, so it succeeds most), then deletes chunks from
+// the end backwards (later decisions matter least to earlier ones).
+func (s *shrinker) passChunks() bool {
 	progress := false
 	for size := max(len(s.current.Decisions)/2, 1); size >= 1 && !s.exhausted(); size /= 2 {
-		for end := len(s.current.Decisions); end-size >= 0 && !s.exhausted(); {
-			list := s.current.Decisions
-			c := s.current.clone()
-			c.Decisions = append(append([]uint32{}, list[:end-size]...), list[end:]...)
-			if s.try(c) {
-				progress = true
-				end = min(end-size, len(s.current.Decisions))
-			} else {
-				end--
-				if size > 1 {
-					end -= size - 1
-				}
-			}
+		if s.zeroChunks(size) {
+			progress = true
+		}
+		if s.deleteChunks(size) {
+			progress = true
 		}
 	}
 	return progress
 }
 
-// passZero zeroes chunks of halving size that still hold a choice.
-func (s *shrinker) passZero() bool {
+func (s *shrinker) zeroChunks(size int) bool {
 	progress := false
-	for size := max(len(s.current.Decisions)/2, 1); size >= 1 && !s.exhausted(); size /= 2 {
-		for start := 0; start < len(s.current.Decisions) && !s.exhausted(); start += size {
-			end := min(start+size, len(s.current.Decisions))
-			if Choices(s.current.Decisions[start:end]) == 0 {
-				continue
-			}
-			c := s.current.clone()
-			clear(c.Decisions[start:end])
-			if s.try(c) {
-				progress = true
-			}
+	for start := 0; start < len(s.current.Decisions) && !s.exhausted(); start += size {
+		end := min(start+size, len(s.current.Decisions))
+		if Choices(s.current.Decisions[start:end]) == 0 {
+			continue
 		}
+		c := s.current.clone()
+		clear(c.Decisions[start:end])
+		if s.try(c) {
+			progress = true
+		}
+	}
+	return progress
+}
+
+func (s *shrinker) deleteChunks(size int) bool {
+	progress := false
+	for end := len(s.current.Decisions); end-size >= 0 && !s.exhausted(); {
+		list := s.current.Decisions
+		c := s.current.clone()
+		c.Decisions = append(append([]uint32{}, list[:end-size]...), list[end:]...)
+		if s.try(c) {
+			progress = true
+		}
+		end = min(end-size, len(s.current.Decisions))
 	}
 	return progress
 }

@@ -31,7 +31,7 @@ func TestShrinkPlantedBugToAFewChoicesThatReplayIdentically(t *testing.T) {
 	spec, err := o.SpecFor(f.Engine, f.Seed)
 	require.NoError(t, err)
 	want := Finding{Outcome: sim.OutcomeViolation, Class: f.Class}
-	shrunk, err := Shrink(spec, want, 0)
+	shrunk, err := Shrink(spec, want, ShrinkOptions{})
 	require.NoError(t, err)
 	t.Logf("shrunk %d decisions (%d choices) to %d (%d choices) in %d runs; knobs %v",
 		shrunk.DecisionsBefore, shrunk.ChoicesBefore, shrunk.DecisionsAfter, shrunk.ChoicesAfter, shrunk.Runs, shrunk.Spec.knobLines())
@@ -41,13 +41,13 @@ func TestShrinkPlantedBugToAFewChoicesThatReplayIdentically(t *testing.T) {
 	require.Less(t, shrunk.Spec.Params["processes"]+shrunk.Spec.Params["attempts"], 4+6, "a workload knob shrank")
 
 	// Shrinking is deterministic.
-	again, err := Shrink(spec, want, 0)
+	again, err := Shrink(spec, want, ShrinkOptions{})
 	require.NoError(t, err)
 	require.Equal(t, shrunk.Spec, again.Spec)
 
 	// The written file replays twice identically and finds the same failure.
 	dir := t.TempDir()
-	path, _, err := ShrinkToFile(spec, want, dir, 0, DefaultReplayCommand)
+	path, _, err := ShrinkToFile(spec, want, dir, ShrinkOptions{}, DefaultReplayCommand)
 	require.NoError(t, err)
 	file, err := ReadSeedFile(path)
 	require.NoError(t, err)
@@ -68,14 +68,14 @@ func TestShrinkRefusesASpecThatDoesNotFail(t *testing.T) {
 	o := Options{Engines: []string{"toylock"}}
 	spec, err := o.SpecFor("toylock", 1)
 	require.NoError(t, err)
-	_, err = Shrink(spec, Finding{Outcome: sim.OutcomeViolation, Class: "invariant mutual-exclusion"}, 10)
+	_, err = Shrink(spec, Finding{Outcome: sim.OutcomeViolation, Class: "invariant mutual-exclusion"}, ShrinkOptions{RunsMax: 10})
 	require.ErrorContains(t, err, "does not reproduce")
 }
 
 func TestShrinkFailuresWritesSeedFilesAndReplayCommands(t *testing.T) {
 	o, report, _ := findToyViolation(t)
 	dir := t.TempDir()
-	errs := ShrinkFailures(report, o, dir, 1, 500, DefaultReplayCommand)
+	errs := ShrinkFailures(report, o, dir, 1, ShrinkOptions{RunsMax: 500}, DefaultReplayCommand)
 	require.Empty(t, errs)
 	first := report.FirstFailures()[0]
 	require.NotEmpty(t, first.SeedFile)
@@ -112,7 +112,7 @@ func TestHistoryCheckFailuresAreFoundAndShrunkByClass(t *testing.T) {
 	require.Greater(t, report.Outcomes["violation"], 1)
 	spec, err := o.SpecFor(firsts[0].Engine, firsts[0].Seed)
 	require.NoError(t, err)
-	shrunk, err := Shrink(spec, Finding{Outcome: sim.OutcomeViolation, Class: firsts[0].Class}, 0)
+	shrunk, err := Shrink(spec, Finding{Outcome: sim.OutcomeViolation, Class: firsts[0].Class}, ShrinkOptions{})
 	require.NoError(t, err)
 	require.Equal(t, 1, shrunk.Spec.Params["processes"], "one starved client suffices")
 	require.Contains(t, shrunk.Finding.Message, "history check: no acquire succeeded")

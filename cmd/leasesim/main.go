@@ -176,6 +176,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	out := set.String("out", "testdata/seeds", "directory for shrunk seed files (<out>/<engine>/<name>.seed)")
 	shrinkRuns := set.Int("shrink-runs", campaign.ShrinkRunsDefault, "run budget of each shrink")
 	shrinkMax := set.Int("shrink-max", 3, "shrink at most this many distinct failures (0: none)")
+	shrinkTime := set.Duration("shrink-time", 2*time.Minute, "time limit of each shrink (0: only --shrink-runs)")
 	if code, ok := parseFlags(set, args); !ok {
 		return code
 	}
@@ -212,7 +213,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		if !*jsonOutput {
 			fmt.Fprintf(stdout, "shrinking %d distinct failure(s)...\n", min(*shrinkMax, len(report.FirstFailures())))
 		}
-		errs = campaign.ShrinkFailures(report, o, *out, *shrinkMax, *shrinkRuns, campaign.DefaultReplayCommand)
+		errs = campaign.ShrinkFailures(report, o, *out, *shrinkMax,
+			campaign.ShrinkOptions{RunsMax: *shrinkRuns, Time: *shrinkTime}, campaign.DefaultReplayCommand)
 	}
 	if *jsonOutput {
 		if err := report.WriteJSON(stdout); err != nil {
@@ -399,6 +401,8 @@ func resolveTarget(arg string, spec *specFlags) (campaign.Spec, *campaign.Findin
 func cmdShrink(args []string, stdout, stderr io.Writer) int {
 	set := newFlagSet("shrink", "shrink [flags] FILE.seed", stderr)
 	runs := set.Int("runs", 4*campaign.ShrinkRunsDefault, "run budget")
+	limit := set.Duration("time", 0, "time limit (0: only --runs)")
+	verbose := set.Bool("v", false, "print each accepted candidate")
 	out := set.String("out", "", "seed directory to write to (default: the one FILE is in, <out>/<engine>/)")
 	if code, ok := parseFlags(set, args); !ok {
 		return code
@@ -418,7 +422,11 @@ func cmdShrink(args []string, stdout, stderr io.Writer) int {
 	if dir == "" {
 		dir = parentDir(parentDir(set.Arg(0)))
 	}
-	path, shrunk, err := campaign.ShrinkToFile(file.Spec, file.Expect, dir, *runs, campaign.DefaultReplayCommand)
+	options := campaign.ShrinkOptions{RunsMax: *runs, Time: *limit}
+	if *verbose {
+		options.Log = stdout
+	}
+	path, shrunk, err := campaign.ShrinkToFile(file.Spec, file.Expect, dir, options, campaign.DefaultReplayCommand)
 	if err != nil {
 		return fail(stderr, err)
 	}
