@@ -178,6 +178,12 @@ func (m *Manager) pause(c *call) error {
 // lifecycle-reclaims/, each mode 0700, fsyncing every directory it made and
 // that directory's parent, so the layout is durable before any record is
 // written into it.
+//
+// Finding a directory already there does not prove it durable: its creator
+// may have crashed between mkdir and the parent's fsync, and a power loss
+// would then take the namespace, epoch counter included, away. So every
+// call fsyncs the namespace (making quarantine/ and lifecycle-reclaims/
+// durable) and its parent (making the namespace durable), whoever made them.
 func (m *Manager) initialize() error {
 	if err := m.ensureDirectory(m.namespace, true); err != nil {
 		return err
@@ -185,7 +191,13 @@ func (m *Manager) initialize() error {
 	if err := m.ensureDirectory(m.quarantinePath(), false); err != nil {
 		return err
 	}
-	return m.ensureDirectory(m.reclaimsPath(), false)
+	if err := m.ensureDirectory(m.reclaimsPath(), false); err != nil {
+		return err
+	}
+	if err := statefile.SyncDir(m.fs, m.namespace); err != nil {
+		return err
+	}
+	return statefile.SyncDir(m.fs, path.Dir(m.namespace))
 }
 
 // ensureDirectory makes dir (and, if parents, its missing ancestors). An

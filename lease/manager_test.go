@@ -668,6 +668,11 @@ func TestDurabilityOrder(t *testing.T) {
 	result := w.acquire(w.manager(leasetest.Identity(2)))
 	require.Len(t, result.Reclaimed, 1)
 	ops = w.fs.Ops()
+	// The namespace already existed, but its creator may have crashed
+	// before fsyncing the parent (found by the simulator: a power loss then
+	// took the epoch file away and an epoch was granted twice).
+	require.NoError(t, leasetest.SyncedAfter(append([]leasetest.Op{{Name: "Start", Paths: []string{w.ns}}}, ops...),
+		"Start", w.ns, dir), "every call fsyncs the namespace's parent")
 	target := result.Reclaimed[0].QuarantinePath
 	require.NoError(t, leasetest.SyncedAfter(ops, "RenameNoReplace", target, w.ns), "source directory fsynced")
 	require.NoError(t, leasetest.SyncedAfter(ops, "RenameNoReplace", target, w.path("quarantine")), "target directory fsynced")
