@@ -56,6 +56,7 @@ const usageText = `usage:
   leasereal acquire  --dir D [--owner parent|self] [--root-id R] [--session-id S] [--session-file F]
   leasereal release  --dir D --generation G [--root-id R]
   leasereal inspect  --dir D
+  leasereal reclaim  --dir D [--force] [--generation G]   (operator: corrupt/remote owner into quarantine/)
   leasereal run      [--dir D | -n D] [--wait DUR | -w SECONDS] [--conflict-exit-code N | -E N] [--json] -- CMD [ARGS...]
   leasereal admission inspect --state-home H
   leasereal admission run     --state-home H -- CMD [ARGS...]
@@ -105,6 +106,8 @@ func dispatch(command string, args []string, stdout, stderr io.Writer) error {
 		return cmdInspect(args, stdout)
 	case "run":
 		return cmdRun(args, stderr)
+	case "reclaim":
+		return cmdReclaim(args, stdout)
 	case "admission":
 		return cmdAdmission(args, stdout, stderr)
 	case "dirlease":
