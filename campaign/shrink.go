@@ -22,7 +22,10 @@ import (
 //     shrinking, to make candidates cheap; the result keeps the original);
 //  2. faults: turn each enabled fault off;
 //  3. knobs: lower each workload knob to its minimum, half-way, or by one;
-//  4. decisions: keep a prefix (binary search); then for chunk sizes
+//     then, for each smaller knob or fault turned off that did not fit the
+//     old list, search a few fresh seeds of the smaller input (passReseed);
+//  4. decisions: keep a prefix (binary search); zero (then clamp) every
+//     value above a threshold, for thresholds from 32 down; then for chunk sizes
 //     halving from half the list to one, zero chunks, then delete chunks;
 //     then halve single values.
 //
@@ -130,8 +133,8 @@ func Shrink(spec Spec, want Finding, options ShrinkOptions) (ShrinkResult, error
 // budget remains).
 func (s *shrinker) round() bool {
 	progress := false
-	for _, pass := range []func() bool{s.passSteps, s.passFaults, s.passParams, s.passPrefix,
-		s.passChunks, s.passHalve} {
+	for _, pass := range []func() bool{s.passSteps, s.passFaults, s.passParams, s.passReseed, s.passPrefix,
+		s.passLarge, s.passChunks, s.passHalve} {
 		if s.exhausted() {
 			return false
 		}
@@ -220,6 +223,71 @@ func (s *shrinker) passParams() bool {
 	return progress
 }
 
+// reseedTries is how many fresh seeds passReseed tries per smaller input.
+const reseedTries = 12
+
+// passReseed lowers knobs and turns faults off where passParams and
+// passFaults could not: a smaller workload shifts every later decision, so
+// the old list rarely fits it. Instead it searches afresh: seeded runs of
+// the smaller input (seeds derived from the current one, so the search is
+// reproducible), adopting the first that finds the same failure, with its
+// recorded decisions. Later passes then shrink those.
+func (s *shrinker) passReseed() bool {
+	progress := false
+	var candidates []Spec
+	for _, p := range s.engine.Params {
+		value := s.current.Params[p.Name]
+		if p.Fixed || value <= p.Min {
+			continue
+		}
+		for _, next := range []int{p.Min, (p.Min + value) / 2, value - 1} {
+			if next < value && next >= p.Min {
+				c := s.current.clone()
+				c.Params[p.Name] = next
+				candidates = append(candidates, c)
+			}
+		}
+	}
+	for _, name := range faultNames {
+		if s.current.Faults.Get(name) > 0 {
+			c := s.current.clone()
+			c.Faults.Set(name, 0)
+			candidates = append(candidates, c)
+		}
+	}
+	for _, c := range candidates {
+		if s.exhausted() || !s.smaller(c) {
+			continue
+		}
+		for try := uint64(1); try <= reseedTries && !s.exhausted(); try++ {
+			fresh := c.clone()
+			fresh.Decisions = nil
+			fresh.Seed = splitmix(c.Seed ^ try)
+			if s.try(fresh) {
+				progress = true
+				break
+			}
+		}
+	}
+	return progress
+}
+
+// smaller reports whether c's knobs and faults are still each at most the
+// current ones (a reseed adopted earlier in the pass may have gone lower).
+func (s *shrinker) smaller(c Spec) bool {
+	for name, value := range c.Params {
+		if value > s.current.Params[name] {
+			return false
+		}
+	}
+	for _, name := range faultNames {
+		if c.Faults.Get(name) > 0 && s.current.Faults.Get(name) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // passPrefix binary-searches the shortest prefix that still fails.
 func (s *shrinker) passPrefix() bool {
 	low, high := 0, len(s.current.Decisions)
@@ -233,6 +301,35 @@ func (s *shrinker) passPrefix() bool {
 			high = min(middle, len(s.current.Decisions))
 		} else {
 			low = middle + 1
+		}
+	}
+	return progress
+}
+
+// passLarge zeroes, across the whole list at once, every value of at least
+// k, for k from 32 down to 2, then clamps every value to k. Large values are
+// mostly clock steps (a step takes up to 50 µs) and rarely matter; process
+// picks are small. Each candidate is one run and keeps the list aligned.
+func (s *shrinker) passLarge() bool {
+	progress := false
+	for _, clamp := range []bool{false, true} {
+		for k := uint32(32); k >= 1 && !s.exhausted(); k /= 2 {
+			if k == 1 && !clamp {
+				continue // zeroing every value >= 1 is zeroing the list
+			}
+			c := s.current.clone()
+			changed := false
+			for i, v := range c.Decisions {
+				switch {
+				case v >= k && !clamp:
+					c.Decisions[i], changed = 0, true
+				case v > k && clamp:
+					c.Decisions[i], changed = k, true
+				}
+			}
+			if changed && s.try(c) {
+				progress = true
+			}
 		}
 	}
 	return progress
