@@ -164,6 +164,7 @@ func (lw *leaseWorld) corrupt(w *World) {
 	}
 	syncRoot(root, path.Dir(c.path))
 	space.corruptions = append(space.corruptions, c)
+	space.hostileBytes = append(space.hostileBytes, c.written)
 	w.Probe("lease-hostile-corrupt-" + c.kind)
 	w.Tracef("lease-hostile corrupt %s %s", c.kind, c.path)
 	if c.kind == "owner" || c.kind == "receiver" {
@@ -211,6 +212,33 @@ func garble(data []byte, d *Decisions) []byte {
 	return out
 }
 
+// trackCorruption notices, at the step it happens, that an owner-level
+// corruption left receiver.lock: a release or reclaim that had checked the
+// owner before the hook struck renamed the corrupt record away. The lease
+// is empty from then on, which the history gets as a LeaseClear.
+func (lw *leaseWorld) trackCorruption() {
+	for _, space := range lw.spaces {
+		if !space.ownerCorrupted {
+			continue
+		}
+		kept := space.corruptions[:0]
+		for _, c := range space.corruptions {
+			if c.kind == "owner" || c.kind == "receiver" {
+				data, err := readRoot(space.volume.Root(), c.path)
+				if err != nil || !bytes.Equal(data, c.written) {
+					space.ownerCorrupted = false
+					space.hostileClearedAt = lw.world.Now()
+					lw.world.RecordEvent("carried-away", models.LeaseClear{Namespace: space.key})
+					lw.world.Probe("lease-corruption-carried-away")
+					continue
+				}
+			}
+			kept = append(kept, c)
+		}
+		space.corruptions = kept
+	}
+}
+
 // repairDue runs the operator's repairs whose time has come (all of them
 // when force is set). A repair undoes only the exact corruption the hook
 // made; a garbled guard or intent is removed only once its writer is dead
@@ -239,12 +267,9 @@ func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 	root := space.volume.Root()
 	data, err := readRoot(root, c.path)
 	if err != nil || !bytes.Equal(data, c.written) {
-		// Gone or rewritten: a reclaimer removed its own intent, or the
-		// holder of a garbled guard ... nothing of ours is left to undo.
+		// Gone: a reclaimer removed its own garbled intent. (An owner
+		// corruption carried away is handled by trackCorruption.)
 		w.Probe("lease-repair-moot-" + c.kind)
-		if c.kind == "owner" || c.kind == "receiver" {
-			lw.failOwnerRepair(space, c)
-		}
 		return true
 	}
 	switch c.kind {
@@ -269,16 +294,10 @@ func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 		}
 		syncRoot(root, path.Dir(c.path))
 	}
+	space.hostileClearedAt = w.Now()
 	w.Probe("lease-operator-repair-" + c.kind)
 	w.Tracef("lease-operator repair %s %s", c.kind, c.path)
 	return true
-}
-
-// failOwnerRepair: the engine never rewrites a corrupt owner, so a hostile
-// owner corruption that changed before the operator came is a finding.
-func (lw *leaseWorld) failOwnerRepair(space *leaseSpace, c leaseCorruption) {
-	lw.fail(fmt.Errorf("the hostile %s corruption of %s in %s changed before the operator repaired it", c.kind,
-		c.path, space.key), false)
 }
 
 // writerAlive reports whether the process a record names still runs (a
@@ -371,6 +390,9 @@ func (lw *leaseWorld) checkQuarantine(c leaseReclaimCheck) error {
 			c.generation, c.path, err)
 	}
 	record, ok := parseRecord(data)
+	if !ok && c.space.hostileWrote(data) {
+		return nil // corrupted by the hook after the engine's last check
+	}
 	if !ok || record.Generation != c.generation {
 		return fmt.Errorf("%s reclaimed generation %s into %s, which holds generation %q", c.proc, c.generation,
 			c.path, record.Generation)
@@ -408,7 +430,7 @@ func (lw *leaseWorld) startLiveness() {
 }
 
 func (l *leaseLiveness) exited(p *Proc) {
-	if l.done || (p != l.probe && p.Name() != "settle") {
+	if l.done || l.lw.failure != nil || (p != l.probe && p.Name() != "settle") {
 		return
 	}
 	l.probe = nil
@@ -518,6 +540,7 @@ func (l *leaseLiveness) body(p *Proc) {
 	space := lw.space(p)
 	m := lw.manager(p)
 	for try := 0; try < leaseProbeTries; try++ {
+		call := lw.world.Now()
 		res, err, _ := lw.acquireRecorded(p, m)
 		switch {
 		case err != nil:
@@ -528,8 +551,12 @@ func (l *leaseLiveness) body(p *Proc) {
 			l.hops = 0
 			return
 		case res.Kind == lease.Held:
+			// Held is a finding only if the holder had died before the
+			// call: a live-thread zombie reaped during the call was alive
+			// when the engine looked.
 			holder := lw.sessionProc[res.Owner.SessionID]
-			if holder == nil || lw.deathByProc[holder.Table()] != holder {
+			diedAt, dead := lw.deathAt[holder]
+			if holder == nil || (dead && diedAt < call) {
 				lw.fail(fmt.Errorf("liveness: %s: probe %s found the lease held by dead owner %s (session %s, "+
 					"PID %d on %s) with every holder dead", space.key, p.Name(), procName(holder),
 					res.Owner.SessionID, res.Owner.PID, res.Owner.Hostname), true)
@@ -540,7 +567,8 @@ func (l *leaseLiveness) body(p *Proc) {
 			lw.world.Probe("lease-probe-rehost")
 			return
 		case res.Refusal.Reason == lease.RefusalLifecycleBusy:
-		case len(space.corruptions) > 0 || space.ownerCorrupted:
+		case len(space.corruptions) > 0 || space.ownerCorrupted || space.hostileClearedAt >= call:
+			// A hostile corruption was there when the call began.
 			lw.world.Probe("lease-probe-waits-hostile-repair")
 		default:
 			lw.fail(fmt.Errorf("liveness: %s: with every holder dead and no hostile corruption left, the probe "+

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -13,63 +12,30 @@ import (
 // porcupine operations over the models package's lease types.
 //
 // Timestamps: the models need one global counter with no shared stamps,
-// while the simulator stamps operations with simulated time, which several
-// events of one step share. Within one step only one process acts, and the
-// history is appended in the order things happen (a crash's unknown returns,
-// then the death; a process's return, then its next call), so ordering by
-// (time, history index, call before return) is the true order; the stamps
-// are that order's ranks. An operation whose outcome is unknown gets
-// models.Unknown{} and keeps its return bound (the crash instant, just
-// before the death event). Read-only inspects with an unknown outcome are
-// dropped (CHECKING.md).
+// while several events of one step share a simulated time. The runtime
+// ranks every call, return and event in the order it happened
+// (Operation.CallOrder, ReturnOrder); those ranks are the stamps. An
+// operation whose outcome is unknown gets models.Unknown{} and keeps its
+// return bound (the crash, ranked just before the death event). Read-only
+// inspects with an unknown outcome are dropped (CHECKING.md).
 func LeaseOperations(history []Operation) []porcupine.Operation {
-	type event struct {
-		time  int64
-		index int
-		phase int // 0 call, 1 return
-	}
-	events := make([]event, 0, 2*len(history))
-	for i, op := range history {
-		if leaseSkipped(op) {
-			continue
-		}
-		events = append(events, event{op.Call, i, 0})
-		if op.Lane != 0 {
-			events = append(events, event{op.Return, i, 1})
-		}
-	}
-	slices.SortFunc(events, func(a, b event) int {
-		switch {
-		case a.time != b.time:
-			return compareInt64(a.time, b.time)
-		case a.index != b.index:
-			return a.index - b.index
-		}
-		return a.phase - b.phase
-	})
-	calls := make(map[int]int64, len(history))
-	returns := make(map[int]int64, len(history))
-	for rank, ev := range events {
-		if ev.phase == 0 {
-			calls[ev.index] = int64(rank + 1)
-		} else {
-			returns[ev.index] = int64(rank + 1)
-		}
-	}
 	ops := make([]porcupine.Operation, 0, len(history))
-	for i, op := range history {
+	for _, op := range history {
 		if leaseSkipped(op) {
 			continue
+		}
+		if op.CallOrder <= 0 || op.ReturnOrder < op.CallOrder {
+			panic(fmt.Sprintf("sim: history operation %s of %s has orders %d..%d", op.Op, op.Proc, op.CallOrder, op.ReturnOrder))
 		}
 		out := op.Output
 		if op.Unknown || out == nil {
 			out = models.Unknown{}
 		}
-		ret := returns[i]
 		if op.Lane == 0 {
-			out, ret = nil, calls[i]
+			out = nil
 		}
-		ops = append(ops, porcupine.Operation{ClientId: op.Lane, Input: op.Input, Call: calls[i], Output: out, Return: ret})
+		ops = append(ops, porcupine.Operation{ClientId: op.Lane, Input: op.Input, Call: int64(op.CallOrder),
+			Output: out, Return: int64(op.ReturnOrder)})
 	}
 	return ops
 }
@@ -77,16 +43,6 @@ func LeaseOperations(history []Operation) []porcupine.Operation {
 func leaseSkipped(op Operation) bool {
 	_, inspect := op.Input.(models.LeaseInspect)
 	return inspect && (op.Unknown || op.Output == nil)
-}
-
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // leaseCheckTimeout bounds one porcupine check of a lease history.

@@ -225,7 +225,8 @@ func (p *Proc) Begin(op string, input any) int {
 	}
 	p.assertRunning()
 	w := p.world
-	w.history = append(w.history, Operation{Lane: p.lane, Proc: p.name, Op: op, Input: input, Call: w.now, Return: -1})
+	w.history = append(w.history, Operation{Lane: p.lane, Proc: p.name, Op: op, Input: input, Call: w.now, Return: -1,
+		CallOrder: w.nextOrder()})
 	index := len(w.history) - 1
 	p.openOps = append(p.openOps, index)
 	return index
@@ -244,6 +245,7 @@ func (p *Proc) End(handle int, output any) {
 	}
 	op.Output = output
 	op.Return = w.now
+	op.ReturnOrder = w.nextOrder()
 	if op.Return < op.Call {
 		panic(fmt.Sprintf("sim: operation %s returns at %d before its call at %d", op.Op, op.Return, op.Call))
 	}
@@ -281,6 +283,7 @@ func (w *World) retire(p *Proc, reason ExitReason) {
 		op := &w.history[handle]
 		op.Unknown = true
 		op.Return = w.now
+		op.ReturnOrder = w.nextOrder()
 	}
 	p.openOps = p.openOps[:0]
 	p.host.volume.fs.CloseAll(p.view)

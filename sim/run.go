@@ -100,6 +100,10 @@ type Operation struct {
 	// the end of the run) has Unknown set and Return at the cut.
 	Call, Return int64
 	Unknown      bool
+	// CallOrder and ReturnOrder rank the call and the return among every
+	// call, return and event of the run, in the order they happened: one
+	// step's events share a simulated time, so only these order them.
+	CallOrder, ReturnOrder int
 }
 
 // Result is the outcome of a run.
@@ -261,6 +265,7 @@ func (w *World) closeHistory() {
 		for _, handle := range p.openOps {
 			w.history[handle].Unknown = true
 			w.history[handle].Return = w.now
+			w.history[handle].ReturnOrder = w.nextOrder()
 		}
 		p.openOps = p.openOps[:0]
 	}

@@ -166,6 +166,8 @@ type World struct {
 	lanesTotal int
 	zombies    []zombie
 	idsTotal   uint64
+	// orders counts history calls, returns and events (Operation.CallOrder).
+	orders int
 
 	history    []Operation
 	probes     map[string]int
@@ -293,6 +295,12 @@ func (w *World) OnExit(f func(p *Proc, reason ExitReason)) {
 // records process deaths needs this moment. It runs outside every process.
 func (w *World) OnReap(f func(h *Host, proc *simproc.Proc)) {
 	w.onReap = append(w.onReap, f)
+}
+
+// nextOrder returns the next rank of a history call, return or event.
+func (w *World) nextOrder() int {
+	w.orders++
+	return w.orders
 }
 
 // Probe counts a named "sometimes" event.

@@ -1,0 +1,333 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// leaseCampaignOptions is the workload every lease campaign test runs:
+// two hosts, two workers each, one impostor, the layout drawn per seed.
+var leaseCampaignOptions = LeaseOptions{OpsPerProc: 6}
+
+// leaseCampaignSeeds is the must-show budget: the clean engine must pass
+// it, and every mutant must fail within it.
+const leaseCampaignSeeds = 2000
+
+// leaseDeterminismPeriod: every this many seeds, the run is repeated by
+// RunTwice and its hash streams compared.
+const leaseDeterminismPeriod = 100
+
+// leaseFinding is one seed's failure: the run's, or porcupine's.
+type leaseFinding struct {
+	seed    uint64
+	class   string // "violation", "liveness", "history", "nondeterminism"
+	message string
+}
+
+func (f leaseFinding) String() string {
+	return fmt.Sprintf("seed=%d class=%s message=%q", f.seed, f.class, f.message)
+}
+
+// leaseSeed runs one seed of the campaign and checks its history.
+func leaseSeed(seed uint64, twice bool) (Result, *leaseFinding) {
+	plan := LeaseCampaignPlan(seed)
+	cfg := Config{Seed: seed, Faults: &plan, Setup: LeaseWorkload(leaseCampaignOptions)}
+	var r Result
+	if twice {
+		r = RunTwice(cfg)
+	} else {
+		r = Run(cfg)
+	}
+	switch r.Outcome {
+	case OutcomeViolation:
+		return r, &leaseFinding{seed, "violation", r.Message}
+	case OutcomeLiveness:
+		return r, &leaseFinding{seed, "liveness", r.Message}
+	case OutcomeNondeterminism:
+		return r, &leaseFinding{seed, "nondeterminism", r.Message}
+	}
+	if err := CheckLeaseHistory(r.History); err != nil {
+		return r, &leaseFinding{seed, "history", err.Error()}
+	}
+	return r, nil
+}
+
+// leaseProbesDeclared must each fire at least once in the clean campaign:
+// the workload reaches every state it is meant to exercise.
+var leaseProbesDeclared = []string{
+	"lease-acquired", "lease-held", "lease-released", "lease-release-not-owner", "lease-released-by-capability",
+	"lease-fence-ok", "lease-fenced", "lease-impostor-fenced", "lease-reclaimed", "lease-reclaim-observed",
+	"lease-reclaimed-PID is absent", "lease-reclaimed-PID start identity changed",
+	"lease-reclaimed-host boot identity changed", "lease-refused-remote-owner", "lease-refused-corrupt-owner",
+	"lease-refused-lifecycle-unverifiable", "lease-refused-lifecycle-busy", "lease-inspect-corrupt",
+	"lease-hostile-corrupt-owner", "lease-hostile-corrupt-receiver", "lease-hostile-corrupt-guard",
+	"lease-hostile-swap-receiver", "lease-hostile-swap-owner", "lease-hostile-swap-guard",
+	"lease-operator-repair-owner", "lease-died-inside-fence", "lease-respawn", "lease-probe-acquired",
+	"lease-probe-waits-live-zombie", "lease-bystander-on-owner-pid",
+	"crash", "powerloss", "pid-reused", "zombie-threads", "upgrade", "fserror", "clockstep",
+	"lease-refused-unverifiable-owner",
+}
+
+// TestLeaseCampaign runs the lease workload on leaseCampaignSeeds seeds with
+// every fault enabled and checks every history with porcupine. By default
+// it asserts no finding at all, repeats a sample of seeds with RunTwice (the
+// determinism self-check) and asserts the declared probes fire. With
+// LEASEKIT_EXPECT_VIOLATION=1 (set by TestLeaseMutants, with a mutant
+// overlaid on the engine) it asserts instead that the budget finds a
+// finding of class LEASEKIT_EXPECT_CLASS whose message contains
+// LEASEKIT_EXPECT_MESSAGE, and prints it on a "LEASE-FINDING" line.
+func TestLeaseCampaign(t *testing.T) {
+	seeds := leaseCampaignSeeds
+	if value := os.Getenv("LEASEKIT_SEEDS"); value != "" {
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 {
+			t.Fatalf("LEASEKIT_SEEDS=%q is not a positive count", value)
+		}
+		seeds = n
+	}
+	expect := os.Getenv("LEASEKIT_EXPECT_VIOLATION") == "1"
+	wantClass, wantMessage := os.Getenv("LEASEKIT_EXPECT_CLASS"), os.Getenv("LEASEKIT_EXPECT_MESSAGE")
+	probes := map[string]int{}
+	var findings []leaseFinding
+	steps, twice := 0, 0
+	start := time.Now()
+	for i := 0; i < seeds; i++ {
+		seed := uint64(i + 1)
+		check := !expect && i%leaseDeterminismPeriod == 0
+		r, finding := leaseSeed(seed, check)
+		if check {
+			twice++
+		}
+		steps += r.Steps
+		for name, count := range r.Probes {
+			probes[name] += count
+		}
+		if finding == nil {
+			continue
+		}
+		findings = append(findings, *finding)
+		if expect && (wantClass == "" || finding.class == wantClass) && strings.Contains(finding.message, wantMessage) {
+			fmt.Printf("LEASE-FINDING %v after %d seeds\n", finding, i+1)
+			t.Logf("found after %d seeds (%v): %v", i+1, time.Since(start), finding)
+			return
+		}
+	}
+	elapsed := time.Since(start)
+	t.Logf("%d seeds (%d repeated by RunTwice) in %v: %.0f seeds/s, %.0f steps/s, %d steps", seeds, twice,
+		elapsed.Round(time.Millisecond), float64(seeds)/elapsed.Seconds(), float64(steps)/elapsed.Seconds(), steps)
+	if expect {
+		t.Fatalf("LEASE-NOT-FOUND: %d seeds found no %q finding containing %q; other findings: %v", seeds,
+			wantClass, wantMessage, findings)
+	}
+	for i, f := range findings {
+		if i == 5 {
+			t.Errorf("... and %d more findings", len(findings)-5)
+			break
+		}
+		t.Errorf("finding %v\nreplay: LEASEKIT_SEEDS=%d go test ./sim -run TestLeaseCampaign", f, f.seed)
+	}
+	lines := make([]string, 0, len(probes))
+	for name, count := range probes {
+		lines = append(lines, fmt.Sprintf("%s=%d", name, count))
+	}
+	slices.Sort(lines)
+	t.Logf("probes: %s", strings.Join(lines, " "))
+	if seeds >= leaseCampaignSeeds {
+		for _, name := range leaseProbesDeclared {
+			if probes[name] == 0 {
+				t.Errorf("declared probe %q never fired in %d seeds", name, seeds)
+			}
+		}
+	}
+}
+
+// leaseMutation is a planted bug: an exact block of one engine file and
+// its replacement (mutants/<name>/mutation.txt).
+type leaseMutation struct {
+	file, old, new string
+}
+
+func readMutation(t *testing.T, dir string) leaseMutation {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "mutation.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	header, rest, ok := strings.Cut(text, "\n--- old\n")
+	old, rest2, ok2 := strings.Cut(rest, "--- new\n")
+	replacement, _, ok3 := strings.Cut(rest2, "--- end\n")
+	file, ok4 := strings.CutPrefix(header, "file: ")
+	if !ok || !ok2 || !ok3 || !ok4 {
+		t.Fatalf("%s/mutation.txt: want 'file: ...', '--- old', '--- new', '--- end' sections", dir)
+	}
+	return leaseMutation{file: strings.TrimSpace(file), old: old, new: replacement}
+}
+
+// writeMutantOverlay writes the mutated copy of the engine file and a
+// go -overlay JSON mapping the engine file to it; it returns the JSON path.
+func writeMutantOverlay(t *testing.T, repo, name, dir string) string {
+	t.Helper()
+	mutation := readMutation(t, filepath.Join(repo, "mutants", name))
+	original := filepath.Join(repo, mutation.file)
+	source, err := os.ReadFile(original)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(source), mutation.old) != 1 {
+		t.Fatalf("mutant %s: its old block is not exactly once in %s; the engine changed, update the mutant",
+			name, mutation.file)
+	}
+	mutated := filepath.Join(dir, name+"-"+filepath.Base(mutation.file))
+	if err := os.WriteFile(mutated, []byte(strings.Replace(string(source), mutation.old, mutation.new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {original: mutated}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name+"-overlay.json")
+	if err := os.WriteFile(path, overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestLeaseMutants is the must-show for the checker's power: each planted
+// bug, built with go test -overlay (the shipped engine untouched), is found
+// by the same campaign budget the clean engine passes.
+func TestLeaseMutants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the engine with each mutant and runs campaigns in subprocesses; skipped with -short")
+	}
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mutant := range []struct {
+		name, class, message string
+	}{
+		{"exe-path", "violation", "reclaimed the lease of live owner"},
+		{"ignore-start-time", "liveness", "held by dead owner"},
+	} {
+		t.Run(mutant.name, func(t *testing.T) {
+			overlay := writeMutantOverlay(t, repo, mutant.name, t.TempDir())
+			command := exec.Command("go", "test", "-overlay", overlay, "-count=1", "-run", "^TestLeaseCampaign$", "-v", ".")
+			command.Env = append(os.Environ(), "LEASEKIT_EXPECT_VIOLATION=1", "LEASEKIT_EXPECT_CLASS="+mutant.class,
+				"LEASEKIT_EXPECT_MESSAGE="+mutant.message, "LEASEKIT_SEEDS="+strconv.Itoa(leaseCampaignSeeds))
+			output, err := command.CombinedOutput()
+			if err != nil {
+				t.Fatalf("mutant %s: the campaign did not find a %s finding with %q in %d seeds: %v\n%s",
+					mutant.name, mutant.class, mutant.message, leaseCampaignSeeds, err, output)
+			}
+			line := ""
+			for _, l := range strings.Split(string(output), "\n") {
+				if strings.HasPrefix(l, "LEASE-FINDING ") {
+					line = l
+				}
+			}
+			if line == "" {
+				t.Fatalf("mutant %s: no LEASE-FINDING line:\n%s", mutant.name, output)
+			}
+			t.Logf("mutant %s: %s", mutant.name, line)
+		})
+	}
+}
+
+// leaseMemorySeeds returns the long campaign's seed count: 20,000 under CI
+// (CI set) or LEASEKIT_LONG=1, fewer otherwise (it takes minutes on one core).
+func leaseMemorySeeds(t *testing.T) int {
+	if os.Getenv("CI") != "" || os.Getenv("LEASEKIT_LONG") == "1" {
+		return 20_000
+	}
+	if testing.Short() {
+		t.Logf("-short: running 200 seeds instead of 20,000 (set CI=1 or LEASEKIT_LONG=1 for the full count)")
+		return 200
+	}
+	t.Logf("running 2,000 seeds instead of 20,000 (about 4 min on one core; set CI=1 or LEASEKIT_LONG=1 for the full count)")
+	return 2_000
+}
+
+// TestLeaseMemoryFlat runs a long campaign with crashes and checks that the
+// goroutine count and the live heap afterwards are back where they started:
+// a run leaks no coroutine, view or history.
+func TestLeaseMemoryFlat(t *testing.T) {
+	seeds := leaseMemorySeeds(t)
+	// One shared volume: a power loss kills processes without a simfs
+	// crash state, so this test measures memory only (see the report on
+	// the epoch file lost by a random-subset crash).
+	opts := LeaseOptions{Hosts: 1, ProcsPerHost: 2, OpsPerProc: 3, Impostors: -1, Layout: LeaseLayoutShared}
+	var plan FaultPlan
+	plan.Set(FaultCrash, 0.02)
+	plan.Set(FaultPowerLoss, 0.002)
+	plan.Set(FaultZombie, 0.3)
+	plan.Set(FaultPIDChurn, 0.01)
+	goroutinesBefore, heapBefore := liveState()
+	start := time.Now()
+	steps := 0
+	for i := 0; i < seeds; i++ {
+		r := Run(Config{Seed: uint64(i), Faults: &plan, Setup: LeaseWorkload(opts)})
+		if r.Outcome != OutcomeOK {
+			t.Fatalf("seed %d: %v: %s", i, r.Outcome, r.Message)
+		}
+		steps += r.Steps
+	}
+	elapsed := time.Since(start)
+	goroutinesAfter, heapAfter := liveState()
+	t.Logf("%d seeds, %d steps in %v; goroutines %d -> %d; live heap %d -> %d bytes", seeds, steps,
+		elapsed.Round(time.Millisecond), goroutinesBefore, goroutinesAfter, heapBefore, heapAfter)
+	if goroutinesAfter > goroutinesBefore {
+		t.Errorf("goroutines grew from %d to %d: a run leaks coroutines", goroutinesBefore, goroutinesAfter)
+	}
+	// A little slack for runtime-internal caches; a leaked run keeps
+	// hundreds of kilobytes (its volumes, history and coroutines).
+	if heapAfter > heapBefore+heapBefore/4+1<<20 {
+		t.Errorf("live heap grew from %d to %d bytes over %d seeds", heapBefore, heapAfter, seeds)
+	}
+}
+
+func liveState() (goroutines int, heap uint64) {
+	var stats runtime.MemStats
+	for range 3 {
+		runtime.GC()
+	}
+	runtime.ReadMemStats(&stats)
+	return runtime.NumGoroutine(), stats.HeapAlloc
+}
+
+// BenchmarkLeaseCampaign measures the campaign workload: simulated steps
+// per second, seeds per second and bytes allocated per run (-benchmem).
+func BenchmarkLeaseCampaign(b *testing.B) {
+	b.ReportAllocs()
+	steps := 0
+	for i := 0; b.Loop(); i++ {
+		plan := LeaseCampaignPlan(uint64(i + 1))
+		r := Run(Config{Seed: uint64(i + 1), Faults: &plan, Setup: LeaseWorkload(leaseCampaignOptions)})
+		steps += r.Steps
+	}
+	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
+	b.ReportMetric(float64(steps)/float64(b.N), "steps/run")
+}
+
+// BenchmarkLeaseCheck measures porcupine on campaign histories.
+func BenchmarkLeaseCheck(b *testing.B) {
+	plan := LeaseCampaignPlan(1)
+	r := Run(Config{Seed: 1, Faults: &plan, Setup: LeaseWorkload(leaseCampaignOptions)})
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := CheckLeaseHistory(r.History); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(r.History)), "ops/history")
+}
