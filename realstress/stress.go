@@ -106,6 +106,9 @@ func Run(config Config) (Report, error) {
 	if config.Procs <= 0 || config.Procs > procsMax || config.Ops <= 0 || config.Ops > opsMax || config.KillRate < 0 {
 		return Report{}, fmt.Errorf("stress: need 1..%d procs, 1..%d ops and a kill rate >= 0", procsMax, opsMax)
 	}
+	if config.WorkerCommand == nil {
+		return Report{}, fmt.Errorf("stress: WorkerCommand is required")
+	}
 	if config.CheckTimeout == 0 {
 		config.CheckTimeout = defaultCheckTimeout
 	}

@@ -25,7 +25,7 @@ func WorkerMain(args []string) error {
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
-	if config.Namespace == "" || config.Lane <= 0 || config.LogPath == "" || config.SpawnsPath == "" || config.DeathsPath == "" || flags.NArg() != 0 {
+	if config.Namespace == "" || config.Lane <= 0 || config.Ops < 0 || config.LogPath == "" || config.SpawnsPath == "" || config.DeathsPath == "" || flags.NArg() != 0 {
 		return fmt.Errorf("stress-worker: --namespace, --lane, --log, --spawns and --deaths are required")
 	}
 	return RunLeaseWorker(config)

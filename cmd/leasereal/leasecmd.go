@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/leasekit/leasekit/lease"
@@ -51,9 +52,10 @@ func (f *leaseFlags) manager(inspector lease.Inspector) (*lease.Manager, error) 
 		Clock: osenv.NewClock(), Inspector: inspector, IDs: osenv.NewIDSource(), GuardWait: f.guardWait})
 }
 
-// parentInspector records the parent process (the shell or program that
-// ran leasereal) as the current process, so `leasereal acquire` leaves a
-// lease held by its caller rather than by itself, which exits at once.
+// parentInspector records another live process (by default the parent: the
+// shell or program that ran leasereal) as the current process, so
+// `leasereal acquire` leaves a lease held by its caller rather than by
+// itself, which exits at once.
 type parentInspector struct {
 	lease.Inspector
 	parent int
@@ -175,7 +177,7 @@ func cmdAcquire(args []string, stdout io.Writer) error {
 	flags := newFlagSet("acquire")
 	var common leaseFlags
 	common.register(flags)
-	owner := flags.String("owner", "parent", "who owns the lease: parent (the caller of leasereal) or self")
+	owner := flags.String("owner", "parent", "who owns the lease: parent (the caller of leasereal), self, or a PID (e.g. $$ from a command substitution)")
 	sessionID := flags.String("session-id", "", "session ID to record (default leasereal-<owner pid>)")
 	sessionFile := flags.String("session-file", "", "absolute session file to record (default <dir>/leasereal.session)")
 	if err := parseFlags(flags, args); err != nil {
@@ -192,7 +194,12 @@ func cmdAcquire(args []string, stdout io.Writer) error {
 		inspector = parentInspector{Inspector: inspector, parent: ownerPID}
 	case "self":
 	default:
-		return usagef("--owner must be parent or self")
+		pid, err := strconv.Atoi(*owner)
+		if err != nil || pid <= 0 {
+			return usagef("--owner must be parent, self or a PID")
+		}
+		ownerPID = pid
+		inspector = parentInspector{Inspector: inspector, parent: ownerPID}
 	}
 	manager, err := common.manager(inspector)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -109,9 +110,11 @@ func TestAcquireInspectReleaseJSON(t *testing.T) {
 	if out := decode[inspectJSON](t, run(t, "inspect", "--dir", dir).stdout); out.State != "empty" {
 		t.Fatalf("inspect after release: %+v", out)
 	}
-	next := decode[acquireJSON](t, run(t, "acquire", "--dir", dir).stdout)
-	if next.Result != "acquired" || next.Owner.Epoch != 2 {
-		t.Fatalf("acquire after release: %+v, want epoch 2", next)
+	// A command substitution's parent is a short-lived subshell: --owner PID
+	// names the long-lived process instead.
+	next := decode[acquireJSON](t, run(t, "acquire", "--dir", dir, "--owner", strconv.Itoa(os.Getpid())).stdout)
+	if next.Result != "acquired" || next.Owner.Epoch != 2 || next.Owner.PID != os.Getpid() {
+		t.Fatalf("acquire after release: %+v, want epoch 2 owned by this process", next)
 	}
 }
 
