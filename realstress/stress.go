@@ -367,9 +367,10 @@ func (r *runner) check() (Report, error) {
 	if err != nil {
 		return r.report, err
 	}
-	// The liveness acquire is in the history but is not a worker operation.
+	// The liveness acquire is in the history (and completed: the run
+	// returned it) but is not a worker operation.
 	r.report.Ops = history.Completed + history.Unknown + history.DroppedInspects - 1
-	r.report.Completed, r.report.Unknown = history.Completed, history.Unknown
+	r.report.Completed, r.report.Unknown = history.Completed-1, history.Unknown
 	r.report.DroppedInspects, r.report.Reclaims = history.DroppedInspects, history.Reclaims
 	started := time.Now()
 	result, info := models.CheckLease(history.Operations, r.config.CheckTimeout)

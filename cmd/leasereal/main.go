@@ -53,7 +53,7 @@ func (e *codeError) Error() string {
 }
 
 const usageText = `usage:
-  leasereal acquire  --dir D [--owner parent|self] [--root-id R] [--session-id S] [--session-file F]
+  leasereal acquire  --dir D [--owner parent|self|PID] [--root-id R] [--session-id S] [--session-file F]
   leasereal release  --dir D --generation G [--root-id R]
   leasereal inspect  --dir D
   leasereal reclaim  --dir D [--force] [--generation G]   (operator: corrupt/remote owner into quarantine/)
