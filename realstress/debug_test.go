@@ -2,11 +2,13 @@ package realstress
 
 import (
 	"os"
+	"strconv"
 	"testing"
 )
 
 // TestCheckKeptDir re-checks a kept stress directory named by
-// REALSTRESS_CHECK_DIR (a debugging aid).
+// REALSTRESS_CHECK_DIR (a debugging aid): it writes failure.txt and logs
+// the operations whose stamps fall in [FROM, TO].
 func TestCheckKeptDir(t *testing.T) {
 	dir := os.Getenv("REALSTRESS_CHECK_DIR")
 	if dir == "" {
@@ -25,10 +27,8 @@ func TestCheckKeptDir(t *testing.T) {
 	t.Logf("window:\n%s", describeHistory(history.Operations, int64(envInt("FROM")), int64(envInt("TO"))))
 }
 
+// envInt reads a decimal environment variable (0 when unset or invalid).
 func envInt(name string) int {
-	var v int
-	for _, c := range os.Getenv(name) {
-		v = v*10 + int(c-'0')
-	}
-	return v
+	value, _ := strconv.Atoi(os.Getenv(name))
+	return value
 }

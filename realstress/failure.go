@@ -41,8 +41,9 @@ func writeFailure(path string, info porcupine.LinearizationInfo) error {
 	return os.WriteFile(path, []byte(text.String()), 0o600)
 }
 
-// writeOpenOps appends the earliest operations not in the longest
-// linearization, by call stamp: the ones that could not follow it.
+// describeHistory renders the operations overlapping stamps [from, to], by
+// call stamp: used to find the operation that could not follow the longest
+// partial linearization.
 func describeHistory(ops []porcupine.Operation, from, to int64) string {
 	sorted := append([]porcupine.Operation(nil), ops...)
 	sort.Slice(sorted, func(a, b int) bool { return sorted[a].Call < sorted[b].Call })

@@ -51,6 +51,7 @@ func NewSimWorld() *SimWorld {
 		actors: map[string]*simActor{}}
 }
 
+// Start spawns a simulated process for actor.
 func (w *SimWorld) Start(actor, session string) error {
 	proc, err := w.host.Spawn(simproc.SpawnSpec{Exe: SimExecutable})
 	if err != nil {
@@ -61,6 +62,7 @@ func (w *SimWorld) Start(actor, session string) error {
 	return nil
 }
 
+// Do runs request with a Manager over actor's view of the disk and process table.
 func (w *SimWorld) Do(actor, request string) (Outcome, error) {
 	a := w.actors[actor]
 	if a == nil || a.proc.State != simproc.Running {
@@ -74,6 +76,7 @@ func (w *SimWorld) Do(actor, request string) (Outcome, error) {
 	return DoScenarioRequest(manager, a.session, request), nil
 }
 
+// Kill ends actor's process: gone (reaped) or a one-thread zombie.
 func (w *SimWorld) Kill(actor string, reap bool) error {
 	a := w.actors[actor]
 	if a == nil {
@@ -88,6 +91,7 @@ func (w *SimWorld) Kill(actor string, reap bool) error {
 	return nil
 }
 
+// Reap removes actor's zombie.
 func (w *SimWorld) Reap(actor string) error {
 	a := w.actors[actor]
 	if a == nil || a.proc.State != simproc.Zombie {
@@ -97,6 +101,7 @@ func (w *SimWorld) Reap(actor string) error {
 	return nil
 }
 
+// Close does nothing: simulated processes hold no resources.
 func (w *SimWorld) Close() {}
 
 // RealWorld runs a scenario with one real process per actor incarnation,
@@ -120,6 +125,7 @@ func NewRealWorld(dir string, command func(namespace, session string) *exec.Cmd)
 	return &RealWorld{namespace: filepath.Join(dir, "ns"), command: command, actors: map[string]*realActor{}}
 }
 
+// Start starts a real actor process for actor.
 func (w *RealWorld) Start(actor, session string) error {
 	cmd := w.command(w.namespace, session)
 	in, err := cmd.StdinPipe()
@@ -138,6 +144,7 @@ func (w *RealWorld) Start(actor, session string) error {
 	return nil
 }
 
+// Do sends request to actor's process and reads its outcome line.
 func (w *RealWorld) Do(actor, request string) (Outcome, error) {
 	a := w.actors[actor]
 	if a == nil || !a.running {
@@ -154,6 +161,7 @@ func (w *RealWorld) Do(actor, request string) (Outcome, error) {
 	return outcome, json.Unmarshal([]byte(line), &outcome)
 }
 
+// Kill SIGKILLs actor's process, and reaps it or waits until it is a zombie.
 func (w *RealWorld) Kill(actor string, reap bool) error {
 	a := w.actors[actor]
 	if a == nil || !a.running {
@@ -170,6 +178,7 @@ func (w *RealWorld) Kill(actor string, reap bool) error {
 	return waitForZombie(a.cmd.Process.Pid)
 }
 
+// Reap reaps actor's zombie.
 func (w *RealWorld) Reap(actor string) error {
 	a := w.actors[actor]
 	if a == nil || a.running {
@@ -179,6 +188,7 @@ func (w *RealWorld) Reap(actor string) error {
 	return nil
 }
 
+// Close ends every actor still running by closing its input.
 func (w *RealWorld) Close() {
 	for _, a := range w.actors {
 		if a.running {
