@@ -155,7 +155,28 @@ func (m *Manager) reclaimOwner(owner Owner, data []byte, reason string) (*Reclai
 		}
 		return nil, fmt.Errorf("lease: moving the stale receiver.lock into quarantine: %w", err)
 	}
-	return &Reclaim{Owner: owner, QuarantinePath: target, Reason: reason}, nil
+	quarantined, err := statefile.ReadFile(m.fs, path.Join(target, ownerName), ownerBytesMax)
+	if err == nil && string(quarantined) == string(data) {
+		return &Reclaim{Owner: owner, QuarantinePath: target, Reason: reason}, nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !isBadFile(err) {
+		return nil, fmt.Errorf("lease: re-reading the quarantined owner: %w", err)
+	}
+	// A foreign writer (one that ignores the guard) swapped receiver.lock
+	// or owner.json between the re-read and the rename: what moved is not
+	// the owner judged stale. Give it back if the name is still free, and
+	// judge again; if it is not free, the moved entry stays in quarantine
+	// as evidence, and is not reported as a reclaim.
+	if err := m.fs.RenameNoReplace(target, m.receiverPath()); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("lease: giving back a receiver.lock moved by mistake: %w", err)
+	}
+	if err := statefile.SyncDir(m.fs, m.quarantinePath()); err != nil {
+		return nil, err
+	}
+	return nil, statefile.SyncDir(m.fs, m.namespace)
 }
 
 // createOwner publishes a new owner: the epoch file first (so the epoch is

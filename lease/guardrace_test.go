@@ -162,3 +162,30 @@ func TestSeedSchemaOneGuardsAreHonoured(t *testing.T) {
 		require.Len(t, w.names("quarantine"), 1)
 	})
 }
+
+// A foreign writer swaps owner.json between the reclaimer's re-read and its
+// rename: the reclaimer must notice that what it moved is not the owner it
+// judged, give it back, and judge again.
+func TestOwnerSwappedDuringReclaimIsGivenBack(t *testing.T) {
+	w := newWorld(t)
+	p, q, live := leasetest.Identity(1), leasetest.Identity(2), leasetest.Identity(9)
+	w.acquire(w.manager(p))
+	w.table.Kill(1)
+	w.table.SetLive(live)
+	liveOwner := ownerJSON(live, "00000000-0000-4000-8000-0000000000bb", 5)
+	swapped := false
+	w.fs.Before(func(op leasetest.Op) error {
+		if op.Name == "RenameNoReplace" && op.Paths[0] == w.path("receiver.lock") && !swapped {
+			swapped = true
+			w.write("receiver.lock/owner.json", liveOwner)
+		}
+		return nil
+	})
+	result := w.acquire(w.manager(q))
+	require.True(t, swapped)
+	require.Equal(t, lease.Held, result.Kind, "%+v", result)
+	require.Equal(t, 9, result.Owner.PID)
+	require.Empty(t, result.Reclaimed)
+	require.Equal(t, liveOwner, w.read("receiver.lock/owner.json"), "the live owner is back in place")
+	require.Empty(t, w.names("quarantine"))
+}
