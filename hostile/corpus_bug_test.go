@@ -16,3 +16,18 @@ func TestHostileCorpusBugs(t *testing.T) {
 		}
 	}
 }
+
+// TestPlantedSymlinkBugs plants a symlink at each engine operation that
+// plantedFinding names as an open finding; it fails until the engine stops
+// following it.
+func TestPlantedSymlinkBugs(t *testing.T) {
+	for _, cycle := range lifecycles {
+		recorded := runRecorded(t, simBackend(), cycle, 0)
+		for index, op := range recorded {
+			if plantedFinding(cycle.engine, op) != "" {
+				runRecorded(t, realBackend(t), cycle, index+1)
+				runRecorded(t, simBackend(), cycle, index+1)
+			}
+		}
+	}
+}

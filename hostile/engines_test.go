@@ -55,6 +55,9 @@ func (h *hookFS) Remove(name string) error {
 
 // engineFS is the FS the engine gets: the backend's, with the state's hooks.
 func (w *world) engineFS() lease.FS {
+	if w.wrap != nil {
+		return w.wrap(w.b.engine)
+	}
 	if len(w.s.hooks) == 0 {
 		return w.b.engine
 	}

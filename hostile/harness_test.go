@@ -81,8 +81,10 @@ func realBackend(t *testing.T) *backend {
 
 var errNeedRoot = errors.New("chown to another uid needs root on the real OS")
 
-func simBackend() *backend {
-	sim := simfs.New(simfs.Options{Dev: 77})
+func simBackend() *backend { return simBackendWith(simfs.Options{Dev: 77}) }
+
+func simBackendWith(options simfs.Options) *backend {
+	sim := simfs.New(options)
 	sim.MkdirAll("/base", 0o700, simUID)
 	sim.MkdirAll("/scratch", 0o777, 0)
 	b := &backend{name: "simfs", admin: sim.View(0), engine: sim.View(simUID), base: "/base", selfUID: simUID, sim: sim}
@@ -334,6 +336,8 @@ type world struct {
 	s       *state
 	self    lease.ProcessIdentity
 	inspect *leasetest.Inspector
+	// wrap, if set, wraps the FS every engine of this world gets.
+	wrap func(lease.FS) lease.FS
 }
 
 // identity is the scripted identity of pid, running as the state's uid.
