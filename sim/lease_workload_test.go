@@ -16,7 +16,7 @@ import (
 
 // leaseCampaignOptions is the workload every lease campaign test runs:
 // two hosts, two workers each, one impostor, the layout drawn per seed.
-var leaseCampaignOptions = LeaseOptions{OpsPerProc: 6}
+var leaseCampaignOptions = LeaseOptions{OpsPerProc: 6, FenceWork: 10 * time.Millisecond}
 
 // leaseCampaignSeeds is the must-show budget: the clean engine must pass
 // it, and every mutant must fail within it.
@@ -93,6 +93,9 @@ func TestLeaseCampaign(t *testing.T) {
 			t.Fatalf("LEASEKIT_SEEDS=%q is not a positive count", value)
 		}
 		seeds = n
+	} else if testing.Short() {
+		seeds = leaseCampaignSeeds / 10
+		t.Logf("-short: running %d seeds instead of %d", seeds, leaseCampaignSeeds)
 	}
 	expect := os.Getenv("LEASEKIT_EXPECT_VIOLATION") == "1"
 	wantClass, wantMessage := os.Getenv("LEASEKIT_EXPECT_CLASS"), os.Getenv("LEASEKIT_EXPECT_MESSAGE")
@@ -217,6 +220,7 @@ func TestLeaseMutants(t *testing.T) {
 		name, class, message string
 	}{
 		{"exe-path", "violation", "reclaimed the lease of live owner"},
+		{"fence-outside-guard", "violation", "two processes inside WithCurrentLease"},
 		{"ignore-start-time", "liveness", "held by dead owner"},
 	} {
 		t.Run(mutant.name, func(t *testing.T) {
