@@ -18,8 +18,9 @@ import (
 // Passes (in this order, repeated until a round makes no progress or the
 // run budget is spent; the order is fixed, so shrinking is reproducible):
 //
-//  1. step budget: a violation needs no more steps than it took (only while
-//     shrinking, to make candidates cheap; the result keeps the original);
+//  1. step budget: a violation, or a failed liveness check, needs no more
+//     steps than it took (only while shrinking, to make candidates cheap;
+//     the result keeps the original);
 //  2. faults: turn each enabled fault off;
 //  3. knobs: lower each workload knob to its minimum, half-way, or by one;
 //     then, for each smaller knob or fault turned off that did not fit the
@@ -171,7 +172,10 @@ func (s *shrinker) try(candidate Spec) bool {
 }
 
 func (s *shrinker) passSteps() bool {
-	if s.want.Outcome != sim.OutcomeViolation || s.result.Step < 0 {
+	// A violation, or a liveness check that failed (not the step budget
+	// running out), needs no more steps than it took.
+	stepBudget := s.want.Outcome == sim.OutcomeLiveness && s.want.Class == Class("step budget")
+	if s.want.Outcome == sim.OutcomeNondeterminism || stepBudget || s.result.Step < 0 {
 		return false
 	}
 	stepsMax := s.result.Step + 1

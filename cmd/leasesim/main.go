@@ -176,7 +176,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	out := set.String("out", "testdata/seeds", "directory for shrunk seed files (<out>/<engine>/<name>.seed)")
 	shrinkRuns := set.Int("shrink-runs", campaign.ShrinkRunsDefault, "run budget of each shrink")
 	shrinkMax := set.Int("shrink-max", 3, "shrink at most this many distinct failures (0: none)")
-	shrinkTime := set.Duration("shrink-time", 2*time.Minute, "time limit of each shrink (0: only --shrink-runs)")
+	shrinkTime := set.Duration("shrink-time", 20*time.Second, "time limit of each shrink (0: only --shrink-runs); 'leasesim shrink FILE' goes on")
 	if code, ok := parseFlags(set, args); !ok {
 		return code
 	}
