@@ -1,0 +1,5 @@
+//go:build !race
+
+package realstress
+
+const raceEnabled = false
