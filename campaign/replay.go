@@ -117,7 +117,14 @@ func (r *Replay) WriteText(w io.Writer) {
 	default:
 		fmt.Fprintf(w, "porcupine: NOT linearizable: %s\n", r.Verdict.Message)
 	}
-	fmt.Fprintf(w, "outcome=%v steps=%d hash=%016x\n", r.Finding.Outcome, r.Result.Steps, r.Result.Hash)
+	r.WriteVerdict(w)
+}
+
+// WriteVerdict writes the outcome, the probes hit and the failure.
+func (r *Replay) WriteVerdict(w io.Writer) {
+	fmt.Fprintf(w, "outcome=%v steps=%d processes=%d hash=%016x\n", r.Finding.Outcome, r.Result.Steps,
+		r.Result.Processes, r.Result.Hash)
+	fmt.Fprintf(w, "probes: %s\n", strings.Join(r.Result.ProbeLines(), " "))
 	if !r.Finding.OK() {
 		fmt.Fprintf(w, "class=%s\nmessage=%s\n", r.Finding.Class, r.Finding.Message)
 	}

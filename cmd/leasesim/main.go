@@ -336,10 +336,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "wrote %s\n", path)
 	}
 	if *quiet {
-		fmt.Fprintf(stdout, "outcome=%v steps=%d hash=%016x\n", replay.Finding.Outcome, replay.Result.Steps, replay.Result.Hash)
-		if !replay.Finding.OK() {
-			fmt.Fprintf(stdout, "class=%s\n", replay.Finding.Class)
-		}
+		replay.WriteVerdict(stdout)
 	} else {
 		replay.WriteText(stdout)
 	}
