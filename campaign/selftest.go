@@ -16,7 +16,7 @@ import (
 // depending on a real engine, and so a planted bug has somewhere to live: a
 // lock file taken with O_CREATE|O_EXCL, filled with the owner's name. The
 // buggy variant (breakEmptyLock, planted by the mutant
-// mutants/selftest-breakempty) treats an empty lock file as abandoned and
+// mutants/selftest-breakempty, see mutants/README.md) treats an empty lock file as abandoned and
 // breaks it, which races with an owner that has created the file but not yet
 // written it: two holders at once.
 

@@ -73,23 +73,46 @@ func TestReplaySeedNumberIsBitExact(t *testing.T) {
 	require.Contains(t, first, "replayed twice: identical traces")
 }
 
-// overlayBuild builds leasesim with a mutant's files replacing their
-// originals (go build -overlay) into dir and returns the binary's path.
-func overlayBuild(t *testing.T, dir string, replace map[string]string) string {
+// mutantOverlay reads mutants/<name>/mutation.txt (the format of
+// mutants/README.md: "file: PATH", then "--- old", "--- new", "--- end"
+// blocks), writes the mutated copy of the file into dir, and returns the
+// go build -overlay JSON's path. The old block must occur exactly once, so a
+// mutant never silently tests stale code.
+func mutantOverlay(t *testing.T, root, name, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "mutants", name, "mutation.txt"))
+	require.NoError(t, err)
+	text := string(data)
+	header, rest, ok := strings.Cut(text, "\n--- old\n")
+	require.True(t, ok, "mutant %s: no --- old block", name)
+	old, rest, ok := strings.Cut(rest, "--- new\n")
+	require.True(t, ok, "mutant %s: no --- new block", name)
+	replacement, _, ok := strings.Cut(rest, "--- end")
+	require.True(t, ok, "mutant %s: no --- end", name)
+	file, ok := strings.CutPrefix(strings.TrimSpace(header), "file: ")
+	require.True(t, ok, "mutant %s: first line is not file: PATH", name)
+	original := filepath.Join(root, file)
+	source, err := os.ReadFile(original)
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(string(source), old), "mutant %s: its old block is not exactly once in %s", name, file)
+	mutated := filepath.Join(dir, name+"-"+filepath.Base(file))
+	require.NoError(t, os.WriteFile(mutated, []byte(strings.Replace(string(source), old, replacement, 1)), 0o644))
+	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {original: mutated}})
+	require.NoError(t, err)
+	path := filepath.Join(dir, name+"-overlay.json")
+	require.NoError(t, os.WriteFile(path, overlay, 0o644))
+	return path
+}
+
+// mutantBuild builds leasesim with a mutant into dir and returns the binary.
+func mutantBuild(t *testing.T, name, dir string) string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	overlay := map[string]map[string]string{"Replace": {}}
-	for original, mutant := range replace {
-		overlay["Replace"][filepath.Join(root, original)] = filepath.Join(root, mutant)
-	}
-	data, err := json.Marshal(overlay)
-	require.NoError(t, err)
-	overlayPath := filepath.Join(dir, "overlay.json")
-	require.NoError(t, os.WriteFile(overlayPath, data, 0o644))
-	binary := filepath.Join(dir, "leasesim-mutant")
+	overlay := mutantOverlay(t, root, name, dir)
+	binary := filepath.Join(dir, "leasesim-"+name)
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	build := exec.Command(goTool, "build", "-overlay", overlayPath, "-o", binary, "./cmd/leasesim")
+	build := exec.Command(goTool, "build", "-overlay", overlay, "-o", binary, "./cmd/leasesim")
 	build.Dir = root
 	output, err := build.CombinedOutput()
 	require.NoError(t, err, "go build -overlay: %s", output)
@@ -116,9 +139,7 @@ func TestPlantedBugIsFoundShrunkAndReplayed(t *testing.T) {
 		t.Skip("builds a mutant leasesim (about 10 s); skipped with -short")
 	}
 	dir := t.TempDir()
-	binary := overlayBuild(t, dir, map[string]string{
-		"campaign/selftest_bug.go": "mutants/selftest-breakempty/selftest_bug.go",
-	})
+	binary := mutantBuild(t, "selftest-breakempty", dir)
 	seeds := filepath.Join(dir, "seeds")
 	code, output := runBinary(t, binary, "run", "--engine", "selftest", "--seeds", "300", "--out", seeds)
 	require.Equal(t, campaign.ExitViolation, code, output)
@@ -157,4 +178,31 @@ func TestPlantedBugIsFoundShrunkAndReplayed(t *testing.T) {
 		code, output := runBinary(t, binary, "replay", "--quiet", seed)
 		require.Equal(t, campaign.ExitViolation, code, output)
 	}
+}
+
+// TestLeaseMutantThroughLeasesim runs the lease engine's exe-path mutant
+// (see mutants/README.md) through leasesim end to end: found, shrunk, written,
+// replayed identically, reproduced. Opt-in (about a minute on 2 cores): the
+// sim package's TestLeaseMutants already proves the campaign finds it.
+func TestLeaseMutantThroughLeasesim(t *testing.T) {
+	if os.Getenv("LEASEKIT_LEASE_MUTANT") == "" {
+		t.Skip("set LEASEKIT_LEASE_MUTANT=1 to run the lease exe-path mutant through leasesim (about a minute)")
+	}
+	dir := t.TempDir()
+	binary := mutantBuild(t, "exe-path", dir)
+	seeds := filepath.Join(dir, "seeds")
+	code, output := runBinary(t, binary, "run", "--engine", "lease", "--seeds", "400", "--shrink-max", "1", "--out", seeds)
+	require.Equal(t, campaign.ExitViolation, code, output)
+	replayLine := regexp.MustCompile(`(?m)^  go run ./cmd/leasesim replay (\S+)$`).FindStringSubmatch(output)
+	require.NotNil(t, replayLine, output)
+	t.Logf("campaign output:\n%s", output)
+	file, err := campaign.ReadSeedFile(replayLine[1])
+	require.NoError(t, err)
+	t.Logf("shrunk: %d decisions, %d choices; %v", len(file.Spec.Decisions), campaign.Choices(file.Spec.Decisions), file.Summary)
+	code1, replay1 := runBinary(t, binary, "replay", replayLine[1])
+	code2, replay2 := runBinary(t, binary, "replay", replayLine[1])
+	require.Equal(t, campaign.ExitViolation, code1, replay1)
+	require.Equal(t, code1, code2)
+	require.Equal(t, replay1, replay2)
+	require.Contains(t, replay1, "reproduces the recorded finding")
 }
