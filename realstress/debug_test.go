@@ -2,6 +2,8 @@ package realstress
 
 import (
 	"os"
+
+	"github.com/leasekit/leasekit/models"
 	"strconv"
 	"testing"
 )
@@ -19,7 +21,7 @@ func TestCheckKeptDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("result %v, %d ops", result, len(history.Operations))
-	if err := writeFailure(dir+"/failure.txt", info); err != nil {
+	if err := writeFailure(dir+"/failure.txt", info, models.LeaseModel()); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(dir + "/failure.txt")

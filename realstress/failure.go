@@ -19,7 +19,7 @@ const failureContextOps = 25
 // writeFailure writes a text dump of the longest partial linearization and
 // of the earliest operations that could not follow it (CHECKING.md,
 // "Reports").
-func writeFailure(path string, info porcupine.LinearizationInfo) error {
+func writeFailure(path string, info porcupine.LinearizationInfo, model porcupine.Model) error {
 	var text strings.Builder
 	partitions := info.PartialLinearizationsOperations()
 	for p, partials := range partitions {
@@ -35,7 +35,7 @@ func writeFailure(path string, info porcupine.LinearizationInfo) error {
 		fmt.Fprintf(&text, "partition %d: longest partial linearization has %d operations; its last ones:\n", p, len(longest))
 		start := max(0, len(longest)-failureContextOps)
 		for _, op := range longest[start:] {
-			fmt.Fprintf(&text, "  [%d,%d] lane %d %s\n", op.Call, op.Return, op.ClientId, models.DescribeLeaseOperation(op.Input, op.Output))
+			fmt.Fprintf(&text, "  [%d,%d] lane %d %s\n", op.Call, op.Return, op.ClientId, model.DescribeOperation(op.Input, op.Output))
 		}
 	}
 	return os.WriteFile(path, []byte(text.String()), 0o600)

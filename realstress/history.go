@@ -55,7 +55,7 @@ const (
 )
 
 // BuildLeaseHistory merges the lanes' logs and the deaths into a porcupine
-// history over the models' lease types. Every lane must be sequential;
+// history over the models' types (lease or admission, as the ops say). Every lane must be sequential;
 // only a lane's last operation may lack a return, and then the lane must
 // have a death that bounds it.
 func BuildLeaseHistory(lanes map[int][]Record, deaths []Death) (History, error) {
@@ -147,6 +147,10 @@ func decodeInput(call Record) (any, error) {
 		return decodeAs[models.LeaseInspect](call.Input)
 	case OpWithCurrent:
 		return decodeAs[models.LeaseWithCurrent](call.Input)
+	case OpAdmissionAcquire:
+		return decodeAs[models.AdmissionAcquire](call.Input)
+	case OpAdmissionRelease:
+		return decodeAs[models.AdmissionRelease](call.Input)
 	}
 	return nil, fmt.Errorf("unknown op %q", call.Op)
 }
@@ -167,6 +171,10 @@ func decodeOutput(ret Record) (any, error) {
 		return decodeAs[models.LeaseInspectResult](ret.Output)
 	case OpWithCurrent:
 		return decodeAs[models.LeaseFenceResult](ret.Output)
+	case OpAdmissionAcquire:
+		return decodeAs[models.AdmissionAcquireResult](ret.Output)
+	case OpAdmissionRelease:
+		return decodeAs[models.AdmissionReleaseResult](ret.Output)
 	}
 	return nil, fmt.Errorf("unknown op %q", ret.Op)
 }

@@ -20,6 +20,8 @@ import (
 
 // Config configures one stress run.
 type Config struct {
+	// Engine is EngineLease (default) or EngineAdmission.
+	Engine string
 	// Dir is an empty or missing work directory: the namespace, the logs,
 	// the deaths file and any failure report go inside it.
 	Dir string
@@ -95,7 +97,7 @@ const (
 // WorkerArgs are the arguments of a worker incarnation after the hidden
 // subcommand name; ParseWorkerArgs reads them back.
 func WorkerArgs(config WorkerConfig) []string {
-	return []string{"--no-inspect=" + strconv.FormatBool(config.NoInspect),
+	return []string{"--engine", config.Engine, "--no-inspect=" + strconv.FormatBool(config.NoInspect),
 		"--plant-blind-inspector=" + strconv.FormatBool(config.PlantBlindInspector), "--namespace", config.Namespace, "--worker", strconv.Itoa(config.Worker),
 		"--lane", strconv.Itoa(config.Lane), "--ops", strconv.Itoa(config.Ops),
 		"--seed", strconv.FormatUint(config.Seed, 10), "--log", config.LogPath, "--spawns", config.SpawnsPath, "--deaths", config.DeathsPath}
@@ -105,6 +107,12 @@ func WorkerArgs(config WorkerConfig) []string {
 func Run(config Config) (Report, error) {
 	if config.Procs <= 0 || config.Procs > procsMax || config.Ops <= 0 || config.Ops > opsMax || config.KillRate < 0 {
 		return Report{}, fmt.Errorf("stress: need 1..%d procs, 1..%d ops and a kill rate >= 0", procsMax, opsMax)
+	}
+	if config.Engine == "" {
+		config.Engine = EngineLease
+	}
+	if config.Engine != EngineLease && config.Engine != EngineAdmission {
+		return Report{}, fmt.Errorf("stress: engine %q is not implemented (lease, admission)", config.Engine)
 	}
 	if config.WorkerCommand == nil {
 		return Report{}, fmt.Errorf("stress: WorkerCommand is required")
@@ -126,6 +134,11 @@ func Run(config Config) (Report, error) {
 		deathsPath: filepath.Join(dir, "deaths.jsonl"), spawnsPath: filepath.Join(dir, "spawns.jsonl"), random: rand.New(rand.NewPCG(config.Seed, 0x5eed))}
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o700); err != nil {
 		return Report{}, err
+	}
+	if config.Engine == EngineAdmission { // the state home must exist and be private
+		if err := os.Mkdir(run.namespace, 0o700); err != nil {
+			return Report{}, err
+		}
 	}
 	started := time.Now()
 	if err := run.workers(); err != nil {
@@ -218,7 +231,7 @@ func (r *runner) killTimer() <-chan time.Time {
 func (r *runner) spawn(s *slot, exits chan<- exit) error {
 	r.laneNext++
 	s.lane, s.killed = r.laneNext, false
-	worker := WorkerConfig{Namespace: r.namespace, Worker: s.worker, Lane: s.lane, Ops: s.remaining,
+	worker := WorkerConfig{Engine: r.config.Engine, Namespace: r.namespace, Worker: s.worker, Lane: s.lane, Ops: s.remaining,
 		Seed: r.config.Seed, NoInspect: r.config.NoInspect,
 		PlantBlindInspector: r.config.PlantBlindInspector, LogPath: r.logPath(s.lane), SpawnsPath: r.spawnsPath, DeathsPath: r.deathsPath}
 	cmd := r.config.WorkerCommand(WorkerArgs(worker))
@@ -311,8 +324,19 @@ func (r *runner) liveness() error {
 	if err != nil {
 		return err
 	}
-	config := WorkerConfig{Namespace: r.namespace, Lane: lane, Ops: 0, Seed: r.config.Seed,
+	config := WorkerConfig{Engine: r.config.Engine, Namespace: r.namespace, Lane: lane, Ops: 0, Seed: r.config.Seed,
 		LogPath: r.logPath(lane), SpawnsPath: r.spawnsPath, DeathsPath: r.deathsPath}
+	if r.config.Engine == EngineAdmission {
+		text, acquired, err := r.livenessAdmission(&opLog{config: config, log: log})
+		if err != nil {
+			return err
+		}
+		r.report.LivenessAcquire = text
+		if !acquired {
+			r.report.Violations++ // liveness: every holder is dead, the acquire must succeed
+		}
+		return r.finishLiveness(log, lane)
+	}
 	manager, err := newGatedManager(config)
 	if err != nil {
 		return err
@@ -321,18 +345,14 @@ func (r *runner) liveness() error {
 	if err != nil {
 		return err
 	}
-	w := &leaseWorker{config: config, manager: manager, log: log, host: host, random: rand.New(rand.NewPCG(1, 1))}
+	w := &leaseWorker{opLog: opLog{config: config, log: log}, manager: manager, host: host, random: rand.New(rand.NewPCG(1, 1))}
 	if err := w.acquire(); err != nil {
 		return err
 	}
-	if err := log.Close(); err != nil {
+	if err := r.finishLiveness(log, lane); err != nil {
 		return err
 	}
-	records, err := ReadLog(r.logPath(lane))
-	if err != nil {
-		return err
-	}
-	r.lanes[lane] = records
+	records := r.lanes[lane]
 	var result models.LeaseAcquireResult
 	if len(records) == 2 && len(records[1].Output) > 0 {
 		if err := json.Unmarshal(records[1].Output, &result); err != nil {
@@ -343,6 +363,22 @@ func (r *runner) liveness() error {
 	if result.Kind != models.LeaseAcquired {
 		r.report.Violations++ // liveness: every holder is dead, the acquire must succeed
 	}
+	return nil
+}
+
+// finishLiveness closes the liveness lane's log and adds it to the history.
+func (r *runner) finishLiveness(log *LogWriter, lane int) error {
+	if err := log.Close(); err != nil {
+		return err
+	}
+	records, err := ReadLog(r.logPath(lane))
+	if err != nil {
+		return err
+	}
+	if len(records) != 2 {
+		panic(fmt.Sprintf("realstress: liveness lane has %d records", len(records)))
+	}
+	r.lanes[lane] = records
 	return nil
 }
 
@@ -373,7 +409,11 @@ func (r *runner) check() (Report, error) {
 	r.report.Completed, r.report.Unknown = history.Completed-1, history.Unknown
 	r.report.DroppedInspects, r.report.Reclaims = history.DroppedInspects, history.Reclaims
 	started := time.Now()
-	result, info := models.CheckLease(history.Operations, r.config.CheckTimeout)
+	check, model := models.CheckLease, models.LeaseModel()
+	if r.config.Engine == EngineAdmission {
+		check, model = models.CheckAdmission, models.AdmissionModel()
+	}
+	result, info := check(history.Operations, r.config.CheckTimeout)
 	r.report.CheckSeconds = time.Since(started).Seconds()
 	switch result {
 	case porcupine.Ok:
@@ -387,10 +427,10 @@ func (r *runner) check() (Report, error) {
 	r.report.Violations++
 	if result == porcupine.Illegal {
 		r.report.Visualization = filepath.Join(r.dir, "history.html")
-		if err := porcupine.VisualizePath(models.LeaseModel(), info, r.report.Visualization); err != nil {
+		if err := porcupine.VisualizePath(model, info, r.report.Visualization); err != nil {
 			return r.report, err
 		}
-		if err := writeFailure(filepath.Join(r.dir, "failure.txt"), info); err != nil {
+		if err := writeFailure(filepath.Join(r.dir, "failure.txt"), info, model); err != nil {
 			return r.report, err
 		}
 	}

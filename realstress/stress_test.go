@@ -27,12 +27,12 @@ func testWorkerCommand(args []string) *exec.Cmd {
 	return cmd
 }
 
-// TestStressWithKills runs a small real campaign: 4 workers, 400
+// TestStressWithKills runs a small real campaign: 4 workers, 1000
 // operations, random SIGKILLs. The history must check, and the run must
 // have actually killed and reclaimed.
 func TestStressWithKills(t *testing.T) {
 	started := time.Now()
-	report, err := Run(Config{Dir: fastDir(t), Procs: 4, Ops: 400, KillRate: 15, Seed: 7, NoInspect: true,
+	report, err := Run(Config{Dir: fastDir(t), Procs: 4, Ops: 1000, KillRate: 40, Seed: 7, NoInspect: true,
 		WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -41,8 +41,8 @@ func TestStressWithKills(t *testing.T) {
 	if report.Violations != 0 || report.Check != "ok" {
 		t.Fatalf("violations %d check %s (visualization %s)", report.Violations, report.Check, report.Visualization)
 	}
-	if report.Ops != 400 {
-		t.Fatalf("ops %d, want 400", report.Ops)
+	if report.Ops != 1000 {
+		t.Fatalf("ops %d, want 1000", report.Ops)
 	}
 	if report.LivenessAcquire == "" {
 		t.Fatal("no liveness acquire")
@@ -113,4 +113,37 @@ func fastDir(t *testing.T) string {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	return dir
+}
+
+// TestAdmissionStressWithKills runs the admission campaign: 4 workers
+// acquiring and releasing the single slot, SIGKILLed at random; the
+// history must check against the admission model, and the final acquire
+// must recover whatever claim the dead workers left.
+func TestAdmissionStressWithKills(t *testing.T) {
+	report, err := Run(Config{Engine: EngineAdmission, Dir: fastDir(t), Procs: 4, Ops: 2000, KillRate: 40, Seed: 5,
+		WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report %+v", report)
+	if report.Violations != 0 || report.Check != "ok" || report.Ops != 2000 {
+		t.Fatalf("violations %d check %s ops %d (visualization %s)", report.Violations, report.Check, report.Ops, report.Visualization)
+	}
+	if report.Kills == 0 {
+		t.Fatal("no kills: the run exercised no crash recovery")
+	}
+}
+
+// TestAdmissionStressCatchesAPlantedBug: with an inspector that calls every
+// owner dead, acquires take over live claims; the check must say so.
+func TestAdmissionStressCatchesAPlantedBug(t *testing.T) {
+	report, err := Run(Config{Engine: EngineAdmission, Dir: t.TempDir(), Procs: 3, Ops: 150, Seed: 3,
+		PlantBlindInspector: true, WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report %+v", report)
+	if report.Violations == 0 || report.Check != "illegal" {
+		t.Fatalf("the planted bug went unnoticed: violations %d, check %s", report.Violations, report.Check)
+	}
 }

@@ -16,8 +16,17 @@ import (
 	"github.com/leasekit/leasekit/models"
 )
 
+// Engines a campaign can run.
+const (
+	EngineLease     = "lease"
+	EngineAdmission = "admission"
+)
+
 // WorkerConfig is one worker incarnation's assignment.
 type WorkerConfig struct {
+	// Engine is EngineLease (the default when empty) or EngineAdmission.
+	Engine string
+	// Namespace is the lease namespace, or the admission state home.
 	Namespace  string
 	Worker     int
 	Lane       int
@@ -66,16 +75,32 @@ type held struct {
 	session    string
 }
 
-// leaseWorker runs one incarnation's operations.
+// opLog records one incarnation's operations.
+type opLog struct {
+	config WorkerConfig
+	log    *LogWriter
+	seq    int
+}
+
+// leaseWorker runs one incarnation's lease operations.
 type leaseWorker struct {
-	config  WorkerConfig
+	opLog
 	manager *lease.Manager
-	log     *LogWriter
 	random  *rand.Rand
 	host    string
-	seq     int
 	mine    *held // the lease this incarnation acquired and still holds
 	learned *held // a capability learned from another's held/inspect result
+}
+
+// RunWorker runs the worker of config.Engine.
+func RunWorker(config WorkerConfig) error {
+	switch config.Engine {
+	case "", EngineLease:
+		return RunLeaseWorker(config)
+	case EngineAdmission:
+		return RunAdmissionWorker(config)
+	}
+	return fmt.Errorf("stress-worker: unknown engine %q", config.Engine)
 }
 
 // RunLeaseWorker performs config.Ops lease operations, logging each call
@@ -100,7 +125,7 @@ func RunLeaseWorker(config WorkerConfig) error {
 		return err
 	}
 	defer log.Close()
-	w := &leaseWorker{config: config, manager: manager, log: log, host: host,
+	w := &leaseWorker{opLog: opLog{config: config, log: log}, manager: manager, host: host,
 		random: rand.New(rand.NewPCG(config.Seed, uint64(config.Lane)))}
 	for range config.Ops {
 		if err := w.step(); err != nil {
@@ -138,7 +163,7 @@ func (w *leaseWorker) step() error {
 	return w.inspect()
 }
 
-func (w *leaseWorker) call(op string, input any) (Record, error) {
+func (w *opLog) call(op string, input any) (Record, error) {
 	w.seq++
 	data, err := json.Marshal(input)
 	if err != nil {
@@ -150,7 +175,7 @@ func (w *leaseWorker) call(op string, input any) (Record, error) {
 }
 
 // finish logs the return: the output, or the error (unknown outcome).
-func (w *leaseWorker) finish(call Record, output any, opErr error) error {
+func (w *opLog) finish(call Record, output any, opErr error) error {
 	record := Record{Worker: call.Worker, Lane: call.Lane, Seq: call.Seq, Phase: PhaseReturn, Op: call.Op}
 	if opErr != nil {
 		record.Error = opErr.Error()

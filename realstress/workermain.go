@@ -7,11 +7,12 @@ import (
 )
 
 // WorkerMain is the hidden `leasereal stress-worker` subcommand: it parses
-// WorkerArgs and runs one lease worker incarnation.
+// WorkerArgs and runs one worker incarnation.
 func WorkerMain(args []string) error {
 	flags := flag.NewFlagSet("stress-worker", flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
 	var config WorkerConfig
+	flags.StringVar(&config.Engine, "engine", EngineLease, "")
 	flags.StringVar(&config.Namespace, "namespace", "", "")
 	flags.IntVar(&config.Worker, "worker", 0, "")
 	flags.IntVar(&config.Lane, "lane", 0, "")
@@ -28,5 +29,5 @@ func WorkerMain(args []string) error {
 	if config.Namespace == "" || config.Lane <= 0 || config.Ops < 0 || config.LogPath == "" || config.SpawnsPath == "" || config.DeathsPath == "" || flags.NArg() != 0 {
 		return fmt.Errorf("stress-worker: --namespace, --lane, --log, --spawns and --deaths are required")
 	}
-	return RunLeaseWorker(config)
+	return RunWorker(config)
 }

@@ -16,7 +16,7 @@ import (
 // and prints its knobs up front and its report after.
 func cmdStress(args []string, stdout, stderr io.Writer) error {
 	flags := newFlagSet("stress")
-	engine := flags.String("engine", "lease", "engine under test (lease)")
+	engine := flags.String("engine", "lease", "engine under test: lease or admission")
 	procs := flags.Int("procs", 8, "worker processes running at once")
 	ops := flags.Int("ops", 1000, "operations started in all")
 	killRate := flags.Float64("kill-rate", 10, "mean SIGKILLs per second (Poisson); 0 disables kills")
@@ -32,8 +32,8 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 	if flags.NArg() != 0 {
 		return usagef("stress takes no arguments")
 	}
-	if *engine != "lease" {
-		return usagef("stress --engine %s is not implemented; only lease is (docs/LEASEREAL.md, gaps)", *engine)
+	if *engine != realstress.EngineLease && *engine != realstress.EngineAdmission {
+		return usagef("stress --engine %s is not implemented; lease and admission are (docs/LEASEREAL.md, gaps)", *engine)
 	}
 	executable, err := os.Executable()
 	if err != nil {
@@ -47,7 +47,7 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "engine=%s procs=%d ops=%d kill-rate=%g seed=%d no-inspect=%t work-dir=%s\n",
 		*engine, *procs, *ops, *killRate, *seed, *noInspect, dir)
-	config := realstress.Config{Dir: dir, Procs: *procs, Ops: *ops, KillRate: *killRate, Seed: *seed,
+	config := realstress.Config{Engine: *engine, Dir: dir, Procs: *procs, Ops: *ops, KillRate: *killRate, Seed: *seed,
 		NoInspect: *noInspect, CheckTimeout: *checkTimeout,
 		WorkerCommand: func(args []string) *exec.Cmd {
 			return exec.Command(executable, append([]string{"stress-worker"}, args...)...)
