@@ -257,7 +257,7 @@ func leaseMemorySeeds(t *testing.T) int {
 		t.Logf("-short: running 200 seeds instead of 20,000 (set CI=1 or LEASEKIT_LONG=1 for the full count)")
 		return 200
 	}
-	t.Logf("running 2,000 seeds instead of 20,000 (about 4 min on one core; set CI=1 or LEASEKIT_LONG=1 for the full count)")
+	t.Logf("running 2,000 seeds instead of 20,000 (about 2 min; set CI=1 or LEASEKIT_LONG=1 for the full count)")
 	return 2_000
 }
 
