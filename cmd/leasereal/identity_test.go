@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -20,11 +22,6 @@ import (
 // Real-OS identity tests, end to end through lease.Manager and osenv. The
 // inspector-level versions live in lease/osenv/inspector_linux_test.go
 // (TestInspectZombie and friends); these show what the engine then does.
-
-const (
-	pollInterval    = 10 * time.Millisecond
-	pollAttemptsMax = 500 // 5 s
-)
 
 func testManager(t *testing.T, dir string) *lease.Manager {
 	t.Helper()

@@ -14,6 +14,12 @@ import (
 	"time"
 )
 
+// Bounds of the tests' polling loops: at most 5 s.
+const (
+	pollInterval    = 10 * time.Millisecond
+	pollAttemptsMax = 500
+)
+
 // binary is the leasereal built once for every test in this package.
 var binary string
 
