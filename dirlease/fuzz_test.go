@@ -148,3 +148,56 @@ func FuzzClaimFile(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMachineryFile writes arbitrary bytes as each kind of mutation
+// machinery Recover's snapshot reads (a mutation claim, an orphan
+// quarantine, a claim temp) beside a valid claim of a live owner. Recover
+// never panics and fails only with a typed *Error; machinery that is not
+// even JSON is never removed, and the live claim and its directory are
+// never touched.
+func FuzzMachineryFile(f *testing.F) {
+	live := statecastest.Identity(43, 1000, "43")
+	f.Add(uint8(0), statecas.MutationClaimBytes("00000000-0000-4000-8000-000000000009", fuzzID+".json", fuzzDead))
+	f.Add(uint8(1), statecas.MutationClaimBytes("00000000-0000-4000-8000-000000000009", fuzzID+".json", live))
+	f.Add(uint8(2), []byte(`{"id":`))
+	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
+		w := newFuzzWorld(t)
+		w.config.Inspector.(*statecastest.Inspector).SetLive(live)
+		valid := w.validClaim(t)
+		valid = bytes.Replace(valid, []byte(statecas.OwnerOf(fuzzDead).ProcessStartID), []byte(statecas.OwnerOf(live).ProcessStartID), 1)
+		valid = bytes.Replace(valid, []byte(`"pid":42`), []byte(`"pid":43`), 1)
+		claimFile := path.Join(w.root, fuzzID+".json")
+		w.write(t, claimFile, valid)
+		names := []string{"." + fuzzID + ".json.mutation",
+			"." + fuzzID + ".json.mutation.00000000-0000-4000-8000-0000000000aa.orphan",
+			".tmp-mutation-00000000-0000-4000-8000-0000000000bb"}
+		machinery := path.Join(w.root, names[int(kind)%len(names)])
+		w.write(t, machinery, data)
+		report, err := Recover(w.config)
+		if err != nil {
+			var own *Error
+			if !errors.As(err, &own) {
+				t.Fatalf("untyped error %T: %v", err, err)
+			}
+		} else if report.Active != 1 {
+			t.Fatalf("the live claim was not reported active: %+v", report)
+		}
+		if content, readErr := statefile.ReadFile(w.fsys, claimFile, 1<<20); readErr != nil || !bytes.Equal(content, valid) {
+			t.Fatalf("the live claim changed (%v)", readErr)
+		}
+		if _, statErr := w.fsys.Lstat(fuzzWork + "/data"); statErr != nil {
+			t.Fatalf("the live lease's directory was touched: %v", statErr)
+		}
+		if !looksLikeObject(data) {
+			if content, readErr := statefile.ReadFile(w.fsys, machinery, 1<<20); readErr != nil || !bytes.Equal(content, data) {
+				t.Fatalf("machinery %s that is not JSON was removed or changed (%v)", path.Base(machinery), readErr)
+			}
+		}
+	})
+}
+
+// looksLikeObject reports whether data could be a JSON object at all.
+func looksLikeObject(data []byte) bool {
+	trimmed := bytes.TrimSpace(data)
+	return len(trimmed) > 1 && trimmed[0] == '{' && trimmed[len(trimmed)-1] == '}'
+}

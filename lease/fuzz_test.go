@@ -268,3 +268,36 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzLeftoverName: arbitrary names of leftover temp files (the engine
+// parses the writer's identity out of ".tmp-lg.<ns>.<pid>.<start>.<host>-<uuid>").
+// Acquire never panics; a temp is removed only if its name ends in a UUID
+// and does not name a live writer.
+func FuzzLeftoverName(f *testing.F) {
+	const uuid = "-00000000-0000-4000-8000-000000000001"
+	f.Add("4026531836.42.1042.host-a" + uuid)
+	f.Add("4026531836.43.1043.host-a" + uuid)
+	f.Add("-.42.1042._686f73742d61" + uuid)
+	f.Add("anon")
+	f.Fuzz(func(t *testing.T, tag string) {
+		if tag == "" || len(tag) > 200 || strings.ContainsAny(tag, "/\x00") {
+			return
+		}
+		w := newFuzzWorld(t)
+		name := fuzzNamespace + "/.tmp-lg." + tag
+		w.write(t, name, []byte("temp\n"))
+		w.acquire(t)
+		if w.read(t, name) != nil {
+			if tag == "4026531836.42.1042.host-a"+uuid {
+				t.Fatal("the temp of the dead writer 42 was not cleaned up")
+			}
+			return
+		}
+		if len(tag) < len(uuid) || tag[len(tag)-len(uuid)] != '-' {
+			t.Fatalf("temp %q without a UUID suffix was removed", tag)
+		}
+		if strings.Contains(tag, ".43.1043.") {
+			t.Fatalf("temp %q of the live writer 43 was removed", tag)
+		}
+	})
+}
