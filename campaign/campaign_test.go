@@ -95,6 +95,30 @@ func TestDeterminismSampleRunsTwice(t *testing.T) {
 	require.Zero(t, report.Outcomes["nondeterminism"])
 }
 
+func TestLeakedStateIsReportedAsNondeterminism(t *testing.T) {
+	report := runCampaign(t, Options{Engines: []string{"toylock-leaky"}, Seeds: 4, DeterminismSample: 2, Workers: 1})
+	require.Equal(t, 2, report.DeterminismChecked)
+	require.Equal(t, 2, report.Outcomes["nondeterminism"])
+	require.Equal(t, ExitNondeterminism, report.ExitCode())
+	require.Contains(t, report.Failures[0].Message, "diverge at step")
+}
+
+func TestExitCodePrecedence(t *testing.T) {
+	cases := []struct {
+		outcomes map[string]int
+		want     int
+	}{
+		{map[string]int{"ok": 3}, ExitOK},
+		{map[string]int{"ok": 3, "liveness": 1}, ExitLiveness},
+		{map[string]int{"liveness": 1, "violation": 1}, ExitViolation},
+		{map[string]int{"liveness": 1, "violation": 1, "nondeterminism": 1}, ExitNondeterminism},
+	}
+	for _, c := range cases {
+		require.Equal(t, c.want, (&Report{Outcomes: c.outcomes}).ExitCode(), "%v", c.outcomes)
+	}
+	require.Len(t, map[int]bool{ExitOK: true, ExitViolation: true, ExitUsage: true, ExitLiveness: true, ExitNondeterminism: true}, 5)
+}
+
 func TestUsageErrors(t *testing.T) {
 	cases := []struct {
 		name string

@@ -356,12 +356,30 @@ func (s *shrinker) passChunks() bool {
 	return progress
 }
 
+// smallMax is the largest value zeroChunks keeps on its first try at a
+// chunk: process picks are mostly below it, clock steps mostly above.
+const smallMax = 2
+
 func (s *shrinker) zeroChunks(size int) bool {
 	progress := false
 	for start := 0; start < len(s.current.Decisions) && !s.exhausted(); start += size {
 		end := min(start+size, len(s.current.Decisions))
 		if Choices(s.current.Decisions[start:end]) == 0 {
 			continue
+		}
+		large := s.current.clone()
+		changed := false
+		for i := start; i < end; i++ {
+			if large.Decisions[i] > smallMax {
+				large.Decisions[i], changed = 0, true
+			}
+		}
+		if changed && s.try(large) {
+			progress = true
+			end = min(end, len(s.current.Decisions))
+			if Choices(s.current.Decisions[start:end]) == 0 {
+				continue
+			}
 		}
 		c := s.current.clone()
 		clear(c.Decisions[start:end])

@@ -13,7 +13,22 @@ func init() {
 	Register(toyEngine("toylock", false, toyCheck))
 	Register(toyEngine("toylock-buggy", true, toyCheck))
 	Register(toyEngine("toylock-starved", false, starvedCheck))
+	leaky := toyEngine("toylock-leaky", false, toyCheck)
+	correct := leaky.Setup
+	leaky.Setup = func(params Params) func(w *sim.World) error {
+		return func(w *sim.World) error {
+			// The planted determinism bug: state that outlives a run, so
+			// the second run of one input has one more client.
+			leakedClients++
+			params := Params{"processes": 1 + leakedClients%3, "attempts": params["attempts"]}
+			return correct(params)(w)
+		}
+	}
+	Register(leaky)
 }
+
+// leakedClients is toylock-leaky's state that wrongly survives across runs.
+var leakedClients int
 
 // starvedCheck fails a run in which no acquire succeeded (every client
 // crashed or gave up): a tests-only check, to exercise the history path.
