@@ -148,7 +148,7 @@ func acquireWaiting(manager *lease.Manager, request lease.AcquireRequest, f runF
 			return result.Owner, nil
 		case !retryable:
 			return lease.Owner{}, &codeError{code: exitRefused, err: fmt.Errorf("%s: %v", manager.Namespace(), result.Refusal)}
-		case attempt >= attemptsMax || time.Now().Add(backoff).After(deadline):
+		case attempt >= attemptsMax || !time.Now().Before(deadline):
 			if result.Kind == lease.Refused {
 				return lease.Owner{}, &codeError{code: exitRefused, err: fmt.Errorf("%s: %v", manager.Namespace(), result.Refusal)}
 			}
@@ -158,7 +158,7 @@ func acquireWaiting(manager *lease.Manager, request lease.AcquireRequest, f runF
 			}
 			return lease.Owner{}, &codeError{code: f.conflictCode}
 		}
-		time.Sleep(backoff)
+		time.Sleep(min(backoff, time.Until(deadline)))
 		backoff = min(2*backoff, waitBackoffMax)
 	}
 }
