@@ -22,8 +22,8 @@ func TestHostileCorpus(t *testing.T) {
 
 func runState(t *testing.T, s *state) {
 	t.Run(s.id(), func(t *testing.T) {
-		for _, make := range []func(*testing.T) *backend{realBackend, func(*testing.T) *backend { return simBackend() }} {
-			b := make(t)
+		for _, newBackend := range []func(*testing.T) *backend{realBackend, func(*testing.T) *backend { return simBackend() }} {
+			b := newBackend(t)
 			t.Run(b.name, func(t *testing.T) {
 				w := newWorld(t, b, s)
 				if reason := w.unsupported(); reason != "" {

@@ -368,7 +368,7 @@ func newWorld(t *testing.T, b *backend, s *state) *world {
 	return w
 }
 
-// needsRoot reports why a state cannot run on this backend, or "".
+// unsupported reports why a state cannot run on this backend, or "".
 func (w *world) unsupported() string {
 	if w.b.sim != nil && w.s.skipSim != "" {
 		return "simfs: " + w.s.skipSim

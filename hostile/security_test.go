@@ -2,6 +2,8 @@ package hostile
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"path"
 	"regexp"
@@ -29,7 +31,8 @@ type lifecycle struct {
 	// everything in them must be 0600 files and 0700 directories.
 	roots []string
 	setup func(w *world)
-	run   func(w *world)
+	// run returns every error it met (joined): a plain run must meet none.
+	run func(w *world) error
 }
 
 const (
@@ -73,16 +76,27 @@ var lifecycles = []lifecycle{
 			w.plant("ns/receiver.lock/owner.json", ownerDead)
 			w.plant("ns/.receiver.prepare-leftover/owner.json", ownerDead)
 		},
-		run: func(w *world) {
+		run: func(w *world) error {
 			manager, err := lease.NewManager(w.leaseConfig(w.b.abs("ns")))
 			must(w.t, err)
 			ctx := context.Background()
-			result, _ := manager.Acquire(ctx, lease.AcquireRequest{SessionID: "s1", SessionFile: "/s/1.json"})
+			reclaims := 0
+			if _, err := w.b.admin.Lstat(w.b.abs("ns/receiver.lock")); err == nil {
+				reclaims = 1
+			}
+			result, errAcquire := manager.Acquire(ctx, lease.AcquireRequest{SessionID: "s1", SessionFile: "/s/1.json"})
+			if result.Kind != lease.Acquired || len(result.Reclaimed) != reclaims {
+				errAcquire = errors.Join(errAcquire, fmt.Errorf("first acquire: %v, %d reclaimed", result.Kind, len(result.Reclaimed)))
+			}
 			generation := result.Owner.Generation
-			_ = manager.WithCurrentLease(ctx, generation, func(context.Context, lease.Owner) error { return nil })
-			_, _ = manager.Release(ctx, generation)
-			again, _ := manager.Acquire(ctx, lease.AcquireRequest{SessionID: "s2", SessionFile: "/s/2.json"})
-			_, _ = manager.Release(ctx, again.Owner.Generation)
+			errCurrent := manager.WithCurrentLease(ctx, generation, func(context.Context, lease.Owner) error { return nil })
+			released, errRelease := manager.Release(ctx, generation)
+			if released.Kind != lease.Released {
+				errRelease = errors.Join(errRelease, fmt.Errorf("release: %v", released.Kind))
+			}
+			again, errAgain := manager.Acquire(ctx, lease.AcquireRequest{SessionID: "s2", SessionFile: "/s/2.json"})
+			_, errLast := manager.Release(ctx, again.Owner.Generation)
+			return errors.Join(errAcquire, errCurrent, errRelease, errAgain, errLast)
 		},
 	},
 	{
@@ -92,15 +106,12 @@ var lifecycles = []lifecycle{
 			w.plant("$ADM/active.json", admissionDead)
 			w.plant("$ADM/.active.json.mutation", mutationDead)
 		},
-		run: func(w *world) {
+		run: func(w *world) error {
 			handle, err := admission.Acquire(w.admissionConfig())
 			if err != nil {
-				return
+				return err
 			}
-			_ = handle.BeginHelperLaunch()
-			_ = handle.BindHelper(43)
-			_ = handle.Settle()
-			_ = handle.Release()
+			return errors.Join(handle.BeginHelperLaunch(), handle.BindHelper(43), handle.Settle(), handle.Release())
 		},
 	},
 	{
@@ -113,18 +124,23 @@ var lifecycles = []lifecycle{
 			w.plant("work/a/nested/deep", "deeper\n")
 			w.plant("$DL/00000000-0000-4000-8000-000000000001.json", claimDead)
 		},
-		run: func(w *world) {
+		run: func(w *world) error {
 			config := w.dirleaseConfig()
-			_, _ = dirlease.Recover(config)
+			_, planted := w.b.admin.Lstat(w.b.abs("$DL/00000000-0000-4000-8000-000000000001.json"))
+			report, err := dirlease.Recover(config)
+			if err == nil && planted == nil && report.Recovered != 1 {
+				err = fmt.Errorf("recovery report %+v", report)
+			}
+			if err != nil {
+				return err
+			}
 			handle, err := dirlease.Create(config, dirlease.CreateRequest{Role: dirlease.RoleRawWorking,
 				Path: w.b.abs("work/b"), RecoverAfterMs: leasetest.Epoch.UnixMilli() + 1000})
 			if err != nil {
-				return
+				return err
 			}
-			_ = handle.Update(dirlease.PhaseLaunching, 0)
-			_ = handle.Update(dirlease.PhaseRunning, 43)
-			_ = handle.Update(dirlease.PhaseSettled, 0)
-			_ = handle.Release()
+			return errors.Join(handle.Update(dirlease.PhaseLaunching, 0), handle.Update(dirlease.PhaseRunning, 43),
+				handle.Update(dirlease.PhaseSettled, 0), handle.Release())
 		},
 	},
 }
@@ -158,13 +174,17 @@ func TestLifecycleModes(t *testing.T) {
 					checker.FS = inner
 					return checker
 				}
-				cycle.run(w)
+				if err := cycle.run(w); err != nil {
+					t.Fatalf("%s lifecycle: %v", cycle.engine, err)
+				}
 				// Once more from nothing, so the engine makes its own
 				// directories too.
 				for _, root := range cycle.roots {
 					removeAll(t, b, b.abs(root))
 				}
-				cycle.run(w)
+				if err := cycle.run(w); err != nil {
+					t.Fatalf("%s lifecycle from nothing: %v", cycle.engine, err)
+				}
 				if checker.files < 3 || checker.dirs < 1 {
 					t.Errorf("%s: only %d files and %d directories created: the lifecycle did not run",
 						cycle.engine, checker.files, checker.dirs)
@@ -372,7 +392,9 @@ func runRecorded(t *testing.T, b *backend, cycle lifecycle, planted int) []strin
 				t.Errorf("%s on %s, symlink planted at op %d: panic: %v", cycle.engine, b.name, planted, recovered)
 			}
 		}()
-		cycle.run(w)
+		if err := cycle.run(w); err != nil && planted == 0 {
+			t.Errorf("%s lifecycle on %s: %v", cycle.engine, b.name, err)
+		}
 	}()
 	outsideAfter := outsideTree(t, b)
 	if planted > 0 && planted <= len(recorder.ops) {
