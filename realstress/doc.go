@@ -17,11 +17,13 @@
 //   - The parent stamps a ProcessDeath for every incarnation (killed or
 //     exited) after reaping it, so every effect of the dead process happened
 //     before that stamp.
-//   - An acquire that reclaimed a dead owner observed that death, possibly
-//     before the parent's stamp. The worker therefore waits, before taking
-//     its return stamp, until the parent has published the death of every
-//     owner the call reclaimed. Waiting only widens the operation's interval,
-//     which can hide nothing the real execution did.
+//   - An acquire that reclaims a dead owner observes that death, possibly
+//     before the parent's stamp. So a worker's inspector (deathGate), before
+//     it reports a worker process dead (absent, zombie, or its PID reused),
+//     waits until the parent has published that death: the reclaim then
+//     happens after the death's stamp. This only delays the caller, a
+//     schedule the kernel could have produced anyway; it hides nothing the
+//     engine does.
 //   - Timestamps are turned into distinct porcupine stamps by sorting; at
 //     equal nanoseconds calls come before returns (more overlap, never a
 //     false order), and an unknown return comes before the death that bounds

@@ -16,6 +16,10 @@ import (
 type Spawn struct {
 	Lane int `json:"lane"`
 	PID  int `json:"pid"`
+	// StartTime is /proc/PID/stat's start time ("" if the parent could not
+	// read it): it tells this incarnation from a later process reusing the
+	// PID.
+	StartTime string `json:"startTime"`
 }
 
 // deathGateWaitMax bounds one wait for the parent to publish deaths. Hitting
@@ -25,10 +29,13 @@ const deathGateWaitMax = 10 * time.Second
 
 // deathGate is an Inspector that, whenever it reports a worker process
 // dead (absent, or a zombie), first waits until the parent has published
-// the death of every incarnation that ever ran under that PID. The engine's
-// next step (a reclaim) then happens after the death's stamp in the
-// history. This is only a delay of the caller, a schedule the kernel could
-// have produced on its own; see the package comment.
+// the death of every incarnation that ever ran under that PID; when it
+// reports a live process, it waits for the deaths of the incarnations that
+// had that PID with another start time (the PID was reused, so they are
+// dead, and the engine will judge them stale). The engine's next step (a
+// reclaim) then happens after the death's stamp in the history. This is
+// only a delay of the caller, a schedule the kernel could have produced on
+// its own; see the package comment.
 type deathGate struct {
 	inner      lease.Inspector
 	spawnsPath string
@@ -39,46 +46,50 @@ func (g deathGate) Current() (lease.ProcessIdentity, error) { return g.inner.Cur
 
 func (g deathGate) Inspect(pid int) lease.Inspection {
 	inspection := g.inner.Inspect(pid)
-	dead := inspection.Kind == lease.InspectAbsent ||
-		(inspection.Kind == lease.InspectLive && inspection.State == lease.StateZombie)
-	if dead {
-		g.awaitDeaths(pid)
+	switch {
+	case inspection.Kind == lease.InspectAbsent:
+		g.awaitDeaths(pid, "")
+	case inspection.Kind == lease.InspectLive && inspection.State == lease.StateZombie:
+		g.awaitDeaths(pid, "")
+	case inspection.Kind == lease.InspectLive:
+		g.awaitDeaths(pid, inspection.Identity.StartTime)
 	}
 	return inspection
 }
 
-// awaitDeaths waits until the deaths published for pid match its spawns.
-func (g deathGate) awaitDeaths(pid int) {
+// awaitDeaths waits until every incarnation spawned with pid (except the
+// one with start time alive, the process seen running) has a published
+// death.
+func (g deathGate) awaitDeaths(pid int, alive string) {
 	deadline := time.Now().Add(deathGateWaitMax)
 	for time.Now().Before(deadline) {
-		spawned, died, err := g.counts(pid)
-		if err != nil || died >= spawned {
+		pending, err := g.pendingDeaths(pid, alive)
+		if err != nil || pending == 0 {
 			return
 		}
 		time.Sleep(500 * time.Microsecond)
 	}
 }
 
-func (g deathGate) counts(pid int) (spawned, died int, err error) {
+func (g deathGate) pendingDeaths(pid int, alive string) (int, error) {
 	spawns, err := readJSONLines[Spawn](g.spawnsPath)
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
+	lanes := map[int]bool{}
 	for _, spawn := range spawns {
-		if spawn.PID == pid {
-			spawned++
+		if spawn.PID == pid && (alive == "" || spawn.StartTime != alive) {
+			lanes[spawn.Lane] = true
 		}
 	}
-	if spawned == 0 {
-		return 0, 0, nil
+	if len(lanes) == 0 {
+		return 0, nil
 	}
 	deaths, err := readJSONLines[Death](g.deathsPath)
 	for _, death := range deaths {
-		if death.PID == pid {
-			died++
-		}
+		delete(lanes, death.Lane)
 	}
-	return spawned, died, err
+	return len(lanes), err
 }
 
 // awaitSpawn blocks a new worker until the parent has published its spawn

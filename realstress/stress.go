@@ -15,6 +15,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/leasekit/leasekit/lease/osenv"
 	"github.com/leasekit/leasekit/models"
 )
 
@@ -243,7 +244,10 @@ func (r *runner) spawn(s *slot, exits chan<- exit) error {
 	s.pid = cmd.Process.Pid
 	r.report.Incarnations++
 	lane := s.lane
-	if err := appendJSONLine(r.spawnsPath, Spawn{Lane: lane, PID: s.pid}); err != nil {
+	// The child is blocked in awaitSpawn until this line exists, so its
+	// start time is already fixed and readable.
+	started := osenv.NewInspector().Inspect(s.pid).Identity.StartTime
+	if err := appendJSONLine(r.spawnsPath, Spawn{Lane: lane, PID: s.pid, StartTime: started}); err != nil {
 		_ = cmd.Process.Kill()
 		return err
 	}
