@@ -269,3 +269,33 @@ func TestFlockDropIn(t *testing.T) {
 		t.Fatalf("flock_dropin.sh: %v", err)
 	}
 }
+
+// TestRunForwardsSignals: SIGTERM to leasereal reaches the child; leasereal
+// then releases the lease and exits 128+15 like its child.
+func TestRunForwardsSignals(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ns")
+	holder := exec.Command(binary, "run", "--dir", dir, "--", "sleep", "30")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	owned := false
+	for attempt := 0; attempt < pollAttemptsMax && !owned; attempt++ {
+		owned = strings.Contains(run(t, "inspect", "--dir", dir).stdout, `"state": "owned"`)
+		time.Sleep(pollInterval)
+	}
+	if !owned {
+		t.Fatal("the holder never acquired")
+	}
+	started := time.Now()
+	if err := holder.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := holder.Wait()
+	exitErr, ok := err.(*exec.ExitError)
+	if !ok || exitErr.ExitCode() != 128+int(syscall.SIGTERM) || time.Since(started) > 10*time.Second {
+		t.Fatalf("leasereal after SIGTERM: %v after %v", err, time.Since(started))
+	}
+	if out := decode[inspectJSON](t, run(t, "inspect", "--dir", dir).stdout); out.State != "empty" {
+		t.Fatalf("lease after the forwarded SIGTERM: %+v", out)
+	}
+}
