@@ -21,6 +21,8 @@ import (
 //	kill A           SIGKILL A and reap it; the next use of A starts A#k+1
 //	zombie A         SIGKILL A and leave it unreaped
 //	reap A           reap A's zombie
+//	upgrade A        replace A's executable on disk (a new file renamed over
+//	                 the path) while A runs
 //
 // '#' starts a comment. Each step prints one outcome line; see Outcome.
 
@@ -45,7 +47,7 @@ func ParseScenario(text string) ([]Step, error) {
 			return nil, fmt.Errorf("line %d: want VERB ACTOR, got %q", number+1, line)
 		}
 		switch fields[0] {
-		case "acquire", "release", "inspect", "kill", "zombie", "reap":
+		case "acquire", "release", "inspect", "kill", "zombie", "reap", "upgrade":
 		default:
 			return nil, fmt.Errorf("line %d: unknown verb %q", number+1, fields[0])
 		}
@@ -79,6 +81,8 @@ type World interface {
 	Kill(actor string, reap bool) error
 	// Reap reaps actor's zombie.
 	Reap(actor string) error
+	// Upgrade replaces the executable every actor runs, on disk.
+	Upgrade() error
 	// Close ends every process still running.
 	Close()
 }
@@ -115,6 +119,11 @@ func RunScenario(steps []Step, world World) ([]string, error) {
 				return lines, err
 			}
 			line = "reaped"
+		case "upgrade":
+			if err := world.Upgrade(); err != nil {
+				return lines, err
+			}
+			line = "executable replaced"
 		default:
 			request := step.Verb
 			if step.Verb == "release" {

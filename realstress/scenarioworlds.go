@@ -101,6 +101,12 @@ func (w *SimWorld) Reap(actor string) error {
 	return nil
 }
 
+// Upgrade replaces the simulated executable (a new inode at the path).
+func (w *SimWorld) Upgrade() error {
+	w.host.UpgradeExe(SimExecutable)
+	return nil
+}
+
 // Close does nothing: simulated processes hold no resources.
 func (w *SimWorld) Close() {}
 
@@ -108,6 +114,8 @@ func (w *SimWorld) Close() {}
 // each serving requests over a pipe (ActorMain).
 type RealWorld struct {
 	namespace string
+	// Upgrade replaces the actors' executable on disk; nil refuses.
+	upgrade func() error
 	// Command builds an actor process for a namespace and session.
 	command func(namespace, session string) *exec.Cmd
 	actors  map[string]*realActor
@@ -120,9 +128,19 @@ type realActor struct {
 	running bool
 }
 
-// NewRealWorld returns a world whose namespace lives in dir.
-func NewRealWorld(dir string, command func(namespace, session string) *exec.Cmd) *RealWorld {
-	return &RealWorld{namespace: filepath.Join(dir, "ns"), command: command, actors: map[string]*realActor{}}
+// NewRealWorld returns a world whose namespace lives in dir. upgrade
+// replaces the executable the actors run (nil: scripts may not upgrade).
+func NewRealWorld(dir string, command func(namespace, session string) *exec.Cmd, upgrade func() error) *RealWorld {
+	return &RealWorld{namespace: filepath.Join(dir, "ns"), command: command, upgrade: upgrade,
+		actors: map[string]*realActor{}}
+}
+
+// Upgrade replaces the actors' executable on disk.
+func (w *RealWorld) Upgrade() error {
+	if w.upgrade == nil {
+		return fmt.Errorf("real: this world cannot upgrade its executable")
+	}
+	return w.upgrade()
 }
 
 // Start starts a real actor process for actor.

@@ -35,8 +35,15 @@ func TestDifferentialScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatalf("sim: %v", err)
 			}
+			// The actors run a private copy of leasereal, so `upgrade` can
+			// replace it on disk as a package upgrade would.
+			executable := filepath.Join(t.TempDir(), "leasereal")
+			copyBinary(t, executable)
 			world := realstress.NewRealWorld(t.TempDir(), func(namespace, session string) *exec.Cmd {
-				return exec.Command(binary, "scenario-actor", "--namespace", namespace, "--session", session)
+				return exec.Command(executable, "scenario-actor", "--namespace", namespace, "--session", session)
+			}, func() error {
+				copyBinary(t, executable+".new")
+				return os.Rename(executable+".new", executable)
 			})
 			defer world.Close()
 			real, err := realstress.RunScenario(steps, world)
@@ -48,5 +55,16 @@ func TestDifferentialScenarios(t *testing.T) {
 				t.Fatalf("sim and real differ:\nsim:\n%s\nreal:\n%s", strings.Join(simulated, "\n"), strings.Join(real, "\n"))
 			}
 		})
+	}
+}
+
+func copyBinary(t *testing.T, to string) {
+	t.Helper()
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
