@@ -50,8 +50,27 @@ import (
 // intent once its writer is dead). At the end every hostile corruption has
 // been repaired, so any corrupt owner, empty receiver.lock, corrupt guard,
 // intent or epoch the final probe meets was produced by crashes alone: a
-// liveness finding, as is a Held verdict for a dead owner or a probe that
-// exhausts its attempts.
+// liveness finding, as is a Held verdict for an owner that had died before
+// the probe's call, or a probe that exhausts its attempts. Judging a verdict
+// against the ground truth uses the state at the call, not at the return:
+// a zombie reaped, or a corruption repaired, during the call may explain it.
+// Before the probe, a bystander process with the same executable is put on
+// a dead owner's free PID (simproc's PID churn moves the cursor), so a
+// start-time check is what must call that owner stale.
+//
+// History. Each process incarnation has its own lane; every acquire sends a
+// fresh session nonce; deaths (exit, crash, power loss, or the reap of a
+// zombie whose threads kept it alive) are ProcessDeath events; a hostile
+// owner corruption is LeaseCorruption and its repair LeaseClear. An acquire
+// reclaims a stale owner in one guarded step and installs in a later one,
+// and others can see the lease empty in between, which one linearization
+// point cannot explain: the workload's FS wrapper records the move of
+// receiver.lock into quarantine as its own LeaseClear event at the step it
+// happens, and the ground truth checks that the reclaimed owner was dead
+// (the model cannot, once told of a clear). Restarted workers run their own
+// executable, so no restart is an exact identity twin (same PID, start tick
+// and executable) of a dead owner: no identity rule, and no model, can tell
+// such a twin from the owner.
 
 // LeaseLayout says how hosts mount the lease namespace.
 type LeaseLayout int
@@ -98,7 +117,8 @@ type LeaseOptions struct {
 	// PIDMax is every host's pid_max (default 40: small, so PIDs are reused).
 	PIDMax int
 	// FenceWork is how long the fenced work sleeps inside WithCurrentLease
-	// (default 3ms), so that other processes contend while it runs.
+	// (default 10ms), so that other processes contend while it runs: a
+	// shorter window lets a fenced op that escapes the guard go unseen.
 	FenceWork time.Duration
 	// GuardWait is the Manager's GuardWait (default 40ms).
 	GuardWait time.Duration
@@ -122,7 +142,7 @@ func (o LeaseOptions) withDefaults() LeaseOptions {
 	o.Impostors = max(o.Impostors, 0)
 	o.RespawnsMax = max(o.RespawnsMax, 0)
 	if o.FenceWork == 0 {
-		o.FenceWork = 3 * time.Millisecond
+		o.FenceWork = 10 * time.Millisecond
 	}
 	if o.GuardWait == 0 {
 		o.GuardWait = 40 * time.Millisecond

@@ -16,7 +16,7 @@ import (
 
 // leaseCampaignOptions is the workload every lease campaign test runs:
 // two hosts, two workers each, one impostor, the layout drawn per seed.
-var leaseCampaignOptions = LeaseOptions{OpsPerProc: 6, FenceWork: 10 * time.Millisecond}
+var leaseCampaignOptions = LeaseOptions{OpsPerProc: 6}
 
 // leaseCampaignSeeds is the must-show budget: the clean engine must pass
 // it, and every mutant must fail within it.
