@@ -100,6 +100,10 @@ func Lookup(name string) (*Engine, error) {
 	if e, ok := registry[name]; ok {
 		return e, nil
 	}
+	if name == "admission" || name == "dirlease" {
+		return nil, &UsageError{Message: fmt.Sprintf("unknown engine %q: its simulator workload is not registered yet; registered: %s",
+			name, strings.Join(namesLocked(true), ", "))}
+	}
 	return nil, &UsageError{Message: fmt.Sprintf("unknown engine %q; registered: %s", name, strings.Join(namesLocked(true), ", "))}
 }
 
