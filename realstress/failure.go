@@ -76,7 +76,7 @@ func CheckDir(dir string) (porcupine.CheckResult, History, porcupine.Linearizati
 			return porcupine.Unknown, History{}, porcupine.LinearizationInfo{}, err
 		}
 	}
-	history, err := BuildLeaseHistory(lanes, deaths)
+	history, err := BuildHistory(lanes, deaths)
 	if err != nil {
 		return porcupine.Unknown, History{}, porcupine.LinearizationInfo{}, err
 	}

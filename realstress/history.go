@@ -54,11 +54,11 @@ const (
 	classDeath
 )
 
-// BuildLeaseHistory merges the lanes' logs and the deaths into a porcupine
+// BuildHistory merges the lanes' logs and the deaths into a porcupine
 // history over the models' types (lease or admission, as the ops say). Every lane must be sequential;
 // only a lane's last operation may lack a return, and then the lane must
 // have a death that bounds it.
-func BuildLeaseHistory(lanes map[int][]Record, deaths []Death) (History, error) {
+func BuildHistory(lanes map[int][]Record, deaths []Death) (History, error) {
 	deathOf := map[int]int64{}
 	for _, death := range deaths {
 		if _, twice := deathOf[death.Lane]; twice {

@@ -36,7 +36,7 @@ func acquireRecords(t *testing.T, lane, seq int, callNs, returnNs int64, output 
 	return records
 }
 
-func TestBuildLeaseHistory(t *testing.T) {
+func TestBuildHistory(t *testing.T) {
 	acquired := func(generation string, epoch int64, reclaimed ...string) *models.LeaseAcquireResult {
 		return &models.LeaseAcquireResult{Kind: models.LeaseAcquired, Generation: generation, Epoch: epoch, Reclaimed: reclaimed}
 	}
@@ -109,7 +109,7 @@ func TestBuildLeaseHistory(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			history, err := BuildLeaseHistory(c.lanes, c.deaths)
+			history, err := BuildHistory(c.lanes, c.deaths)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("error %v, want %q", err, c.err)
@@ -134,7 +134,7 @@ func TestStampOrder(t *testing.T) {
 		2: acquireRecords(t, 2, 1, 101, 101, &models.LeaseAcquireResult{Kind: models.LeaseAcquireRefused,
 			Reason: models.RefusalLifecycleBusy}),
 	}
-	history, err := BuildLeaseHistory(lanes, []Death{{Lane: 1, Ns: 101}})
+	history, err := BuildHistory(lanes, []Death{{Lane: 1, Ns: 101}})
 	if err != nil {
 		t.Fatal(err)
 	}

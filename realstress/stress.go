@@ -403,7 +403,7 @@ func describeAcquire(result models.LeaseAcquireResult, records []Record) string 
 
 // check merges the history and runs porcupine. A timeout is a failure.
 func (r *runner) check() (Report, error) {
-	history, err := BuildLeaseHistory(r.lanes, r.deaths)
+	history, err := BuildHistory(r.lanes, r.deaths)
 	if err != nil {
 		return r.report, err
 	}
