@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path"
 
 	"github.com/leasekit/leasekit/internal/statefile"
@@ -130,6 +131,14 @@ func (m *Manager) judgeOwner(c *call, owner Owner, data []byte, result *AcquireR
 			Human:      humanFor(state, owner.Identity(), owner.legacy(), c.current)}
 		return true, nil
 	case OwnerStale:
+		// Refuse BEFORE the reclaim: an owner whose epoch leaves no next
+		// epoch could be quarantined but never replaced.
+		if owner.Epoch >= epochMax {
+			result.Kind, result.Refusal = Refused, Refusal{Reason: RefusalCorruptEpoch, Human: HumanCorruptEpoch,
+				Diagnostic: fmt.Sprintf("receiver owner %s has epoch %d, the largest an epoch may be: no later "+
+					"epoch can exceed it; an operator must retire this namespace", m.ownerPath(), owner.Epoch)}
+			return true, nil
+		}
 		reclaim, err := m.reclaimOwner(owner, data, state.Reason)
 		if err != nil || reclaim == nil {
 			return false, err
@@ -232,6 +241,10 @@ func (m *Manager) install(prepared string, data []byte) (bool, error) {
 	return true, statefile.SyncDir(m.fs, m.namespace)
 }
 
+// epochMax is the largest epoch a record may carry (the JSON readers of
+// other languages hold integers up to MaxInt64 exactly).
+const epochMax = math.MaxInt64
+
 // Temp tags of files only a guard holder writes.
 const (
 	epochTempTag = "epoch"
@@ -257,8 +270,18 @@ func (m *Manager) nextEpoch(floor uint64) (uint64, Refusal, error) {
 					"epoch in receiver.lock and quarantine/", m.epochPath(), err)}, nil
 		}
 	}
+	if stored >= epochMax {
+		return 0, Refusal{Reason: RefusalCorruptEpoch, Human: HumanCorruptEpoch, Diagnostic: fmt.Sprintf(
+			"epoch counter %s holds epoch %d, the largest an epoch may be: no later epoch can exceed it; "+
+				"an operator must retire this namespace", m.epochPath(), stored)}, nil
+	}
+	// judgeOwner refuses an owner at epochMax before reclaiming it, so
+	// the floor is below epochMax here.
+	if floor >= epochMax {
+		panic(fmt.Sprintf("lease: epoch floor %d reached createOwner", floor))
+	}
 	next := max(stored, floor) + 1
-	if next <= stored || next <= floor {
+	if next <= stored || next <= floor || next > epochMax {
 		panic("lease: epoch overflow")
 	}
 	return next, Refusal{}, nil
