@@ -57,6 +57,27 @@ func ReplayTwice(spec Spec) (*Replay, error) {
 	return first, nil
 }
 
+// ContextSwitches counts the steps of a trace whose process differs from the
+// previous step's: how often the schedule switches process, the number a
+// reader follows. (A choice count counts a random scheduler's every pick of
+// a non-first process, so a process running alone for 40 steps while
+// another waits is 40 choices but one switch.)
+func ContextSwitches(trace []byte) int {
+	switches := 0
+	previous := ""
+	for _, line := range strings.Split(string(trace), "\n") {
+		if !strings.Contains(line, " op=") {
+			continue
+		}
+		proc := field(line, "proc")
+		if previous != "" && proc != previous {
+			switches++
+		}
+		previous = proc
+	}
+	return switches
+}
+
 // mutatingOps are the operations whose effect stays volatile (lost by a
 // power loss) until an fsync of the file or its directory.
 var mutatingOps = map[string]string{
@@ -105,8 +126,8 @@ func field(line, key string) string {
 // WriteText writes the readable replay report: knobs, trace, history,
 // verdict.
 func (r *Replay) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "== replay of %s seed=%d (%d decisions, %d choices)\n", r.Spec.Engine, r.Spec.Seed,
-		len(r.Spec.Decisions), Choices(r.Spec.Decisions))
+	fmt.Fprintf(w, "== replay of %s seed=%d (%d decisions, %d choices, %d context switches)\n", r.Spec.Engine,
+		r.Spec.Seed, len(r.Spec.Decisions), Choices(r.Spec.Decisions), ContextSwitches(r.Trace))
 	w.Write(r.Trace)
 	fmt.Fprintf(w, "== history (%d operations)\n", len(r.Result.History))
 	writeHistory(w, r.Result.History)

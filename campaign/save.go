@@ -43,6 +43,9 @@ func withSummary(file SeedFile, shrunk ShrinkResult, command ReplayCommand, dir 
 	if probes := r.ProbeLines(); len(probes) > 0 {
 		file.Summary = append(file.Summary, "probes: "+joinFirst(probes, 12))
 	}
+	if replay, err := ReplaySpec(file.Spec, false); err == nil {
+		file.Summary = append(file.Summary, fmt.Sprintf("%d context switches over %d steps", ContextSwitches(replay.Trace), replay.Result.Steps))
+	}
 	if command != nil {
 		file.Summary = append(file.Summary, "replay: "+command(filepath.Join(dir, file.Spec.Engine, file.Name())))
 	}

@@ -62,6 +62,7 @@ func TestShrinkPlantedBugToAFewChoicesThatReplayIdentically(t *testing.T) {
 	data := string(file.Format())
 	require.Contains(t, data, "# replay: go run ./cmd/leasesim replay "+path)
 	require.Contains(t, data, "shrunk from ")
+	require.Contains(t, data, " context switches over ")
 }
 
 func TestShrinkRefusesASpecThatDoesNotFail(t *testing.T) {
@@ -116,4 +117,16 @@ func TestHistoryCheckFailuresAreFoundAndShrunkByClass(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, shrunk.Spec.Params["processes"], "one starved client suffices")
 	require.Contains(t, shrunk.Finding.Message, "history check: no acquire succeeded")
+}
+
+func TestContextSwitchesCountProcessChangesBetweenSteps(t *testing.T) {
+	trace := []byte("seed=1\n" +
+		"step=0 t=0 spawn proc=a host=h\n" +
+		"step=0 t=1 proc=a op=start path= result=ok\n" +
+		"step=1 t=2 proc=a op=stat path=/x result=ok\n" +
+		"step=2 t=3 proc=b op=start path= result=ok\n" +
+		"step=2 t=3 crash proc=b at=stat path=/x\n" +
+		"step=3 t=4 proc=a op=remove path=/x result=ok\n")
+	require.Equal(t, 2, ContextSwitches(trace))
+	require.Equal(t, 0, ContextSwitches(nil))
 }
