@@ -190,7 +190,10 @@ func leaseError(err error) outcome {
 	var unverifiable *lease.UnverifiableError
 	var lost *lease.GuardLostError
 	var pathError *fs.PathError
+	var refused *lease.RefusalError
 	switch {
+	case errors.As(err, &refused):
+		o.class, o.reason, o.detail = "refused", string(refused.Refusal.Reason), string(refused.Refusal.Human)
 	case errors.As(err, &config):
 		o.reason = "config"
 	case errors.As(err, &request):

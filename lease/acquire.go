@@ -48,12 +48,15 @@ func (m *Manager) Acquire(ctx context.Context, req AcquireRequest) (AcquireResul
 		return AcquireResult{}, err
 	}
 	req.SessionFile = path.Clean(req.SessionFile)
-	c, err := m.begin(ctx)
+	c, refusal, err := m.begin(ctx)
 	if err != nil {
 		return AcquireResult{}, err
 	}
+	if !refusal.IsZero() {
+		return AcquireResult{Kind: Refused, Refusal: refusal}, nil
+	}
 	var result AcquireResult
-	refusal, err := m.withGuard(c, func() error {
+	refusal, err = m.withGuard(c, func() error {
 		var err error
 		result, err = m.acquireHeld(c, req)
 		return err
@@ -78,7 +81,7 @@ func (m *Manager) acquireHeld(c *call, req AcquireRequest) (AcquireResult, error
 	result := AcquireResult{}
 	var epochFloor uint64
 	for step := 0; step < ownerStepsMax; step++ {
-		projection, data, err := m.project()
+		projection, data, err := m.project(c.uid)
 		if err != nil {
 			return result, err
 		}
@@ -139,7 +142,7 @@ func (m *Manager) judgeOwner(c *call, owner Owner, data []byte, result *AcquireR
 					"epoch can exceed it; an operator must retire this namespace", m.ownerPath(), owner.Epoch)}
 			return true, nil
 		}
-		reclaim, err := m.reclaimOwner(owner, data, state.Reason)
+		reclaim, err := m.reclaimOwner(c, owner, data, state.Reason)
 		if err != nil || reclaim == nil {
 			return false, err
 		}
@@ -152,8 +155,8 @@ func (m *Manager) judgeOwner(c *call, owner Owner, data []byte, result *AcquireR
 // reclaimOwner moves a stale receiver.lock into quarantine, after checking
 // that owner.json still holds the bytes that were judged. nil means the
 // state changed first.
-func (m *Manager) reclaimOwner(owner Owner, data []byte, reason string) (*Reclaim, error) {
-	projection, reread, err := m.project()
+func (m *Manager) reclaimOwner(c *call, owner Owner, data []byte, reason string) (*Reclaim, error) {
+	projection, reread, err := m.project(c.uid)
 	if err != nil || projection.Kind != Owned || string(reread) != string(data) {
 		return nil, err
 	}
@@ -193,7 +196,7 @@ func (m *Manager) reclaimOwner(owner Owner, data []byte, reason string) (*Reclai
 // prepare directory, fsynced, renamed (no-replace) to receiver.lock, and the
 // namespace fsynced. created is false when receiver.lock appeared meanwhile.
 func (m *Manager) createOwner(c *call, req AcquireRequest, epochFloor uint64) (Owner, Refusal, bool, error) {
-	epoch, refusal, err := m.nextEpoch(epochFloor)
+	epoch, refusal, err := m.nextEpoch(epochFloor, c.uid)
 	if err != nil || !refusal.IsZero() {
 		return Owner{}, refusal, false, err
 	}
@@ -253,8 +256,10 @@ const (
 
 // nextEpoch returns max(epoch file, floor) + 1, refusing when the epoch file
 // is not valid: a guessed epoch could repeat an earlier one.
-func (m *Manager) nextEpoch(floor uint64) (uint64, Refusal, error) {
-	data, err := statefile.ReadFile(m.fs, m.epochPath(), epochBytesMax)
+//
+// An epoch file of another uid is invalid: that uid could lower it.
+func (m *Manager) nextEpoch(floor uint64, uid uint32) (uint64, Refusal, error) {
+	data, err := statefile.ReadOwnedFile(m.fs, m.epochPath(), epochBytesMax, uid)
 	var stored uint64
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -293,5 +298,7 @@ func isBadFile(err error) bool {
 	var notRegular *statefile.NotRegularError
 	var tooLarge *statefile.TooLargeError
 	var changed *statefile.ChangedError
-	return errors.As(err, &notRegular) || errors.As(err, &tooLarge) || errors.As(err, &changed)
+	var foreign *statefile.ForeignOwnerError
+	return errors.As(err, &notRegular) || errors.As(err, &tooLarge) || errors.As(err, &changed) ||
+		errors.As(err, &foreign)
 }

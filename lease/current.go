@@ -17,17 +17,21 @@ import (
 //     the lease); fn did not run.
 //   - *BusyError: the guard stayed busy for the whole wait; retry.
 //   - *UnverifiableError: the guard or an intent cannot be verified.
+//   - *RefusalError: the namespace is unsafe (RefusalUnsafeNamespace).
 //   - fn's error, returned as is (or joined with a guard-release failure,
 //     still reachable through errors.Is/As).
 func (m *Manager) WithCurrentLease(ctx context.Context, generation string, fn func(ctx context.Context, owner Owner) error) error {
 	if generation == "" {
 		return &RequestError{"lease generation is required"}
 	}
-	c, err := m.begin(ctx)
+	c, refusal, err := m.begin(ctx)
 	if err != nil {
 		return err
 	}
-	refusal, err := m.withGuard(c, func() error {
+	if !refusal.IsZero() {
+		return refusal.Err()
+	}
+	refusal, err = m.withGuard(c, func() error {
 		owner, fence, err := m.currentOwner(c, generation)
 		if err != nil {
 			return err
@@ -50,7 +54,7 @@ func (m *Manager) WithCurrentLease(ctx context.Context, generation string, fn fu
 
 // currentOwner is the fencing check of WithCurrentLease.
 func (m *Manager) currentOwner(c *call, generation string) (Owner, *FenceError, error) {
-	projection, _, err := m.project()
+	projection, _, err := m.project(c.uid)
 	if err != nil {
 		return Owner{}, nil, err
 	}

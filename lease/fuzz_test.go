@@ -32,6 +32,14 @@ const (
 	fuzzUID       = 1000
 )
 
+// fuzzIdentity is leasetest.Identity(pid) running as fuzzUID, the owner of
+// the simfs namespace.
+func fuzzIdentity(pid int) lease.ProcessIdentity {
+	id := leasetest.Identity(pid)
+	id.UID = fuzzUID
+	return id
+}
+
 type fuzzWorld struct {
 	sim     *simfs.FS
 	fsys    lease.FS
@@ -44,9 +52,9 @@ func newFuzzWorld(t *testing.T) *fuzzWorld {
 	sim.MkdirAll(fuzzNamespace+"/lifecycle-reclaims", 0o700, fuzzUID)
 	sim.MkdirAll(fuzzNamespace+"/receiver.lock", 0o700, fuzzUID)
 	fsys := sim.View(fuzzUID)
-	self := leasetest.Identity(1)
+	self := fuzzIdentity(1)
 	inspector := leasetest.NewInspector(self)
-	inspector.SetLive(leasetest.Identity(43))
+	inspector.SetLive(fuzzIdentity(43))
 	manager, err := lease.NewManager(lease.Config{
 		Namespace: fuzzNamespace, RootID: "root-1", FS: fsys, Clock: leasetest.NewClock(),
 		Inspector: inspector, IDs: leasetest.NewIDsWithPrefix(0xf022), GuardWait: 20 * time.Millisecond,

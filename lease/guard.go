@@ -60,17 +60,19 @@ type guardRead struct {
 }
 
 // readGuardFile reads and parses a guard or intent; record names which.
-func (m *Manager) readGuardFile(file, record string) (guardRead, error) {
-	data, err := statefile.ReadFile(m.fs, file, guardBytesMax)
+// A file of another uid than uid is corrupt: never judged, never moved.
+func (m *Manager) readGuardFile(file, record string, uid uint32) (guardRead, error) {
+	data, err := statefile.ReadOwnedFile(m.fs, file, guardBytesMax, uid)
 	if err != nil {
 		var changed *statefile.ChangedError
 		var notRegular *statefile.NotRegularError
 		var tooLarge *statefile.TooLargeError
+		var foreign *statefile.ForeignOwnerError
 		switch {
 		case errors.Is(err, fs.ErrNotExist), errors.As(err, &changed):
 			// Gone or swapped while reading: the caller re-reads.
 			return guardRead{}, nil
-		case errors.As(err, &notRegular), errors.As(err, &tooLarge):
+		case errors.As(err, &notRegular), errors.As(err, &tooLarge), errors.As(err, &foreign):
 			return guardRead{present: true, corrupt: err.Error()}, nil
 		}
 		return guardRead{}, fmt.Errorf("lease: reading %s: %w", record, err)
@@ -171,7 +173,7 @@ func (m *Manager) settleGuard(c *call, guard guardRecord) (held bool, refusal Re
 			return false, refusal, joinErrors(err, m.abandonGuard(guard))
 		}
 		if clear {
-			read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard")
+			read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard", c.uid)
 			if err != nil {
 				return false, Refusal{}, err
 			}
@@ -192,7 +194,7 @@ func (m *Manager) settleGuard(c *call, guard guardRecord) (held bool, refusal Re
 // abandonGuard removes this call's guard when giving up before the
 // operation ran; a guard that is no longer this call's is left alone.
 func (m *Manager) abandonGuard(guard guardRecord) error {
-	read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard")
+	read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard", uint32(guard.Identity.UID))
 	if err != nil {
 		return err
 	}
@@ -206,7 +208,7 @@ func (m *Manager) abandonGuard(guard guardRecord) error {
 // or replaced is a GuardLostError: the protocol never does that to a holder
 // that passed step 3.
 func (m *Manager) removeGuard(guard guardRecord) error {
-	read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard")
+	read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard", uint32(guard.Identity.UID))
 	if err != nil {
 		return err
 	}
@@ -231,7 +233,7 @@ func (m *Manager) unlinkGuard() error {
 // contendGuard handles a guard that exists: wait for a live one, reclaim a
 // stale one, refuse a corrupt, remote or uninspectable one.
 func (m *Manager) contendGuard(c *call) (Refusal, error) {
-	read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard")
+	read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard", c.uid)
 	if err != nil || !read.present {
 		return Refusal{}, err
 	}
@@ -272,7 +274,7 @@ func (m *Manager) reclaimGuardAnnounced(c *call) (Refusal, error) {
 		if refusal, err := m.nextAttempt(c); err != nil || !refusal.IsZero() {
 			return refusal, err
 		}
-		read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard")
+		read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard", c.uid)
 		if err != nil || !read.present {
 			return Refusal{}, err
 		}
@@ -282,7 +284,7 @@ func (m *Manager) reclaimGuardAnnounced(c *call) (Refusal, error) {
 		state := m.classify(read.guard.Identity, read.guard.legacy(), c.current)
 		switch state.Kind {
 		case OwnerStale:
-			moved, err := m.quarantineGuard(read)
+			moved, err := m.quarantineGuard(c, read)
 			if err != nil || moved {
 				return Refusal{}, err
 			}
@@ -301,8 +303,8 @@ func (m *Manager) reclaimGuardAnnounced(c *call) (Refusal, error) {
 // quarantineGuard moves the stale guard seen in stale into quarantine and
 // checks that the moved bytes are those. moved is false when the guard
 // changed first (the caller re-reads).
-func (m *Manager) quarantineGuard(stale guardRead) (moved bool, err error) {
-	reread, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard")
+func (m *Manager) quarantineGuard(c *call, stale guardRead) (moved bool, err error) {
+	reread, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard", c.uid)
 	if err != nil || !reread.present || !bytes.Equal(reread.data, stale.data) {
 		return false, err
 	}

@@ -20,7 +20,18 @@ func (m *Manager) Inspect(ctx context.Context) (Projection, error) {
 	if err := ctx.Err(); err != nil {
 		return Projection{}, err
 	}
-	projection, _, err := m.project()
+	current, err := m.currentIdentity()
+	if err != nil {
+		return Projection{}, err
+	}
+	refusal, err := m.checkDirectory(m.namespace, uint32(current.UID), false)
+	if err != nil {
+		return Projection{}, err
+	}
+	if !refusal.IsZero() {
+		return Projection{}, refusal.Err()
+	}
+	projection, _, err := m.project(uint32(current.UID))
 	return projection, err
 }
 
@@ -28,9 +39,12 @@ func (m *Manager) Inspect(ctx context.Context) (Projection, error) {
 // receiver.lock without owner.json is Corrupt only if the same directory is
 // still there on a second look: a concurrent release renames it away
 // between the two reads, which is Empty, not corrupt.
-func (m *Manager) project() (Projection, []byte, error) {
+//
+// receiver.lock or owner.json of another uid than uid is Corrupt
+// (HumanForeignFile): it is never read as valid, nor reclaimed.
+func (m *Manager) project(uid uint32) (Projection, []byte, error) {
 	for attempt := 0; attempt < projectAttemptsMax; attempt++ {
-		projection, data, stable, err := m.projectOnce()
+		projection, data, stable, err := m.projectOnce(uid)
 		if err != nil || stable {
 			return projection, data, err
 		}
@@ -38,7 +52,7 @@ func (m *Manager) project() (Projection, []byte, error) {
 	return Projection{}, nil, fmt.Errorf("lease: %s kept changing during %d reads", m.receiverPath(), projectAttemptsMax)
 }
 
-func (m *Manager) projectOnce() (projection Projection, data []byte, stable bool, err error) {
+func (m *Manager) projectOnce(uid uint32) (projection Projection, data []byte, stable bool, err error) {
 	before, err := m.fs.Lstat(m.receiverPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return Projection{Kind: Empty}, nil, true, nil
@@ -51,9 +65,15 @@ func (m *Manager) projectOnce() (projection Projection, data []byte, stable bool
 			"%s is not a directory (mode %v); an operator must move it into quarantine/",
 			m.receiverPath(), before.Mode)}, nil, true, nil
 	}
-	data, err = statefile.ReadFile(m.fs, m.ownerPath(), ownerBytesMax)
+	if before.UID != uid {
+		return foreignFile(&statefile.ForeignOwnerError{Path: m.receiverPath(), UID: before.UID, Want: uid}), nil, true, nil
+	}
+	data, err = statefile.ReadOwnedFile(m.fs, m.ownerPath(), ownerBytesMax, uid)
+	var foreign *statefile.ForeignOwnerError
 	switch {
 	case err == nil:
+	case errors.As(err, &foreign):
+		return foreignFile(foreign), nil, true, nil
 	case errors.Is(err, fs.ErrNotExist):
 		after, statErr := m.fs.Lstat(m.receiverPath())
 		if statErr != nil || after.Dev != before.Dev || after.Ino != before.Ino {
@@ -76,6 +96,12 @@ func (m *Manager) projectOnce() (projection Projection, data []byte, stable bool
 		return corruptOwner(fmt.Sprintf("%s: %v", m.ownerPath(), err)), data, true, nil
 	}
 	return Projection{Kind: Owned, Owner: owner}, data, true, nil
+}
+
+// foreignFile is the projection of a receiver.lock or owner.json of another uid.
+func foreignFile(foreign *statefile.ForeignOwnerError) Projection {
+	return Projection{Kind: Corrupt, Human: HumanForeignFile,
+		Diagnostic: foreign.Error() + "; an operator must move receiver.lock into quarantine/"}
 }
 
 func corruptOwner(diagnostic string) Projection {

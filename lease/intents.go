@@ -25,7 +25,7 @@ func (m *Manager) scanIntents(c *call) (refusal Refusal, clear bool, err error) 
 			continue
 		}
 		file := path.Join(m.reclaimsPath(), entry.Name)
-		read, err := m.readGuardFile(file, "receiver lifecycle reclaim intent")
+		read, err := m.readGuardFile(file, "receiver lifecycle reclaim intent", c.uid)
 		if err != nil {
 			return Refusal{}, false, err
 		}

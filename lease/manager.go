@@ -122,33 +122,49 @@ func (m *Manager) quarantinePath() string { return path.Join(m.namespace, quaran
 // call is the per-call context: who we are and when the call must end.
 // One deadline for the whole call (no restart on retry or reclaim).
 type call struct {
-	ctx      context.Context
-	current  ProcessIdentity
+	ctx     context.Context
+	current ProcessIdentity
+	// uid is current.UID: every file and directory the call acts on must
+	// belong to it.
+	uid      uint32
 	deadline time.Duration
 	attempts int
 }
 
 // begin starts a call: the caller's identity, the one monotonic deadline,
 // and the namespace directories.
-func (m *Manager) begin(ctx context.Context) (*call, error) {
+//
+// A refusal means the namespace is not safe to use (see checkDirectory);
+// nothing was created inside it.
+func (m *Manager) begin(ctx context.Context) (*call, Refusal, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, Refusal{}, err
 	}
+	current, err := m.currentIdentity()
+	if err != nil {
+		return nil, Refusal{}, err
+	}
+	c := &call{ctx: ctx, current: current, uid: uint32(current.UID), deadline: m.clock.Monotonic() + m.guardWait}
+	refusal, err := m.initialize(c.uid)
+	if err != nil || !refusal.IsZero() {
+		return nil, refusal, err
+	}
+	return c, Refusal{}, nil
+}
+
+// currentIdentity is the caller's validated identity.
+func (m *Manager) currentIdentity() (ProcessIdentity, error) {
 	current, err := m.inspector.Current()
 	if err != nil {
-		return nil, fmt.Errorf("lease: current process identity: %w", err)
+		return ProcessIdentity{}, fmt.Errorf("lease: current process identity: %w", err)
 	}
 	if err := current.Validate(); err != nil {
-		return nil, fmt.Errorf("lease: current process identity: %w", err)
+		return ProcessIdentity{}, fmt.Errorf("lease: current process identity: %w", err)
 	}
 	if current.PID > math.MaxInt32 || int64(current.UID) > math.MaxUint32 {
-		return nil, fmt.Errorf("lease: current process identity: PID %d or UID %d out of range", current.PID, current.UID)
+		return ProcessIdentity{}, fmt.Errorf("lease: current process identity: PID %d or UID %d out of range", current.PID, current.UID)
 	}
-	c := &call{ctx: ctx, current: current, deadline: m.clock.Monotonic() + m.guardWait}
-	if err := m.initialize(); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return current, nil
 }
 
 // attemptsMax is the bound on guard attempts in one call.
@@ -184,25 +200,69 @@ func (m *Manager) pause(c *call) error {
 // would then take the namespace, epoch counter included, away. So every
 // call fsyncs the namespace (making quarantine/ and lifecycle-reclaims/
 // durable) and its parent (making the namespace durable), whoever made them.
-func (m *Manager) initialize() error {
+//
+// The namespace, quarantine/ and lifecycle-reclaims/ must each be a real
+// directory (never a symlink: Lstat), owned by uid and not writable by group
+// or others; otherwise the call is refused before anything is made inside
+// the namespace (checkDirectory).
+func (m *Manager) initialize(uid uint32) (Refusal, error) {
+	// A symlinked namespace is refused before ensureDirectory, which
+	// follows symlinked ancestors, could create anything through it.
+	if refusal, err := m.checkDirectory(m.namespace, uid, false); err != nil || !refusal.IsZero() {
+		return refusal, err
+	}
 	if err := m.ensureDirectory(m.namespace, true); err != nil {
-		return err
+		return Refusal{}, err
 	}
-	if err := m.ensureDirectory(m.quarantinePath(), false); err != nil {
-		return err
+	if refusal, err := m.checkDirectory(m.namespace, uid, true); err != nil || !refusal.IsZero() {
+		return refusal, err
 	}
-	if err := m.ensureDirectory(m.reclaimsPath(), false); err != nil {
-		return err
+	for _, dir := range []string{m.quarantinePath(), m.reclaimsPath()} {
+		if err := m.ensureDirectory(dir, false); err != nil {
+			return Refusal{}, err
+		}
+		if refusal, err := m.checkDirectory(dir, uid, true); err != nil || !refusal.IsZero() {
+			return refusal, err
+		}
 	}
 	if err := statefile.SyncDir(m.fs, m.namespace); err != nil {
-		return err
+		return Refusal{}, err
 	}
-	return statefile.SyncDir(m.fs, path.Dir(m.namespace))
+	return Refusal{}, statefile.SyncDir(m.fs, path.Dir(m.namespace))
+}
+
+// checkDirectory refuses dir if it is a symlink, writable by group or
+// others, or owned by another uid than uid: another user could then plant,
+// swap or remove records in it. A missing dir passes unless mustExist.
+func (m *Manager) checkDirectory(dir string, uid uint32, mustExist bool) (Refusal, error) {
+	info, err := m.fs.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) && !mustExist {
+		return Refusal{}, nil
+	}
+	if err != nil {
+		return Refusal{}, fmt.Errorf("lease: checking %s: %w", dir, err)
+	}
+	var problem string
+	switch {
+	case info.IsSymlink():
+		problem = "is a symlink; the namespace and its directories must be real directories"
+	case !info.IsDir():
+		return Refusal{}, &fs.PathError{Op: "lease: initialize", Path: dir, Err: errNotDirectory}
+	case info.Perm()&0o022 != 0:
+		problem = fmt.Sprintf("is group- or world-writable (mode %v); it must be writable by its owner only", info.Perm())
+	case info.UID != uid:
+		problem = fmt.Sprintf("is owned by uid %d, not by this process's uid %d", info.UID, uid)
+	default:
+		return Refusal{}, nil
+	}
+	return Refusal{Reason: RefusalUnsafeNamespace, Human: HumanUnsafeNamespace,
+		Diagnostic: fmt.Sprintf("%s %s; an operator must fix it", dir, problem)}, nil
 }
 
 // ensureDirectory makes dir (and, if parents, its missing ancestors). An
 // existing dir must be a directory; the engine's own subdirectories must not
-// be symlinks (Lstat), while the namespace itself may sit behind one.
+// be symlinks (Lstat). Ancestors of the namespace may be symlinks (/var/run
+// -> /run); the namespace itself is checked by initialize.
 func (m *Manager) ensureDirectory(dir string, parents bool) error {
 	info, err := m.fs.Lstat(dir)
 	if err == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,7 @@ func TestAcquireOnEmptyNamespacePublishesOwner(t *testing.T) {
 		`"executable":"/usr/local/bin/leasekit","executableDevice":"2049","executableInode":"131072",` +
 		`"generation":"` + owner.Generation + `","hostname":"host-a",` +
 		`"piSessionFile":"/home/u/.pi/session-1.jsonl","piSessionId":"session-1","pid":1,"pidNamespace":"4026531836",` +
-		`"processStartIdentity":"1001","rootId":"root-1","schema":2,"uid":1000}` + "\n"
+		`"processStartIdentity":"1001","rootId":"root-1","schema":2,"uid":` + strconv.Itoa(leasetest.UID) + "}\n"
 	require.Equal(t, golden, w.read("receiver.lock/owner.json"), "canonical schema-2 bytes")
 
 	projection, err := w.manager(p).Inspect(context.Background())

@@ -23,12 +23,15 @@ func (m *Manager) Release(ctx context.Context, generation string) (ReleaseResult
 	if generation == "" {
 		return ReleaseResult{}, &RequestError{"lease generation is required"}
 	}
-	c, err := m.begin(ctx)
+	c, refusal, err := m.begin(ctx)
 	if err != nil {
 		return ReleaseResult{}, err
 	}
+	if !refusal.IsZero() {
+		return ReleaseResult{Kind: ReleaseRefused, Refusal: refusal}, nil
+	}
 	var result ReleaseResult
-	refusal, err := m.withGuard(c, func() error {
+	refusal, err = m.withGuard(c, func() error {
 		var err error
 		result, err = m.releaseHeld(c, generation)
 		return err
@@ -46,7 +49,7 @@ func (m *Manager) releaseHeld(c *call, generation string) (ReleaseResult, error)
 	if err := m.cleanLeftovers(c); err != nil {
 		return ReleaseResult{}, err
 	}
-	projection, _, err := m.project()
+	projection, _, err := m.project(c.uid)
 	if err != nil {
 		return ReleaseResult{}, err
 	}

@@ -74,6 +74,10 @@ const (
 	// RefusalCorruptEpoch: the epoch counter file is not valid, so no new
 	// epoch can be proven larger than every earlier one.
 	RefusalCorruptEpoch RefusalReason = "corrupt-epoch"
+	// RefusalUnsafeNamespace: the namespace (or quarantine/ or
+	// lifecycle-reclaims/) is a symlink, writable by group or others, or
+	// owned by another uid: another user could plant or swap records in it.
+	RefusalUnsafeNamespace RefusalReason = "unsafe-namespace"
 )
 
 // HumanState names a state the engine will never resolve by itself: an
@@ -105,6 +109,11 @@ const (
 	HumanForeignNamespace HumanState = "foreign-pid-namespace"
 	// HumanCorruptEpoch: the epoch counter file is not valid.
 	HumanCorruptEpoch HumanState = "corrupt-epoch-file"
+	// HumanUnsafeNamespace: see RefusalUnsafeNamespace.
+	HumanUnsafeNamespace HumanState = "unsafe-namespace"
+	// HumanForeignFile: receiver.lock or owner.json belongs to another uid;
+	// only that uid (or root) could have written it.
+	HumanForeignFile HumanState = "foreign-uid-file"
 )
 
 // Refusal says why an operation refused to act. Every refusal leaves the

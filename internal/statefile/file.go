@@ -48,11 +48,37 @@ type ChangedError struct{ Path string }
 
 func (e *ChangedError) Error() string { return e.Path + " changed while it was being read" }
 
+// ForeignOwnerError refuses a state file owned by another uid: only that
+// uid (or root) could have written it, so its content is not the engine's.
+type ForeignOwnerError struct {
+	Path string
+	// UID is the file's owner; Want the caller's uid.
+	UID  uint32
+	Want uint32
+}
+
+func (e *ForeignOwnerError) Error() string {
+	return fmt.Sprintf("%s is owned by uid %d, not by this process's uid %d; an operator must check who wrote it",
+		e.Path, e.UID, e.Want)
+}
+
+// ReadOwnedFile is ReadFile for a file that must belong to uid: a file of
+// another uid is refused with *ForeignOwnerError, checked on the opened
+// inode as well as on the name.
+func ReadOwnedFile(fsys FS, name string, maxBytes int64, uid uint32) ([]byte, error) {
+	return readFile(fsys, name, maxBytes, &uid)
+}
+
 // ReadFile reads the regular file at name, at most maxBytes of it. It never
 // follows a symlink and never opens a FIFO or device: Lstat decides first,
 // and the opened file must be the inode Lstat saw. A missing file returns
 // the FS's *fs.PathError, for which errors.Is(err, fs.ErrNotExist) holds.
 func ReadFile(fsys FS, name string, maxBytes int64) ([]byte, error) {
+	return readFile(fsys, name, maxBytes, nil)
+}
+
+// readFile is ReadFile and, when uid is not nil, ReadOwnedFile.
+func readFile(fsys FS, name string, maxBytes int64, uid *uint32) ([]byte, error) {
 	if maxBytes <= 0 {
 		panic("statefile: ReadFile needs a positive bound")
 	}
@@ -66,6 +92,9 @@ func ReadFile(fsys FS, name string, maxBytes int64) ([]byte, error) {
 	if before.Size > maxBytes {
 		return nil, &TooLargeError{Path: name, Size: before.Size, MaxBytes: maxBytes}
 	}
+	if uid != nil && before.UID != *uid {
+		return nil, &ForeignOwnerError{Path: name, UID: before.UID, Want: *uid}
+	}
 	file, err := fsys.OpenFile(name, O_RDONLY|O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
@@ -77,6 +106,9 @@ func ReadFile(fsys FS, name string, maxBytes int64) ([]byte, error) {
 	}
 	if opened.Dev != before.Dev || opened.Ino != before.Ino || !opened.IsRegular() {
 		return nil, &ChangedError{Path: name}
+	}
+	if uid != nil && opened.UID != *uid {
+		return nil, &ForeignOwnerError{Path: name, UID: opened.UID, Want: *uid}
 	}
 	return readBounded(file, name, maxBytes)
 }

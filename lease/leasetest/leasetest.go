@@ -9,6 +9,7 @@ package leasetest
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -153,8 +154,12 @@ const (
 	Executable    = "/usr/local/bin/leasekit"
 	ExecutableDev = uint64(2049)
 	ExecutableIno = uint64(131072)
-	UID           = 1000
 )
+
+// UID is the uid of Identity: the test process's own, because the engines
+// refuse state files and directories of another uid, and the files a test
+// makes on the real OS belong to the uid running it.
+var UID = os.Getuid()
 
 // Identity returns a valid identity for pid on the default host: start time
 // 1000+pid, the default boot id, namespace, executable and uid.
