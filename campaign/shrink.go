@@ -24,7 +24,8 @@ import (
 //  2. faults: turn each enabled fault off;
 //  3. knobs: lower each workload knob to its minimum, half-way, or by one;
 //     then, for each smaller knob or fault turned off that did not fit the
-//     old list, search a few fresh seeds of the smaller input (passReseed);
+//     old list, and for the PCT scheduler in place of the random one, search
+//     a few fresh seeds of that input (passReseed);
 //  4. decisions: keep a prefix (binary search); zero (then clamp) every
 //     value above a threshold, for thresholds from 32 down; then for chunk sizes
 //     halving from half the list to one, zero chunks, then delete chunks;
@@ -50,7 +51,7 @@ type ShrinkResult struct {
 }
 
 // ShrinkRunsDefault is the default run budget of one shrink.
-const ShrinkRunsDefault = 3000
+const ShrinkRunsDefault = 10_000
 
 // ShrinkOptions bounds a shrink.
 type ShrinkOptions struct {
@@ -239,6 +240,13 @@ const reseedTries = 12
 func (s *shrinker) passReseed() bool {
 	progress := false
 	var candidates []Spec
+	if s.current.Scheduler == sim.SchedulerRandom {
+		// A random schedule spends a choice on every pick of a non-first
+		// process; a PCT schedule is a few priorities and change points.
+		c := s.current.clone()
+		c.Scheduler = sim.SchedulerPCT
+		candidates = append(candidates, c)
+	}
 	for _, p := range s.engine.Params {
 		value := s.current.Params[p.Name]
 		if p.Fixed || value <= p.Min {
@@ -263,7 +271,11 @@ func (s *shrinker) passReseed() bool {
 		if s.exhausted() || !s.smaller(c) {
 			continue
 		}
-		for try := uint64(1); try <= reseedTries && !s.exhausted(); try++ {
+		tries := uint64(reseedTries)
+		if c.Scheduler != s.current.Scheduler {
+			tries *= 2
+		}
+		for try := uint64(1); try <= tries && !s.exhausted(); try++ {
 			fresh := c.clone()
 			fresh.Decisions = nil
 			fresh.Seed = splitmix(c.Seed ^ try)
@@ -277,8 +289,12 @@ func (s *shrinker) passReseed() bool {
 }
 
 // smaller reports whether c's knobs and faults are still each at most the
-// current ones (a reseed adopted earlier in the pass may have gone lower).
+// current ones (a reseed adopted earlier in the pass may have gone lower),
+// and its scheduler is not a step back from PCT to random.
 func (s *shrinker) smaller(c Spec) bool {
+	if c.Scheduler == sim.SchedulerRandom && s.current.Scheduler == sim.SchedulerPCT {
+		return false
+	}
 	for name, value := range c.Params {
 		if value > s.current.Params[name] {
 			return false
@@ -310,10 +326,16 @@ func (s *shrinker) passPrefix() bool {
 	return progress
 }
 
-// passLarge zeroes, across the whole list at once, every value of at least
-// k, for k from 32 down to 2, then clamps every value to k. Large values are
-// mostly clock steps (a step takes up to 50 µs) and rarely matter; process
-// picks are small. Each candidate is one run and keeps the list aligned.
+// clockMax bounds the values passLarge and zeroChunks treat as clock steps
+// (a step takes up to 50 µs, drawn below 50). Larger values are PCT
+// priorities and change points or fault details, and are left alone: they
+// change the schedule wholesale.
+const clockMax = 64
+
+// passLarge zeroes, across the whole list at once, every value in [k,
+// clockMax), for k from 32 down to 2, then clamps such values to k. They are
+// mostly clock steps and rarely matter; process picks are small. Each
+// candidate is one run and keeps the list aligned.
 func (s *shrinker) passLarge() bool {
 	progress := false
 	for _, clamp := range []bool{false, true} {
@@ -325,6 +347,7 @@ func (s *shrinker) passLarge() bool {
 			changed := false
 			for i, v := range c.Decisions {
 				switch {
+				case v >= clockMax:
 				case v >= k && !clamp:
 					c.Decisions[i], changed = 0, true
 				case v > k && clamp:
@@ -370,7 +393,7 @@ func (s *shrinker) zeroChunks(size int) bool {
 		large := s.current.clone()
 		changed := false
 		for i := start; i < end; i++ {
-			if large.Decisions[i] > smallMax {
+			if v := large.Decisions[i]; v > smallMax && v < clockMax {
 				large.Decisions[i], changed = 0, true
 			}
 		}
