@@ -191,7 +191,8 @@ func TestLeaseMutantThroughLeasesim(t *testing.T) {
 	dir := t.TempDir()
 	binary := mutantBuild(t, "exe-path", dir)
 	seeds := filepath.Join(dir, "seeds")
-	code, output := runBinary(t, binary, "run", "--engine", "lease", "--seeds", "400", "--shrink-max", "1", "--out", seeds)
+	code, output := runBinary(t, binary, "run", "--engine", "lease", "--seeds", "400", "--shrink-max", "1",
+		"--shrink-time", "0", "--out", seeds)
 	require.Equal(t, campaign.ExitViolation, code, output)
 	replayLine := regexp.MustCompile(`(?m)^  go run ./cmd/leasesim replay (\S+)$`).FindStringSubmatch(output)
 	require.NotNil(t, replayLine, output)
@@ -199,6 +200,7 @@ func TestLeaseMutantThroughLeasesim(t *testing.T) {
 	file, err := campaign.ReadSeedFile(replayLine[1])
 	require.NoError(t, err)
 	t.Logf("shrunk: %d decisions, %d choices; %v", len(file.Spec.Decisions), campaign.Choices(file.Spec.Decisions), file.Summary)
+	require.LessOrEqual(t, campaign.Choices(file.Spec.Decisions), 15, "shrunk choices")
 	code1, replay1 := runBinary(t, binary, "replay", replayLine[1])
 	code2, replay2 := runBinary(t, binary, "replay", replayLine[1])
 	require.Equal(t, campaign.ExitViolation, code1, replay1)
