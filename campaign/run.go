@@ -95,7 +95,7 @@ func ParseFaultSetting(text string) (FaultSetting, error) {
 // run's own decisions.
 const swarmSalt = 0x5eed_fa17_5eed_fa17
 
-// SpecFor returns the Spec of seed index-independent seed for an engine:
+// SpecFor returns the Spec of one seed of an engine (not of an index):
 // every knob is a function of (options, engine, seed), so `leasesim replay
 // SEED` with the same flags reruns it.
 func (o Options) SpecFor(engine string, seed uint64) (Spec, error) {

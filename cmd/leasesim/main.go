@@ -162,21 +162,35 @@ func parseFlags(set *flag.FlagSet, args []string) (int, bool) {
 	return 0, true
 }
 
+// runFlags are run's own flags beyond the spec knobs.
+type runFlags struct {
+	seeds, workers, determinism, shrinkRuns, shrinkMax int
+	duration, shrinkTime                               time.Duration
+	baseSeed                                           uint64
+	shard, out                                         string
+	json                                               bool
+}
+
+func (f *runFlags) register(set *flag.FlagSet) {
+	set.IntVar(&f.seeds, "seeds", 0, "number of seed indices (each runs every engine); 0 with --duration: until time is up")
+	set.DurationVar(&f.duration, "duration", 0, "time budget (e.g. 10m); the campaign stops at --seeds or --duration, whichever first")
+	set.Uint64Var(&f.baseSeed, "base-seed", 1, "index i runs seed base-seed+i")
+	set.StringVar(&f.shard, "shard", "0/1", "run shard i of n: the indices with index % n == i")
+	set.IntVar(&f.workers, "workers", 0, "parallel runs (0: every core)")
+	set.IntVar(&f.determinism, "determinism-sample", 100, "run every K-th index twice and compare hash streams (0: never)")
+	set.BoolVar(&f.json, "json", false, "print the mergeable JSON report instead of the summary")
+	set.StringVar(&f.out, "out", "testdata/seeds", "directory for shrunk seed files (<out>/<engine>/<name>.seed)")
+	set.IntVar(&f.shrinkRuns, "shrink-runs", campaign.ShrinkRunsDefault, "run budget of each shrink")
+	set.IntVar(&f.shrinkMax, "shrink-max", 3, "shrink at most this many distinct failures (0: none)")
+	set.DurationVar(&f.shrinkTime, "shrink-time", 20*time.Second, "time limit of each shrink (0: only --shrink-runs); 'leasesim shrink FILE' goes on")
+}
+
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	set := newFlagSet("run", "run [flags]", stderr)
 	var spec specFlags
 	spec.register(set, "all")
-	seeds := set.Int("seeds", 0, "number of seed indices (each runs every engine); 0 with --duration: until time is up")
-	duration := set.Duration("duration", 0, "time budget (e.g. 10m); the campaign stops at --seeds or --duration, whichever first")
-	baseSeed := set.Uint64("base-seed", 1, "index i runs seed base-seed+i")
-	shard := set.String("shard", "0/1", "run shard i of n: the indices with index % n == i")
-	workers := set.Int("workers", 0, "parallel runs (0: every core)")
-	determinism := set.Int("determinism-sample", 100, "run every K-th index twice and compare hash streams (0: never)")
-	jsonOutput := set.Bool("json", false, "print the mergeable JSON report instead of the summary")
-	out := set.String("out", "testdata/seeds", "directory for shrunk seed files (<out>/<engine>/<name>.seed)")
-	shrinkRuns := set.Int("shrink-runs", campaign.ShrinkRunsDefault, "run budget of each shrink")
-	shrinkMax := set.Int("shrink-max", 3, "shrink at most this many distinct failures (0: none)")
-	shrinkTime := set.Duration("shrink-time", 20*time.Second, "time limit of each shrink (0: only --shrink-runs); 'leasesim shrink FILE' goes on")
+	var flags runFlags
+	flags.register(set)
 	if code, ok := parseFlags(set, args); !ok {
 		return code
 	}
@@ -188,14 +202,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if *seeds == 0 && *duration == 0 {
-		*seeds = 1000
+	if flags.seeds == 0 && flags.duration == 0 {
+		flags.seeds = 1000
 	}
-	o.Seeds, o.Duration, o.BaseSeed, o.Workers, o.DeterminismSample = *seeds, *duration, *baseSeed, *workers, *determinism
-	if o.Shard, o.Shards, err = parseShard(*shard); err != nil {
+	o.Seeds, o.Duration, o.BaseSeed, o.Workers, o.DeterminismSample = flags.seeds, flags.duration, flags.baseSeed,
+		flags.workers, flags.determinism
+	if o.Shard, o.Shards, err = parseShard(flags.shard); err != nil {
 		return fail(stderr, err)
 	}
-	progress := isTerminal(stdout) && !*jsonOutput
+	progress := isTerminal(stdout) && !flags.json
 	if progress {
 		o.Progress = func(p campaign.Progress) { writeProgress(stdout, p, o.Seeds*len(o.Engines)/o.Shards) }
 	}
@@ -208,15 +223,21 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if progress {
 		fmt.Fprint(stdout, "\r\033[K")
 	}
+	return finishRun(report, o, &flags, stdout, stderr)
+}
+
+// finishRun shrinks the failures, prints the report and returns the exit
+// code; the summary's last line is the paste-ready replay command.
+func finishRun(report *campaign.Report, o campaign.Options, flags *runFlags, stdout, stderr io.Writer) int {
 	var errs []error
-	if *shrinkMax > 0 && len(report.Failures) > 0 {
-		if !*jsonOutput {
-			fmt.Fprintf(stdout, "shrinking %d distinct failure(s)...\n", min(*shrinkMax, len(report.FirstFailures())))
+	if flags.shrinkMax > 0 && len(report.Failures) > 0 {
+		if !flags.json {
+			fmt.Fprintf(stdout, "shrinking %d distinct failure(s)...\n", min(flags.shrinkMax, len(report.FirstFailures())))
 		}
-		errs = campaign.ShrinkFailures(report, o, *out, *shrinkMax,
-			campaign.ShrinkOptions{RunsMax: *shrinkRuns, Time: *shrinkTime}, campaign.DefaultReplayCommand)
+		errs = campaign.ShrinkFailures(report, o, flags.out, flags.shrinkMax,
+			campaign.ShrinkOptions{RunsMax: flags.shrinkRuns, Time: flags.shrinkTime}, campaign.DefaultReplayCommand)
 	}
-	if *jsonOutput {
+	if flags.json {
 		if err := report.WriteJSON(stdout); err != nil {
 			return fail(stderr, err)
 		}
