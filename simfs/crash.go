@@ -15,7 +15,8 @@ const (
 	// CrashProcess: every process dies but the kernel keeps everything; the
 	// volatile state becomes the durable state. No choices are drawn.
 	CrashProcess CrashMode = iota
-	// CrashSyncedOnly: only what fsync made durable survives. No choices.
+	// CrashSyncedOnly: only what fsync made durable survives, with what it
+	// depends on (the dependency rule in CRASHMODEL.md). No choices.
 	CrashSyncedOnly
 	// CrashMetadataPrefix: the ext4-ordered journaling profile. Everything
 	// up to the last fsync survives (ext4 commits the whole journal), plus a
@@ -23,8 +24,9 @@ const (
 	// synced or its volatile data (chosen).
 	CrashMetadataPrefix
 	// CrashRandomSubset: the strictest POSIX profile. Any subset of the
-	// pending directory effects survives (each chosen on its own, applied in
-	// log order); each unsynced file keeps its synced or volatile data.
+	// pending directory effects survives (each chosen on its own, closed
+	// under the dependency rule of CRASHMODEL.md, applied in log order);
+	// each unsynced file keeps its synced or volatile data.
 	CrashRandomSubset
 	// CrashTornData: metadata as CrashMetadataPrefix; the data of each
 	// unsynced file is its synced data overwritten by a chosen prefix of its
@@ -85,6 +87,19 @@ type crashState struct {
 	// (copied on first write from its synced entries).
 	dirs  map[*inode]map[string]*inode
 	modes map[*inode]fs.FileMode
+	// applied marks, per log operation and effect, the pending effects the
+	// post-crash state applies: the chosen ones plus those a durable later
+	// state depends on (forceRemovals).
+	applied [][2]bool
+	// removals lists, per inode, the pending effects that removed one of
+	// its names (built on the first inode-number collision).
+	removals map[*inode][]effectRef
+}
+
+// effectRef names one effect: f.log[op].effs[k].
+type effectRef struct {
+	op int
+	k  uint8
 }
 
 // entriesOf returns d's post-crash entries, read-only.
@@ -141,45 +156,146 @@ func (c *crashState) apply(e *effect) {
 	}
 }
 
-// applyLog chooses which pending effects survive, by mode.
+// applyLog chooses which pending effects survive, by mode, and replays them.
+// Every metadata choice is drawn here, in log order, before any effect is
+// forced (forceRemovals), so forcing never changes what is drawn.
 func (c *crashState) applyLog() {
 	log := c.f.log
+	c.applied = make([][2]bool, len(log))
 	switch c.mode {
 	case CrashSyncedOnly:
-		return
 	case CrashMetadataPrefix, CrashTornData:
-		var pending []*logOp
+		pending, committed := 0, 0
 		for i := range log {
 			if !log[i].allDone() {
-				pending = append(pending, &log[i])
+				pending++
+				if log[i].seq <= c.f.seqCommitted {
+					committed = pending
+				}
 			}
 		}
-		committed := 0
-		for committed < len(pending) && pending[committed].seq <= c.f.seqCommitted {
-			committed++
-		}
-		keep := committed + c.choose.Intn(len(pending)-committed+1)
-		for _, op := range pending[:keep] {
-			c.applyOp(op)
+		keep := committed + c.choose.Intn(pending-committed+1)
+		for i := 0; i < len(log) && keep > 0; i++ {
+			if !log[i].allDone() {
+				keep--
+				if keep == 0 {
+					c.applyThrough(i)
+				}
+			}
 		}
 	case CrashRandomSubset:
 		for i := range log {
 			op := &log[i]
 			for k := uint8(0); k < op.n; k++ {
-				if e := &op.effs[k]; !e.done && c.choose.Intn(2) == 1 {
-					c.apply(e)
+				if !op.effs[k].done && c.choose.Intn(2) == 1 {
+					c.applied[i][k] = true
 				}
+			}
+		}
+	}
+	c.replay()
+}
+
+// applyThrough marks applied every pending effect of log operations 0..i:
+// a prefix of the journal, as the ordered modes keep it.
+func (c *crashState) applyThrough(i int) {
+	for j := 0; j <= i; j++ {
+		op := &c.f.log[j]
+		for k := uint8(0); k < op.n; k++ {
+			if !op.effs[k].done {
+				c.applied[j][k] = true
 			}
 		}
 	}
 }
 
-func (c *crashState) applyOp(op *logOp) {
-	for k := uint8(0); k < op.n; k++ {
-		if e := &op.effs[k]; !e.done {
-			c.apply(e)
+// replay rebuilds the post-crash entries and modes from the synced state and
+// the applied effects, in log order.
+func (c *crashState) replay() {
+	clear(c.dirs)
+	c.modes = nil
+	log := c.f.log
+	for i := range log {
+		op := &log[i]
+		for k := uint8(0); k < op.n; k++ {
+			if !c.applied[i][k] {
+				continue
+			}
+			if op.effs[k].done {
+				panic("simfs: crash applies an effect that is already durable")
+			}
+			c.apply(&op.effs[k])
 		}
 	}
+}
+
+// indexRemovals lists, per inode, the pending effects that removed one of
+// its names in the volatile history: replaying each directory's pending
+// effects in log order over its synced entries (all of a directory's
+// durable effects precede its pending ones), an effect removes the inode
+// its name held before (unless it names the same inode again) and, for a
+// same-directory rename, the inode its old name held.
+func (c *crashState) indexRemovals() {
+	c.removals = map[*inode][]effectRef{}
+	shadows := map[*inode]map[string]*inode{}
+	log := c.f.log
+	for i := range log {
+		op := &log[i]
+		for k := uint8(0); k < op.n; k++ {
+			e := &op.effs[k]
+			if e.done || e.dir == nil {
+				continue
+			}
+			m, ok := shadows[e.dir]
+			if !ok {
+				m = make(map[string]*inode, len(e.dir.syncedEntries)+1)
+				for name, child := range e.dir.syncedEntries {
+					m[name] = child
+				}
+				shadows[e.dir] = m
+			}
+			ref := effectRef{op: i, k: k}
+			if e.del != "" {
+				if moved := m[e.del]; moved != nil {
+					c.removals[moved] = append(c.removals[moved], ref)
+				}
+				delete(m, e.del)
+			}
+			if old := m[e.name]; old != nil && old != e.node {
+				c.removals[old] = append(c.removals[old], ref)
+			}
+			if e.node == nil {
+				delete(m, e.name)
+			} else {
+				m[e.name] = e.node
+			}
+		}
+	}
+}
+
+// forceRemovals applies every pending effect that removed a name of freed:
+// a surviving inode carries freed's number, so freed's number was freed on
+// disk first, so its link count reached zero on disk, so every removal of
+// its names is durable too (with, in the ordered modes, the journal before
+// it). It reports whether anything new was applied.
+func (c *crashState) forceRemovals(freed *inode) bool {
+	if c.removals == nil {
+		c.indexRemovals()
+	}
+	forced := false
+	for _, ref := range c.removals[freed] {
+		if c.applied[ref.op][ref.k] {
+			continue
+		}
+		forced = true
+		switch c.mode {
+		case CrashMetadataPrefix, CrashTornData:
+			c.applyThrough(ref.op)
+		default:
+			c.applied[ref.op][ref.k] = true
+		}
+	}
+	return forced
 }
 
 // edge is one surviving name.
@@ -189,42 +305,36 @@ type edge struct {
 }
 
 // reachable walks the post-crash tree from the root in sorted name order and
-// returns, per surviving inode, its names. Two physical rules prune it:
-// a directory reached under a second name keeps only the first (fsck's
-// choice); and when two inodes share an inode number, the number must have
-// been freed before it was reused, so the older inode (earlier birth) loses
-// its names. Pruning can change what is reachable, so the walk repeats until
-// stable (at most once per inode).
+// returns, per surviving inode, its names. A directory reached under a
+// second name keeps only the first (fsck's choice). When two reached inodes
+// share an inode number, the number must have been freed before it was
+// reused: the older inode (earlier birth) was freed, and every effect that
+// removed its names is forced (forceRemovals). Forcing changes the tree, so
+// the walk starts again after each collision until no number is shared;
+// each round forces at least one more effect, so it ends.
 func (c *crashState) reachable() map[*inode][]edge {
-	excluded := map[*inode]bool{}
 	for rounds := 0; ; rounds++ {
-		if rounds > 1<<20 {
+		if rounds > 2*len(c.f.log)+1 {
 			panic("simfs: crash reachability does not converge")
 		}
 		reach := map[*inode][]edge{c.f.root: nil}
 		byIno := map[uint64]*inode{c.f.root.ino: c.f.root}
 		collided := false
 		queue := []*inode{c.f.root}
+	walk:
 		for len(queue) > 0 {
 			d := queue[0]
 			queue = queue[1:]
 			entries := c.entriesOf(d)
 			for _, name := range sortedNames(entries) {
 				child := entries[name]
-				if excluded[child] {
-					continue
-				}
 				if _, seen := reach[child]; seen && child.isDir() {
 					continue
 				}
 				if other, ok := byIno[child.ino]; ok && other != child {
 					collided = true
-					if other.birth < child.birth {
-						excluded[other] = true
-					} else {
-						excluded[child] = true
-					}
-					continue
+					c.forceOlder(other, child)
+					break walk // replay with the forced effects, walk again
 				}
 				byIno[child.ino] = child
 				_, seen := reach[child]
@@ -237,6 +347,24 @@ func (c *crashState) reachable() map[*inode][]edge {
 		if !collided {
 			return reach
 		}
+		c.replay()
+	}
+}
+
+// forceOlder forces the removals of the older of two inodes that share a
+// number. The volatile tree never shares a number, and the older inode was
+// freed only after its last name was removed by a logged effect, so a
+// collision with nothing left to force is a broken invariant.
+func (c *crashState) forceOlder(a, b *inode) {
+	if c.mode == CrashProcess {
+		panic("simfs: two live inodes share an inode number")
+	}
+	older := a
+	if b.birth < a.birth {
+		older = b
+	}
+	if !c.forceRemovals(older) {
+		panic("simfs: a reused inode number's old owner has no pending removal to force")
 	}
 }
 

@@ -306,6 +306,123 @@ var crashCases = []crashCase{
 		},
 	},
 	{
+		// The lease campaign's finding: the rename frees the old inode, /e/b
+		// reuses its number durably, so the free, hence the (atomic) rename,
+		// is durable: /d/a is the new file in every mode, never missing.
+		name: "a rename over a file whose number is reused is durable with the reuse",
+		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
+			writeFile(t, v, "/d/a", "old", true)
+			syncDir(t, v, "/d")
+			old, _ := v.Stat("/d/a")
+			writeFile(t, v, "/d/tmp", "new", true)
+			must(t, v.Rename("/d/tmp", "/d/a"))
+			writeFile(t, v, "/e/b", "x", true)
+			syncDir(t, v, "/e")
+			mustReuse(t, v, old, "/e/b")
+		},
+		want: map[simfs.CrashMode][]string{
+			simfs.CrashProcess:        {`/d/ /d/a="new" /e/ /e/b="x"`},
+			simfs.CrashSyncedOnly:     {`/d/ /d/a="new" /e/ /e/b="x"`},
+			simfs.CrashMetadataPrefix: {`/d/ /d/a="new" /e/ /e/b="x"`},
+			simfs.CrashRandomSubset:   {`/d/ /d/a="new" /e/ /e/b="x"`},
+			simfs.CrashTornData:       {`/d/ /d/a="new" /e/ /e/b="x"`},
+		},
+	},
+	{
+		// Without the reuse the same rename may roll back (see "rename
+		// without a dir fsync can roll back"); an unsynced /e/b proves
+		// nothing, so both outcomes stay, each with or without /e/b.
+		name: "a rename over a file whose number is reused undurably can roll back",
+		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
+			writeFile(t, v, "/d/a", "old", true)
+			syncDir(t, v, "/d")
+			old, _ := v.Stat("/d/a")
+			writeFile(t, v, "/d/tmp", "new", true)
+			must(t, v.Rename("/d/tmp", "/d/a"))
+			writeFile(t, v, "/e/b", "x", false)
+			mustReuse(t, v, old, "/e/b")
+		},
+		want: map[simfs.CrashMode][]string{
+			simfs.CrashSyncedOnly: {`/d/ /d/a="old" /e/`},
+			simfs.CrashRandomSubset: {
+				`/d/ /d/a="old" /e/`, `/d/ /d/a="old" /d/tmp="new" /e/`, `/d/ /d/a="new" /e/`,
+				`/d/ /d/a="new" /e/ /e/b=""`, `/d/ /d/a="new" /e/ /e/b="x"`,
+			},
+		},
+	},
+	{
+		// A cross-directory rename over /e/a frees its inode; /d/b reuses
+		// the number and /d is synced (the source name's removal too), so
+		// the target effect in /e is forced: /e/a is the moved file.
+		name: "a cross-directory rename over a file whose number is reused keeps the target",
+		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
+			writeFile(t, v, "/e/a", "old", true)
+			syncDir(t, v, "/e")
+			old, _ := v.Stat("/e/a")
+			writeFile(t, v, "/d/src", "new", true)
+			syncDir(t, v, "/d")
+			must(t, v.Rename("/d/src", "/e/a"))
+			writeFile(t, v, "/d/b", "x", true)
+			syncDir(t, v, "/d")
+			mustReuse(t, v, old, "/d/b")
+		},
+		want: map[simfs.CrashMode][]string{
+			simfs.CrashSyncedOnly:     {`/d/ /d/b="x" /e/ /e/a="new"`},
+			simfs.CrashMetadataPrefix: {`/d/ /d/b="x" /e/ /e/a="new"`},
+			simfs.CrashRandomSubset:   {`/d/ /d/b="x" /e/ /e/a="new"`},
+			simfs.CrashTornData:       {`/d/ /d/b="x" /e/ /e/a="new"`},
+		},
+	},
+	{
+		// A chain: the rename t -> a frees a's inode A, the removal of a
+		// then frees t's inode T; /e/x reuses A and /e/y reuses T. Forcing
+		// the rename (for A) brings T back under a, whose removal is then
+		// forced (for T): neither old name survives, in any mode.
+		name: "removals forced by a reused number are forced transitively",
+		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
+			writeFile(t, v, "/d/a", "old", true)
+			writeFile(t, v, "/d/t", "mid", true)
+			syncDir(t, v, "/d")
+			oldA, _ := v.Stat("/d/a")
+			oldT, _ := v.Stat("/d/t")
+			must(t, v.Rename("/d/t", "/d/a"))
+			must(t, v.Remove("/d/a"))
+			writeFile(t, v, "/e/x", "x", true)
+			writeFile(t, v, "/e/y", "y", true)
+			syncDir(t, v, "/e")
+			mustReuse(t, v, oldA, "/e/x")
+			mustReuse(t, v, oldT, "/e/y")
+		},
+		want: map[simfs.CrashMode][]string{
+			simfs.CrashSyncedOnly:     {`/d/ /e/ /e/x="x" /e/y="y"`},
+			simfs.CrashMetadataPrefix: {`/d/ /e/ /e/x="x" /e/y="y"`},
+			simfs.CrashRandomSubset:   {`/d/ /e/ /e/x="x" /e/y="y"`},
+			simfs.CrashTornData:       {`/d/ /e/ /e/x="x" /e/y="y"`},
+		},
+	},
+	{
+		// The freed inode was renamed (same directory) before its removal:
+		// the rename's removal of its old name is forced as well as the
+		// removal of its new name.
+		name: "a reused number forces the removal of a renamed file's old name",
+		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
+			writeFile(t, v, "/d/a", "old", true)
+			syncDir(t, v, "/d")
+			old, _ := v.Stat("/d/a")
+			must(t, v.Rename("/d/a", "/d/b"))
+			must(t, v.Remove("/d/b"))
+			writeFile(t, v, "/e/c", "x", true)
+			syncDir(t, v, "/e")
+			mustReuse(t, v, old, "/e/c")
+		},
+		want: map[simfs.CrashMode][]string{
+			simfs.CrashSyncedOnly:     {`/d/ /e/ /e/c="x"`},
+			simfs.CrashMetadataPrefix: {`/d/ /e/ /e/c="x"`},
+			simfs.CrashRandomSubset:   {`/d/ /e/ /e/c="x"`},
+			simfs.CrashTornData:       {`/d/ /e/ /e/c="x"`},
+		},
+	},
+	{
 		name: "synced state survives later pending work",
 		setup: func(t *testing.T, f *simfs.FS, v lease.FS) {
 			writeFile(t, v, "/d/keep", "k", true)
@@ -443,6 +560,16 @@ func TestTornDataSectors(t *testing.T) {
 		if !got[s] {
 			t.Errorf("legal torn outcome never reached (len %d)", len(s))
 		}
+	}
+}
+
+// mustReuse fails the setup unless the file at p carries old's inode number.
+func mustReuse(t *testing.T, v lease.FS, old lease.FileInfo, p string) {
+	t.Helper()
+	info, err := v.Lstat(p)
+	must(t, err)
+	if info.Ino != old.Ino {
+		t.Fatalf("setup: %s is inode %d, not the reused number %d", p, info.Ino, old.Ino)
 	}
 }
 

@@ -24,22 +24,29 @@ type durabilityModel struct {
 	identity     map[int]lease.FileIdentity
 	entryDurable map[string]bool // path -> its current presence/absence is durable
 	dataDurable  map[int]bool
-	nextID       int
+	// present is the set of paths that were present when their directory
+	// was last fsynced and since were only ever replaced (written, or the
+	// target of a rename), never removed or renamed away: an atomic
+	// replace leaves the old or the new file, so they survive every crash.
+	present map[string]bool
+	nextID  int
 }
 
 func (m *durabilityModel) touch(p string) { m.entryDurable[p] = false }
 
 // TestCrashGuarantees runs random operations, then a power loss of a random
 // mode with rapid-drawn choices, and checks that everything POSIX
-// guarantees survived exactly, with the same identity, and that the
-// post-crash tree is self-consistent.
+// guarantees survived exactly, with the same identity, that a durable name
+// only ever replaced atomically since is never lost (even when the replaced
+// inode's number was reused), and that the post-crash tree is
+// self-consistent.
 func TestCrashGuarantees(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		f := newTestFS()
 		v := f.View(0)
 		m := &durabilityModel{names: map[string]int{}, data: map[int]string{},
 			identity: map[int]lease.FileIdentity{}, entryDurable: map[string]bool{},
-			dataDurable: map[int]bool{}}
+			dataDurable: map[int]bool{}, present: map[string]bool{}}
 		paths := []string{"/d/a", "/d/b", "/e/a", "/e/b"}
 		for _, p := range paths {
 			m.entryDurable[p] = true // absent, durably
@@ -74,6 +81,7 @@ func TestCrashGuarantees(t *testing.T) {
 					delete(m.names, from)
 					m.touch(from)
 					m.touch(to)
+					delete(m.present, from)
 				}
 			case 2: // link
 				from, to := genPath.Draw(t, "from"), genPath.Draw(t, "to")
@@ -86,6 +94,7 @@ func TestCrashGuarantees(t *testing.T) {
 				if v.Remove(p) == nil {
 					delete(m.names, p)
 					m.touch(p)
+					delete(m.present, p)
 				}
 			case 4, 5: // fsync a directory
 				dir := rapid.SampledFrom([]string{"/d", "/e"}).Draw(t, "dir")
@@ -93,6 +102,9 @@ func TestCrashGuarantees(t *testing.T) {
 				for _, p := range paths {
 					if path.Dir(p) == dir {
 						m.entryDurable[p] = true
+						if _, ok := m.names[p]; ok {
+							m.present[p] = true
+						}
 					}
 				}
 			}
@@ -105,6 +117,9 @@ func TestCrashGuarantees(t *testing.T) {
 		v = f.View(0)
 		for _, p := range paths {
 			info, err := v.Lstat(p)
+			if err != nil && m.present[p] {
+				t.Fatalf("%s: durably present and only replaced since, lost: %v", p, err)
+			}
 			id, inModel := m.names[p]
 			if mode != simfs.CrashProcess && !m.entryDurable[p] {
 				continue
