@@ -183,6 +183,18 @@ type AdmissionCorruption struct{}
 // AdmissionClear is the environment event "an operator removed active.json".
 type AdmissionClear struct{}
 
+// AdmissionLegacy is the environment event "active.json holds a seed-era
+// (legacy) record whose owner is dead, written on Host in its current boot"
+// (a simulator's setup). Phase gives its meaning: PhaseCleanupUnsafe for a
+// schema-1 record (its detached helper may outlive the owner: recoverable
+// only once Host reboots), PhaseParentOwned for a schema-2 parent-owned
+// record (recoverable at once). The claim ID and revision are unknown: no
+// caller holds the record, so no compare-and-swap of it can succeed.
+type AdmissionLegacy struct {
+	Host  string
+	Phase AdmissionPhase
+}
+
 type admissionSlot uint8
 
 const (
@@ -290,6 +302,8 @@ func admissionStep(state, input, output any) []any {
 		return []any{admissionState{slot: slotCorrupt}}
 	case AdmissionClear:
 		return []any{admissionState{}}
+	case AdmissionLegacy:
+		return []any{admissionState{slot: slotClaimed, phase: in.Phase, ownerHost: in.Host}}
 	}
 	panic(fmt.Sprintf("models: admission model got input %T", input))
 }
@@ -432,6 +446,8 @@ func ValidateAdmissionHistory(ops []porcupine.Operation) error {
 			return procOp{rebootHost: in.Host}, in.Host != ""
 		case PIDReuse, AdmissionCorruption, AdmissionClear:
 			return procOp{}, true
+		case AdmissionLegacy:
+			return procOp{}, in.Host != "" && (in.Phase == PhaseCleanupUnsafe || in.Phase == PhaseParentOwned)
 		}
 		return procOp{}, false
 	})
@@ -464,6 +480,8 @@ func DescribeAdmissionOperation(input, output any) string {
 		return "Corruption(active.json)"
 	case AdmissionClear:
 		return "OperatorClear(active.json)"
+	case AdmissionLegacy:
+		return escape(fmt.Sprintf("Legacy(active.json, %s, written on %s)", in.Phase, in.Host))
 	default:
 		call = fmt.Sprintf("%T", input)
 	}

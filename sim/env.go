@@ -110,6 +110,7 @@ func (f *procFS) Rename(oldpath, newpath string) error {
 	f.p.point(opRename, oldpath)
 	err := f.p.view.Rename(oldpath, newpath)
 	f.p.result = resultCode(err)
+	f.p.noteRename(oldpath, newpath, err)
 	return err
 }
 
@@ -117,6 +118,7 @@ func (f *procFS) RenameNoReplace(oldpath, newpath string) error {
 	f.p.point(opRenameNoReplace, oldpath)
 	err := f.p.view.RenameNoReplace(oldpath, newpath)
 	f.p.result = resultCode(err)
+	f.p.noteRename(oldpath, newpath, err)
 	return err
 }
 
@@ -203,6 +205,7 @@ func (f *procFile) Sync() error {
 	f.p.point(opFileSync, f.inner.Name())
 	err := f.inner.Sync()
 	f.p.result = resultCode(err)
+	f.p.world.noteSync(f.inner.Name(), err)
 	return err
 }
 

@@ -67,6 +67,10 @@ type Proc struct {
 	panicked   any
 	panicStack []byte
 
+	// renamedInto lists the directories this process renamed into that no
+	// process has fsynced since (the crash-between-rename-and-dir-fsync probe).
+	renamedInto []string
+
 	fsWrapper        procFS
 	clockWrapper     procClock
 	inspectorWrapper procInspector
@@ -270,6 +274,7 @@ func (w *World) kill(p *Proc, reason ExitReason) {
 	if p.status != procLive {
 		panic(fmt.Sprintf("sim: kill of dead process %s", p.name))
 	}
+	w.noteRenameCrash(p)
 	p.status = procDead
 	p.stop()
 	w.retire(p, reason)

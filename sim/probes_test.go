@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// engineCampaign is one engine's campaign as the tests run it: a Setup per
+// seed and the history check.
+type engineCampaign struct {
+	name  string
+	setup func() func(w *World) error
+	check func(history []Operation) error
+}
+
+var engineCampaigns = map[string]engineCampaign{
+	"lease": {name: "lease", setup: func() func(w *World) error { return LeaseWorkload(leaseCampaignOptions) },
+		check: CheckLeaseHistory},
+	"admission": {name: "admission", setup: func() func(w *World) error { return AdmissionWorkload(AdmissionOptions{}) },
+		check: CheckAdmissionHistory},
+}
+
+// engineCampaignSeeds is the must-show budget per engine.
+const engineCampaignSeeds = 2000
+
+// campaignSeeds returns the seed count: LEASEKIT_SEEDS, else the full
+// budget under CI (or LEASEKIT_LONG=1), else full or short as asked.
+func campaignSeeds(t *testing.T, full, short int) int {
+	if value := os.Getenv("LEASEKIT_SEEDS"); value != "" {
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 {
+			t.Fatalf("LEASEKIT_SEEDS=%q is not a positive count", value)
+		}
+		return n
+	}
+	if testing.Short() && os.Getenv("CI") == "" {
+		t.Logf("-short: running %d seeds instead of %d", short, full)
+		return short
+	}
+	return full
+}
+
+// engineSeed runs one seed of an engine's campaign with every fault on and
+// checks its history; it returns the result and a finding ("" if none).
+func engineSeed(c engineCampaign, seed uint64, twice bool) (Result, string, string) {
+	plan := LeaseCampaignPlan(seed ^ hashString(c.name))
+	cfg := Config{Seed: seed, Faults: &plan, Setup: c.setup()}
+	var r Result
+	if twice {
+		r = RunTwice(cfg)
+	} else {
+		r = Run(cfg)
+	}
+	if r.Outcome != OutcomeOK {
+		return r, r.Outcome.String(), r.Message
+	}
+	if err := c.check(r.History); err != nil {
+		if errors.Is(err, ErrCheckTimeout) {
+			return r, "unknown", err.Error()
+		}
+		return r, "history", err.Error()
+	}
+	return r, "", ""
+}
+
+// campaignStats is what a campaign run measured.
+type campaignStats struct {
+	seeds   int
+	elapsed time.Duration
+	probes  map[string]int
+	found   string // first finding, as "seed=N class=C message=M"
+}
+
+// runEngineCampaign runs seeds seeds; with stopAt set it stops at the first
+// finding of that class whose message contains want.
+func runEngineCampaign(t *testing.T, c engineCampaign, seeds int, expect bool, wantClass, want string) campaignStats {
+	stats := campaignStats{probes: map[string]int{}}
+	start := time.Now()
+	failures := 0
+	for i := 0; i < seeds; i++ {
+		seed := uint64(i + 1)
+		r, class, message := engineSeed(c, seed, !expect && i%200 == 0)
+		stats.seeds++
+		for name, count := range r.Probes {
+			stats.probes[name] += count
+		}
+		if class == "" {
+			continue
+		}
+		finding := fmt.Sprintf("seed=%d class=%s message=%q", seed, class, message)
+		if expect {
+			if (wantClass == "" || class == wantClass) && strings.Contains(message, want) {
+				stats.found = finding
+				break
+			}
+			continue
+		}
+		failures++
+		if failures <= 5 {
+			t.Errorf("%s finding %s\nreplay: LEASEKIT_SEEDS=%d", c.name, finding, seed)
+		}
+	}
+	stats.elapsed = time.Since(start)
+	return stats
+}
+
+func probeLines(probes map[string]int) string {
+	lines := make([]string, 0, len(probes))
+	for name, count := range probes {
+		lines = append(lines, fmt.Sprintf("%s=%d", name, count))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, " ")
+}
+
+// testEngineCampaign is TestAdmissionCampaign and TestDirleaseCampaign: the
+// clean engine passes every seed with every fault on and fires every
+// declared probe; with LEASEKIT_EXPECT_VIOLATION=1 (a mutant overlaid) it
+// must find the expected finding instead, printed on an ENGINE-FINDING line.
+func testEngineCampaign(t *testing.T, name string) {
+	c := engineCampaigns[name]
+	seeds := campaignSeeds(t, engineCampaignSeeds, engineCampaignSeeds/10)
+	if os.Getenv("LEASEKIT_EXPECT_VIOLATION") == "1" {
+		stats := runEngineCampaign(t, c, seeds, true, os.Getenv("LEASEKIT_EXPECT_CLASS"), os.Getenv("LEASEKIT_EXPECT_MESSAGE"))
+		if stats.found == "" {
+			t.Fatalf("ENGINE-NOT-FOUND in %d seeds", seeds)
+		}
+		fmt.Printf("ENGINE-FINDING %s after %d seeds\n", stats.found, stats.seeds)
+		return
+	}
+	stats := runEngineCampaign(t, c, seeds, false, "", "")
+	t.Logf("%s: %d seeds in %v: %.0f seeds/s", name, seeds, stats.elapsed.Round(time.Millisecond),
+		float64(seeds)/stats.elapsed.Seconds())
+	t.Logf("probes: %s", probeLines(stats.probes))
+	if seeds >= engineCampaignSeeds {
+		if missing := MissingProbes(name, stats.probes); len(missing) > 0 {
+			t.Errorf("%s: declared probes never fired in %d seeds: %v", name, seeds, missing)
+		}
+	}
+}
+
+func TestAdmissionCampaign(t *testing.T) { testEngineCampaign(t, "admission") }
