@@ -31,14 +31,18 @@ type Config struct {
 	IDs       lease.IDSource
 }
 
-func (c Config) env() statecas.Env {
-	return statecas.Env{FS: c.FS, IDs: c.IDs, Inspector: c.Inspector}
+// env is the statecas environment of a caller running as uid: every state
+// file it reads must belong to uid.
+func (c Config) env(uid uint32) statecas.Env {
+	return statecas.Env{FS: c.FS, IDs: c.IDs, Inspector: c.Inspector, UID: uid}
 }
 
 // Admission is a held export admission: the handle of the controller that
 // acquired it. It is not safe for concurrent use.
 type Admission struct {
-	config   Config
+	config Config
+	// uid is the acquirer's uid: the admission file must stay its.
+	uid      uint32
 	path     string
 	claim    Claim
 	sha      string
@@ -63,8 +67,8 @@ type snapshot struct {
 	sha   string
 }
 
-func readAdmission(config Config, file string) (*snapshot, error) {
-	content, present, err := statecas.ReadIfPresent(config.env(), file, RecordBytesMax)
+func readAdmission(config Config, uid uint32, file string) (*snapshot, error) {
+	content, present, err := statecas.ReadIfPresent(config.env(uid), file, RecordBytesMax)
 	if err != nil {
 		if statecas.KindOf(err) == statecas.ErrBound {
 			return nil, fail(ErrCorrupt, file, "export admission exceeds its size bound", err)
@@ -89,7 +93,7 @@ func Inspect(config Config) (*Claim, Disposition, error) {
 		return nil, "", err
 	}
 	file := path.Join(append([]string{config.StateHome}, append(RootDir, FileName)...)...)
-	observed, err := readAdmission(config, file)
+	observed, err := readAdmission(config, uint32(current.UID), file)
 	if err != nil || observed == nil {
 		return nil, "", err
 	}
@@ -124,7 +128,7 @@ func Acquire(config Config) (*Admission, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := statecas.EnsurePrivateDir(config.env(), uint32(current.UID), config.StateHome, RootDir...)
+	root, err := statecas.EnsurePrivateDir(config.env(uint32(current.UID)), uint32(current.UID), config.StateHome, RootDir...)
 	if err != nil {
 		return nil, wrapUnexpected(err, config.StateHome, "export admission could not be acquired safely")
 	}
@@ -143,7 +147,7 @@ func Acquire(config Config) (*Admission, error) {
 
 // acquireOnce is one attempt of Acquire; retry reports contention.
 func acquireOnce(config Config, current lease.ProcessIdentity, file string) (admission *Admission, retry bool, err error) {
-	observed, err := readAdmission(config, file)
+	observed, err := readAdmission(config, uint32(current.UID), file)
 	if err != nil {
 		return nil, false, err
 	}
@@ -154,7 +158,7 @@ func acquireOnce(config Config, current lease.ProcessIdentity, file string) (adm
 		case DispositionIndeterminate:
 			return nil, false, fail(ErrIndeterminate, file, "prior export owner cannot be inspected safely", nil)
 		}
-		removed, err := statecas.RemoveIfUnchanged(config.env(), file, observed.sha)
+		removed, err := statecas.RemoveIfUnchanged(config.env(uint32(current.UID)), file, observed.sha)
 		if errors.Is(err, statecas.ErrMutationActive) || (err == nil && !removed) {
 			return nil, true, nil
 		}
@@ -170,12 +174,12 @@ func acquireOnce(config Config, current lease.ProcessIdentity, file string) (adm
 		Revision:      config.IDs.NewID(),
 	}
 	mine := &snapshot{claim: claim, sha: statefile.SHA256Hex(claim.Bytes())}
-	created, createErr := statecas.CreateIfAbsent(config.env(), file, claim.Bytes())
+	created, createErr := statecas.CreateIfAbsent(config.env(uint32(current.UID)), file, claim.Bytes())
 	if createErr != nil {
 		// The record may be durable even though a later step (the claim
 		// release, a directory fsync) failed: if it is ours, we hold it.
-		if committed, err := readAdmission(config, file); err == nil && committed != nil && committed.sha == mine.sha {
-			return acquired(config, file, mine)
+		if committed, err := readAdmission(config, uint32(current.UID), file); err == nil && committed != nil && committed.sha == mine.sha {
+			return acquired(config, uint32(current.UID), file, mine)
 		}
 		if !errors.Is(createErr, statecas.ErrMutationActive) {
 			return nil, false, createErr
@@ -185,14 +189,14 @@ func acquireOnce(config Config, current lease.ProcessIdentity, file string) (adm
 	if !created {
 		return nil, true, nil
 	}
-	return acquired(config, file, mine)
+	return acquired(config, uint32(current.UID), file, mine)
 }
 
-func acquired(config Config, file string, mine *snapshot) (*Admission, bool, error) {
+func acquired(config Config, uid uint32, file string, mine *snapshot) (*Admission, bool, error) {
 	if !mine.claim.Current() || mine.claim.Revision == "" {
 		return nil, false, fail(ErrLegacy, file, "a legacy export admission cannot be acquired as current ownership", nil)
 	}
-	return &Admission{config: config, path: file, claim: mine.claim, sha: mine.sha}, false, nil
+	return &Admission{config: config, uid: uid, path: file, claim: mine.claim, sha: mine.sha}, false, nil
 }
 
 // BeginHelperLaunch moves parent-owned → helper-launching.
@@ -260,7 +264,7 @@ func (a *Admission) update(phase Phase, helper *statecas.Owner) error {
 		panic("admission: IDSource repeated a revision")
 	}
 	data := next.Bytes()
-	written, err := statecas.WriteIfUnchanged(a.config.env(), a.path, data, a.sha)
+	written, err := statecas.WriteIfUnchanged(a.config.env(a.uid), a.path, data, a.sha)
 	if err != nil {
 		return wrapUnexpected(err, a.path, "export admission lifecycle could not be updated safely")
 	}
@@ -281,7 +285,7 @@ func (a *Admission) Release() error {
 	if a.claim.Phase != PhaseParentOwned || a.claim.HelperOwner != nil {
 		return fail(ErrInvalidTransition, a.path, "export admission cannot release an unsettled helper lifecycle", nil)
 	}
-	removed, err := statecas.RemoveIfUnchanged(a.config.env(), a.path, a.sha)
+	removed, err := statecas.RemoveIfUnchanged(a.config.env(a.uid), a.path, a.sha)
 	if err != nil {
 		return wrapUnexpected(err, a.path, "export admission could not be released safely")
 	}

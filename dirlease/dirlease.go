@@ -33,13 +33,17 @@ type Config struct {
 	IDs       lease.IDSource
 }
 
-func (c Config) env() statecas.Env {
-	return statecas.Env{FS: c.FS, IDs: c.IDs, Inspector: c.Inspector}
+// env is the statecas environment of a caller running as uid: every claim
+// it reads must belong to uid.
+func (c Config) env(uid uint32) statecas.Env {
+	return statecas.Env{FS: c.FS, IDs: c.IDs, Inspector: c.Inspector, UID: uid}
 }
 
 // Lease is a held directory lease. It is not safe for concurrent use.
 type Lease struct {
-	config    Config
+	config Config
+	// uid is the creator's uid: the claim file must stay its.
+	uid       uint32
 	claimPath string
 	claim     Claim
 	sha       string
@@ -172,7 +176,7 @@ func Create(config Config, request CreateRequest) (*Lease, error) {
 
 func create(config Config, uid uint32, claim Claim) (*Lease, error) {
 	const message = "directory lease could not be created safely"
-	root, err := statecas.EnsurePrivateDir(config.env(), uid, config.StateHome, RootDir...)
+	root, err := statecas.EnsurePrivateDir(config.env(uid), uid, config.StateHome, RootDir...)
 	if err != nil {
 		return nil, wrapUnexpected(err, config.StateHome, message)
 	}
@@ -181,14 +185,14 @@ func create(config Config, uid uint32, claim Claim) (*Lease, error) {
 	if _, err := Parse(data, claim.ID+".json", claimPath); err != nil {
 		panic("dirlease: built a claim that does not parse: " + err.Error())
 	}
-	created, err := statecas.CreateIfAbsent(config.env(), claimPath, data)
+	created, err := statecas.CreateIfAbsent(config.env(uid), claimPath, data)
 	if err != nil {
 		return nil, wrapUnexpected(err, claimPath, message)
 	}
 	if !created {
 		return nil, fail(ErrDuplicate, claimPath, "directory lease ID was already present", nil)
 	}
-	return &Lease{config: config, claimPath: claimPath, claim: claim, sha: statefile.SHA256Hex(data)}, nil
+	return &Lease{config: config, uid: uid, claimPath: claimPath, claim: claim, sha: statefile.SHA256Hex(data)}, nil
 }
 
 // RawTransition reports whether the seed allows a raw-working lease to move
@@ -233,7 +237,7 @@ func (l *Lease) Update(phase Phase, childPID int) error {
 	next.Phase = phase
 	next.ChildOwner = child
 	data := next.Bytes()
-	written, err := statecas.WriteIfUnchanged(l.config.env(), l.claimPath, data, l.sha)
+	written, err := statecas.WriteIfUnchanged(l.config.env(l.uid), l.claimPath, data, l.sha)
 	if err != nil {
 		return wrapUnexpected(err, l.claimPath, "directory lease lifecycle could not be updated safely")
 	}
@@ -251,7 +255,7 @@ func (l *Lease) Release() error {
 	if l.released {
 		return nil
 	}
-	removed, err := statecas.RemoveIfUnchanged(l.config.env(), l.claimPath, l.sha)
+	removed, err := statecas.RemoveIfUnchanged(l.config.env(l.uid), l.claimPath, l.sha)
 	if err != nil {
 		return wrapUnexpected(err, l.claimPath, "directory lease could not be released safely")
 	}

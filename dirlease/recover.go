@@ -86,7 +86,7 @@ func Recover(config Config) (Report, error) {
 	if now < 0 || now > safeIntegerMax {
 		return Report{}, fail(ErrInvalidRequest, "", "directory recovery time is invalid", nil)
 	}
-	root, err := statecas.EnsurePrivateDir(config.env(), uid, config.StateHome, RootDir...)
+	root, err := statecas.EnsurePrivateDir(config.env(uid), uid, config.StateHome, RootDir...)
 	if err != nil {
 		return Report{}, wrapUnexpected(err, config.StateHome, message)
 	}
@@ -110,7 +110,7 @@ func Recover(config Config) (Report, error) {
 // claims), reads every claim in one bounded batch bound to the directory's
 // identity, and validates all of them.
 func readClaims(config Config, uid uint32, root string) ([]parsedClaim, error) {
-	snapshot, err := statecas.Snapshot(config.env(), uid, root,
+	snapshot, err := statecas.Snapshot(config.env(uid), uid, root,
 		statecas.SnapshotOptions{EntriesMax: ClaimsMax, RecoverOrphanedClaims: true})
 	if statecas.KindOf(err) == statecas.ErrBound {
 		return nil, fail(ErrBound, root, "directory lease collection exceeded its reviewed bound", err)
@@ -126,7 +126,7 @@ func readClaims(config Config, uid uint32, root string) ([]parsedClaim, error) {
 		}
 		names = append(names, entry.Name)
 	}
-	files, err := statecas.ReadBatch(config.env(), uid, root, names, statecas.BatchLimits{
+	files, err := statecas.ReadBatch(config.env(uid), uid, root, names, statecas.BatchLimits{
 		BytesPerFileMax: ClaimBytesMax, BytesTotalMax: ClaimBytesMax * int64(max(1, len(names))),
 	}, snapshot.Identity)
 	if statecas.KindOf(err) == statecas.ErrBound {
@@ -176,7 +176,7 @@ func recoverOne(config Config, uid uint32, parsed parsedClaim, disposition Dispo
 	}
 	// With the target absent, RemoveTree completes an interrupted
 	// identity-bound quarantine when one is present.
-	removed, err := statecas.RemoveTree(config.env(), claim.Path, claim.DirectoryIdentity.FileIdentity())
+	removed, err := statecas.RemoveTree(config.env(uid), claim.Path, claim.DirectoryIdentity.FileIdentity())
 	if statecas.KindOf(err) == statecas.ErrChanged {
 		return fail(ErrChanged, claim.Path, "directory lease target changed before recovery", err)
 	}
@@ -190,7 +190,7 @@ func recoverOne(config Config, uid uint32, parsed parsedClaim, disposition Dispo
 			return err
 		}
 	}
-	released, err := statecas.RemoveIfUnchanged(config.env(), parsed.file, parsed.sha)
+	released, err := statecas.RemoveIfUnchanged(config.env(uid), parsed.file, parsed.sha)
 	if err != nil {
 		return err
 	}

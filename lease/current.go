@@ -24,14 +24,14 @@ func (m *Manager) WithCurrentLease(ctx context.Context, generation string, fn fu
 	if generation == "" {
 		return &RequestError{"lease generation is required"}
 	}
-	c, refusal, err := m.begin(ctx)
+	c, unsafe, err := m.begin(ctx)
 	if err != nil {
 		return err
 	}
-	if !refusal.IsZero() {
-		return refusal.Err()
+	if !unsafe.IsZero() {
+		return unsafe.Err()
 	}
-	refusal, err = m.withGuard(c, func() error {
+	refusal, err := m.withGuard(c, func() error {
 		owner, fence, err := m.currentOwner(c, generation)
 		if err != nil {
 			return err

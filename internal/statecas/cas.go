@@ -73,7 +73,7 @@ func RemoveIfUnchanged(env Env, target string, expectedSHA string) (removed bool
 
 // holds reports whether target exists and its bytes hash to expectedSHA.
 func holds(env Env, target, expectedSHA string) (bool, error) {
-	content, err := statefile.ReadFile(env.FS, target, FileBytesMax)
+	content, err := statefile.ReadOwnedFile(env.FS, target, FileBytesMax, env.UID)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -84,9 +84,10 @@ func holds(env Env, target, expectedSHA string) (bool, error) {
 }
 
 // ReadIfPresent reads target, at most maxBytes, never following a symlink.
-// present is false when target does not exist.
+// present is false when target does not exist. A target of another uid than
+// env.UID is ErrUnsafe.
 func ReadIfPresent(env Env, target string, maxBytes int64) (content []byte, present bool, err error) {
-	content, err = statefile.ReadFile(env.FS, target, maxBytes)
+	content, err = statefile.ReadOwnedFile(env.FS, target, maxBytes, env.UID)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}

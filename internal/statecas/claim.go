@@ -17,6 +17,10 @@ type Env struct {
 	FS        lease.FS
 	IDs       lease.IDSource
 	Inspector lease.Inspector
+	// UID is the caller's uid (Inspector.Current().UID). Every state file
+	// and claim read must belong to it: one of another uid is refused
+	// (ErrUnsafe) and never judged, moved or removed.
+	UID uint32
 }
 
 // Mutation claim format. One claim file guards one target file; it sits
@@ -192,7 +196,7 @@ func acquireClaim(env Env, current lease.ProcessIdentity, target string) (heldCl
 // (the directory fsync) failed, so that this live process does not block
 // every later mutation of the file.
 func discardOwnClaim(env Env, claimPath string, data []byte) error {
-	content, err := statefile.ReadFile(env.FS, claimPath, claimBytesMax)
+	content, err := statefile.ReadOwnedFile(env.FS, claimPath, claimBytesMax, env.UID)
 	if err != nil || !bytes.Equal(content, data) {
 		return nil
 	}
@@ -229,7 +233,7 @@ func readClaim(env Env, claimPath string) (claim, lease.FileInfo, error) {
 	if err != nil {
 		return claim{}, lease.FileInfo{}, err
 	}
-	content, err := statefile.ReadFile(env.FS, claimPath, claimBytesMax)
+	content, err := statefile.ReadOwnedFile(env.FS, claimPath, claimBytesMax, env.UID)
 	if err != nil {
 		return claim{}, lease.FileInfo{}, classifyReadError(claimPath, err)
 	}
@@ -244,7 +248,11 @@ func classifyReadError(name string, err error) error {
 	var tooLarge *statefile.TooLargeError
 	var notRegular *statefile.NotRegularError
 	var changed *statefile.ChangedError
+	var foreign *statefile.ForeignOwnerError
 	switch {
+	case errors.As(err, &foreign):
+		return newError(ErrUnsafe, name, "file is owned by uid "+strconv.FormatUint(uint64(foreign.UID), 10)+
+			", not by this process's uid "+strconv.FormatUint(uint64(foreign.Want), 10), err)
 	case errors.As(err, &tooLarge):
 		return newError(ErrBound, name, "file exceeds its size bound", err)
 	case errors.As(err, &notRegular):

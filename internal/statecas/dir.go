@@ -250,6 +250,11 @@ func sweepMachinery(env Env, dir string, names []lease.DirEntry, recover bool, s
 		if liveClaimIDs[dataTempClaimID(path.Base(name))] {
 			continue
 		}
+		// Only our own uid's temps are ours to remove.
+		if info, err := env.FS.Lstat(name); err == nil && info.UID != env.UID {
+			return newError(ErrUnsafe, name, "file is owned by uid "+strconv.FormatUint(uint64(info.UID), 10)+
+				", not by this process's uid "+strconv.FormatUint(uint64(env.UID), 10), nil)
+		}
 		if err := removeIfPresent(env, name); err != nil {
 			return err
 		}
@@ -288,6 +293,9 @@ type BatchLimits struct {
 func ReadBatch(env Env, uid uint32, dir string, names []string, limits BatchLimits, expected lease.FileIdentity) ([]BatchFile, error) {
 	if limits.BytesPerFileMax <= 0 || limits.BytesTotalMax <= 0 || len(names) > dirEntriesMax {
 		panic("statecas: ReadBatch needs positive limits and at most dirEntriesMax names")
+	}
+	if env.UID != uid {
+		panic("statecas: ReadBatch uid differs from env.UID")
 	}
 	if err := expectIdentity(env, uid, dir, expected); err != nil {
 		return nil, err

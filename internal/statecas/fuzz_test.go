@@ -77,7 +77,7 @@ func FuzzMutationClaimFile(f *testing.F) {
 		sim := simfs.New(simfs.Options{Dev: 9})
 		sim.MkdirAll("/s", 0o700, 1000)
 		fsys := sim.View(1000)
-		env := Env{FS: fsys, IDs: &statecastest.IDs{Prefix: 0xabc}, Inspector: statecastest.NewInspector(self)}
+		env := Env{FS: fsys, IDs: &statecastest.IDs{Prefix: 0xabc}, Inspector: statecastest.NewInspector(self), UID: 1000}
 		const target = "/s/state.json"
 		original := []byte("{\"v\":1}\n")
 		writeRaw(t, fsys, target, original)

@@ -26,7 +26,7 @@ func newFixture(t *testing.T) *fixture {
 	uid := os.Getuid()
 	inspector := statecastest.NewInspector(statecastest.Identity(1000, uid, "500"))
 	return &fixture{t: t, dir: t.TempDir(), uid: uid, inspector: inspector,
-		env: Env{FS: osenv.NewFS(), IDs: &statecastest.IDs{Prefix: 1}, Inspector: inspector}}
+		env: Env{FS: osenv.NewFS(), IDs: &statecastest.IDs{Prefix: 1}, Inspector: inspector, UID: uint32(uid)}}
 }
 
 func (f *fixture) target() string { return filepath.Join(f.dir, "state.json") }
