@@ -208,7 +208,12 @@ func (v *view) openFile(name string, flag lease.OpenFlag, perm fs.FileMode) (*fi
 			return nil, syscall.EEXIST
 		}
 		if node.isSymlink() {
-			return nil, syscall.ELOOP // O_NOFOLLOW on a symlink
+			// O_NOFOLLOW on a symlink. Linux checks O_DIRECTORY against
+			// the link itself first, so that case is ENOTDIR.
+			if flag&lease.O_DIRECTORY != 0 {
+				return nil, syscall.ENOTDIR
+			}
+			return nil, syscall.ELOOP
 		}
 		if creat && node.isDir() {
 			return nil, syscall.EISDIR

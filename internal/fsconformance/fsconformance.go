@@ -119,6 +119,12 @@ func (r *runner) step(t *testing.T, args []string) string {
 		return r.openClose(arg(0), lease.O_RDONLY|lease.O_NOFOLLOW)
 	case "open-dir":
 		return r.openClose(arg(0), lease.O_RDONLY|lease.O_DIRECTORY)
+	case "open-dir-nofollow":
+		return r.openClose(arg(0), lease.O_RDONLY|lease.O_DIRECTORY|lease.O_NOFOLLOW)
+	case "open-dir-nofollow-write":
+		return r.openClose(arg(0), lease.O_WRONLY|lease.O_DIRECTORY|lease.O_NOFOLLOW)
+	case "open-write-nofollow":
+		return r.openClose(arg(0), lease.O_WRONLY|lease.O_NOFOLLOW)
 	case "open-write":
 		return r.openClose(arg(0), lease.O_WRONLY)
 	case "open-create":
