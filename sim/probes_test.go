@@ -24,6 +24,8 @@ var engineCampaigns = map[string]engineCampaign{
 		check: CheckLeaseHistory},
 	"admission": {name: "admission", setup: func() func(w *World) error { return AdmissionWorkload(AdmissionOptions{}) },
 		check: CheckAdmissionHistory},
+	"dirlease": {name: "dirlease", setup: func() func(w *World) error { return DirleaseWorkload(DirleaseOptions{}) },
+		check: CheckDirleaseHistory},
 }
 
 // engineCampaignSeeds is the must-show budget per engine.
@@ -146,3 +148,5 @@ func testEngineCampaign(t *testing.T, name string) {
 }
 
 func TestAdmissionCampaign(t *testing.T) { testEngineCampaign(t, "admission") }
+
+func TestDirleaseCampaign(t *testing.T) { testEngineCampaign(t, "dirlease") }
