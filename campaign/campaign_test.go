@@ -141,8 +141,9 @@ func TestUsageErrors(t *testing.T) {
 	}
 	_, err := ResolveEngines("all,toylock")
 	require.NoError(t, err)
-	_, err = ResolveEngines("admission")
-	require.ErrorContains(t, err, `unknown engine "admission"`)
+	names, err := ResolveEngines("admission,dirlease")
+	require.NoError(t, err)
+	require.Equal(t, []string{"admission", "dirlease"}, names)
 }
 
 func TestParseFaultSetting(t *testing.T) {
