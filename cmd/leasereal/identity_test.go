@@ -170,21 +170,38 @@ func copyFile(t *testing.T, from, to string) {
 }
 
 // TestOtherUIDIsUnverifiable: an acquirer running as another uid cannot
-// read the root owner's /proc/PID/exe (EACCES): the owner is unverifiable
-// and the acquire refuses (exit 3) instead of reclaiming. The acquirer runs
-// as uid 65534 with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, so it can read
-// and write the root-owned namespace but has no ptrace access to root's
-// processes, which /proc/PID/exe requires.
+// read the root owner's /proc entries (EACCES): the owner is unverifiable
+// and the acquire refuses (exit 3) instead of reclaiming. A root holder
+// takes the lease; the namespace is then handed to uid 65534 (chown -R), as
+// the engine accepts only a namespace owned by the caller's uid, so the
+// owner record names a process of another uid. The acquirer runs as uid
+// 65534 with ambient CAP_DAC_READ_SEARCH (to traverse the test's private
+// temp dirs), which grants no ptrace access to root's processes.
 func TestOtherUIDIsUnverifiable(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run the acquirer as a second uid (65534); running as uid", os.Geteuid())
 	}
 	dir := filepath.Join(t.TempDir(), "ns")
 	_, owner := startHolder(t, binary, dir)
+	// The owner is published before the holder drops the lifecycle guard:
+	// wait for the guard to go, so the acquirer judges the owner itself.
+	guard := filepath.Join(dir, "receiver.lifecycle.guard.json")
+	for attempt := 0; ; attempt++ {
+		if _, err := os.Lstat(guard); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if attempt == pollAttemptsMax {
+			t.Fatal("the holder kept the lifecycle guard")
+		}
+		time.Sleep(pollInterval)
+	}
+	if err := chownTree(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
 	other := exec.Command(binary, "acquire", "--owner", "self", "--dir", dir)
 	other.SysProcAttr = &syscall.SysProcAttr{
 		Credential:  &syscall.Credential{Uid: 65534, Gid: 65534},
-		AmbientCaps: []uintptr{capDACOverride, capDACReadSearch},
+		AmbientCaps: []uintptr{capDACReadSearch},
 	}
 	output, err := other.Output()
 	var exitErr *exec.ExitError
@@ -203,13 +220,23 @@ func TestOtherUIDIsUnverifiable(t *testing.T) {
 	if !strings.Contains(out.Refusal.Diagnostic, "permission denied") {
 		t.Fatalf("the refusal does not name the EACCES: %s", out.Refusal.Diagnostic)
 	}
-	if got := acquire(t, dir); got.Kind != lease.Held || got.Owner.Generation != owner.Generation {
-		t.Fatalf("the refused acquire changed the lease: %v", got.Kind)
+	// The namespace now belongs to uid 65534, so root's Manager would
+	// refuse it: read the owner record directly.
+	data, err := os.ReadFile(filepath.Join(dir, "receiver.lock", "owner.json"))
+	if err != nil || !strings.Contains(string(data), owner.Generation) {
+		t.Fatalf("the refused acquire changed the lease: %v", err)
 	}
 }
 
-// Linux capability numbers (linux/capability.h).
-const (
-	capDACOverride   = 1
-	capDACReadSearch = 2
-)
+// chownTree hands dir and everything in it to uid:gid.
+func chownTree(dir string, uid, gid int) error {
+	return filepath.WalkDir(dir, func(path string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(path, uid, gid)
+	})
+}
+
+// capDACReadSearch is CAP_DAC_READ_SEARCH (linux/capability.h).
+const capDACReadSearch = 2
