@@ -109,14 +109,16 @@ func TestReclaimerGivesBackALiveGuardItGrabbed(t *testing.T) {
 	require.Empty(t, w.names("lifecycle-reclaims"), "the intent is withdrawn")
 }
 
-func TestSymlinkInPlaceOfQuarantineIsAnError(t *testing.T) {
+func TestSymlinkInPlaceOfQuarantineIsRefused(t *testing.T) {
 	w := newWorld(t)
 	require.NoError(t, os.MkdirAll(w.path("elsewhere"), 0o700))
 	require.NoError(t, os.Symlink(w.path("elsewhere"), w.path("quarantine")))
-	_, err := w.manager(leasetest.Identity(1)).Acquire(context.Background(), request)
-	require.Error(t, err)
-	require.Contains(t, err.Error(), w.path("quarantine"))
-	require.True(t, strings.Contains(err.Error(), "not a directory"), err.Error())
+	result := w.acquire(w.manager(leasetest.Identity(1)))
+	require.Equal(t, lease.Refused, result.Kind)
+	require.Equal(t, lease.RefusalUnsafeNamespace, result.Refusal.Reason)
+	require.Contains(t, result.Refusal.Diagnostic, w.path("quarantine"))
+	require.True(t, strings.Contains(result.Refusal.Diagnostic, "symlink"), result.Refusal.Diagnostic)
+	require.Empty(t, w.names("elsewhere"), "nothing is made through the link")
 }
 
 // frozenClock never advances on Sleep: only the attempt counter can end

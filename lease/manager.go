@@ -204,24 +204,14 @@ func (m *Manager) pause(c *call) error {
 // The namespace, quarantine/ and lifecycle-reclaims/ must each be a real
 // directory (never a symlink: Lstat), owned by uid and not writable by group
 // or others; otherwise the call is refused before anything is made inside
-// the namespace (checkDirectory).
+// the namespace (directoryRefusal).
 func (m *Manager) initialize(uid uint32) (Refusal, error) {
-	// A symlinked namespace is refused before ensureDirectory, which
-	// follows symlinked ancestors, could create anything through it.
-	if refusal, err := m.checkDirectory(m.namespace, uid, false); err != nil || !refusal.IsZero() {
-		return refusal, err
-	}
-	if err := m.ensureDirectory(m.namespace, true); err != nil {
-		return Refusal{}, err
-	}
-	if refusal, err := m.checkDirectory(m.namespace, uid, true); err != nil || !refusal.IsZero() {
-		return refusal, err
-	}
-	for _, dir := range []string{m.quarantinePath(), m.reclaimsPath()} {
-		if err := m.ensureDirectory(dir, false); err != nil {
+	for _, dir := range []string{m.namespace, m.quarantinePath(), m.reclaimsPath()} {
+		info, err := m.ensureDirectory(dir)
+		if err != nil {
 			return Refusal{}, err
 		}
-		if refusal, err := m.checkDirectory(dir, uid, true); err != nil || !refusal.IsZero() {
+		if refusal, err := directoryRefusal(dir, info, uid); err != nil || !refusal.IsZero() {
 			return refusal, err
 		}
 	}
@@ -231,17 +221,23 @@ func (m *Manager) initialize(uid uint32) (Refusal, error) {
 	return Refusal{}, statefile.SyncDir(m.fs, path.Dir(m.namespace))
 }
 
-// checkDirectory refuses dir if it is a symlink, writable by group or
-// others, or owned by another uid than uid: another user could then plant,
-// swap or remove records in it. A missing dir passes unless mustExist.
-func (m *Manager) checkDirectory(dir string, uid uint32, mustExist bool) (Refusal, error) {
+// checkDirectory is directoryRefusal of dir's Lstat. A missing dir passes.
+func (m *Manager) checkDirectory(dir string, uid uint32) (Refusal, error) {
 	info, err := m.fs.Lstat(dir)
-	if errors.Is(err, fs.ErrNotExist) && !mustExist {
+	if errors.Is(err, fs.ErrNotExist) {
 		return Refusal{}, nil
 	}
 	if err != nil {
 		return Refusal{}, fmt.Errorf("lease: checking %s: %w", dir, err)
 	}
+	return directoryRefusal(dir, info, uid)
+}
+
+// directoryRefusal refuses dir (whose Lstat is info) if it is a symlink,
+// writable by group or others, or owned by another uid than uid: another
+// user could then plant, swap or remove records in it. A non-directory is
+// an error (errNotDirectory).
+func directoryRefusal(dir string, info FileInfo, uid uint32) (Refusal, error) {
 	var problem string
 	switch {
 	case info.IsSymlink():
@@ -259,19 +255,41 @@ func (m *Manager) checkDirectory(dir string, uid uint32, mustExist bool) (Refusa
 		Diagnostic: fmt.Sprintf("%s %s; an operator must fix it", dir, problem)}, nil
 }
 
-// ensureDirectory makes dir (and, if parents, its missing ancestors). An
-// existing dir must be a directory; the engine's own subdirectories must not
-// be symlinks (Lstat). Ancestors of the namespace may be symlinks (/var/run
-// -> /run); the namespace itself is checked by initialize.
-func (m *Manager) ensureDirectory(dir string, parents bool) error {
+// ensureDirectory returns the Lstat of dir (never following a symlink at
+// dir itself), making dir first if it is missing: for the namespace, with
+// its missing ancestors, which may be symlinks (/var/run -> /run).
+func (m *Manager) ensureDirectory(dir string) (FileInfo, error) {
 	info, err := m.fs.Lstat(dir)
-	if err == nil {
-		if info.IsSymlink() && parents {
-			info, err = m.fs.Stat(dir)
-			if err != nil {
-				return err
-			}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return info, err
+	}
+	parent := path.Dir(dir)
+	if dir == m.namespace && parent != dir {
+		if err := m.ensureAncestor(parent); err != nil {
+			return FileInfo{}, err
 		}
+	}
+	if err := m.fs.Mkdir(dir, statefile.DirMode); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return m.fs.Lstat(dir)
+		}
+		return FileInfo{}, err
+	}
+	if err := statefile.SyncDir(m.fs, dir); err != nil {
+		return FileInfo{}, err
+	}
+	if err := statefile.SyncDir(m.fs, parent); err != nil {
+		return FileInfo{}, err
+	}
+	return m.fs.Lstat(dir)
+}
+
+// ensureAncestor makes a missing ancestor of the namespace (and its own
+// missing ancestors). An existing one must be a directory, possibly behind
+// a symlink.
+func (m *Manager) ensureAncestor(dir string) error {
+	info, err := m.fs.Stat(dir)
+	if err == nil {
 		if !info.IsDir() {
 			return &fs.PathError{Op: "lease: initialize", Path: dir, Err: errNotDirectory}
 		}
@@ -281,14 +299,14 @@ func (m *Manager) ensureDirectory(dir string, parents bool) error {
 		return err
 	}
 	parent := path.Dir(dir)
-	if parents && parent != dir {
-		if err := m.ensureDirectory(parent, true); err != nil {
+	if parent != dir {
+		if err := m.ensureAncestor(parent); err != nil {
 			return err
 		}
 	}
 	if err := m.fs.Mkdir(dir, statefile.DirMode); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return m.ensureDirectory(dir, false)
+			return m.ensureAncestor(dir)
 		}
 		return err
 	}
