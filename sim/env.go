@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"syscall"
 	"time"
 
@@ -41,6 +42,10 @@ const (
 	opCurrent
 	opInspect
 	opNewID
+	opFileReadDir
+	opFileOpenAt
+	opFileStatAt
+	opFileRemoveAt
 	opKindCount
 )
 
@@ -48,6 +53,7 @@ var opKindNames = [opKindCount]string{
 	"start", "openfile", "mkdir", "mkdirtemp", "rename", "renamenoreplace", "link", "symlink", "remove",
 	"readdir", "lstat", "stat", "readlink", "chmod", "read", "write", "fsync", "fstat", "close",
 	"now", "monotonic", "sleep", "wake", "current", "inspect", "newid",
+	"readdirent", "openat", "fstatat", "unlinkat",
 }
 
 func (k opKind) String() string { return opKindNames[k] }
@@ -219,6 +225,40 @@ func (f *procFile) Stat() (lease.FileInfo, error) {
 func (f *procFile) Close() error {
 	f.p.point(opFileClose, f.inner.Name())
 	err := f.inner.Close()
+	f.p.result = resultCode(err)
+	return err
+}
+
+// The directory-handle methods: each is a scheduling point, like every
+// other call, named by the joined path it acts on.
+
+func (f *procFile) ReadDir() ([]lease.DirEntry, error) {
+	f.p.point(opFileReadDir, f.inner.Name())
+	entries, err := f.inner.ReadDir()
+	f.p.result = resultCode(err)
+	return entries, err
+}
+
+func (f *procFile) OpenAt(name string, flag lease.OpenFlag, perm fs.FileMode) (lease.File, error) {
+	f.p.point(opFileOpenAt, path.Join(f.inner.Name(), name))
+	inner, err := f.inner.OpenAt(name, flag, perm)
+	f.p.result = resultCode(err)
+	if err != nil {
+		return nil, err
+	}
+	return &procFile{p: f.p, inner: inner}, nil
+}
+
+func (f *procFile) StatAt(name string) (lease.FileInfo, error) {
+	f.p.point(opFileStatAt, path.Join(f.inner.Name(), name))
+	info, err := f.inner.StatAt(name)
+	f.p.result = resultCode(err)
+	return info, err
+}
+
+func (f *procFile) RemoveAt(name string, dir bool) error {
+	f.p.point(opFileRemoveAt, path.Join(f.inner.Name(), name))
+	err := f.inner.RemoveAt(name, dir)
 	f.p.result = resultCode(err)
 	return err
 }

@@ -2,7 +2,9 @@ package simfs
 
 import (
 	"io"
+	"io/fs"
 	"path"
+	"strings"
 	"syscall"
 
 	"github.com/leasekit/leasekit/lease"
@@ -146,4 +148,105 @@ func (fl *file) closeNow() {
 		panic("simfs: negative open count")
 	}
 	v.fs.release(fl.node)
+}
+
+// dirHandle checks that fl is a valid directory handle and name one
+// component; op and the joined path name the error.
+func (fl *file) dirHandle(op, name string) (joined string, errno syscall.Errno) {
+	joined = path.Join(fl.name, name)
+	switch {
+	case !fl.valid():
+		return joined, syscall.EBADF
+	case !validName(name):
+		return joined, syscall.EINVAL
+	case !fl.node.isDir():
+		return joined, syscall.ENOTDIR
+	}
+	return joined, 0
+}
+
+// ReadDir is getdents(2) on the open directory inode, sorted by name.
+func (fl *file) ReadDir() ([]lease.DirEntry, error) {
+	if !fl.valid() {
+		return nil, pathErr("readdirent", fl.name, syscall.EBADF)
+	}
+	if errno := fl.v.inject(OpReadDir, fl.name, ""); errno != 0 {
+		return nil, pathErr("readdirent", fl.name, errno)
+	}
+	if !fl.node.isDir() {
+		return nil, pathErr("readdirent", fl.name, syscall.ENOTDIR)
+	}
+	if !fl.v.may(fl.node, mayRead) {
+		return nil, pathErr("readdirent", fl.name, syscall.EACCES)
+	}
+	if fl.node.links == 0 {
+		return nil, pathErr("readdirent", fl.name, syscall.ENOENT) // Linux: a removed directory lists as ENOENT
+	}
+	return sortedEntries(fl.node), nil
+}
+
+// OpenAt is openat(2) from the open directory inode.
+func (fl *file) OpenAt(name string, flag lease.OpenFlag, perm fs.FileMode) (lease.File, error) {
+	joined, errno := fl.dirHandle("openat", name)
+	if errno != 0 {
+		return nil, pathErr("openat", joined, errno)
+	}
+	opened, errno := fl.v.openFileFrom(fl.node, name, joined, flag, perm)
+	if errno != 0 {
+		return nil, pathErr("openat", joined, errno)
+	}
+	return opened, nil
+}
+
+// StatAt is fstatat(2) with AT_SYMLINK_NOFOLLOW from the open directory inode.
+func (fl *file) StatAt(name string) (lease.FileInfo, error) {
+	joined, errno := fl.dirHandle("fstatat", name)
+	if errno == 0 {
+		errno = fl.v.inject(OpStat, joined, "")
+	}
+	if errno != 0 {
+		return lease.FileInfo{}, pathErr("fstatat", joined, errno)
+	}
+	hops := 0
+	_, _, node, errno := fl.v.resolveFrom(fl.node, name, false, &hops)
+	if errno == 0 && node == nil {
+		errno = syscall.ENOENT
+	}
+	if errno != 0 {
+		return lease.FileInfo{}, pathErr("fstatat", joined, errno)
+	}
+	return fl.v.fs.info(node, name), nil
+}
+
+// RemoveAt is unlinkat(2) from the open directory inode.
+func (fl *file) RemoveAt(name string, dir bool) error {
+	joined, errno := fl.dirHandle("unlinkat", name)
+	if errno == 0 {
+		errno = fl.v.inject(OpRemove, joined, "")
+	}
+	if errno != 0 {
+		return pathErr("unlinkat", joined, errno)
+	}
+	hops := 0
+	parent, base, node, errno := fl.v.resolveFrom(fl.node, name, false, &hops)
+	switch {
+	case errno != 0:
+	case node == nil:
+		errno = syscall.ENOENT
+	case dir && !node.isDir():
+		errno = syscall.ENOTDIR
+	case !dir && node.isDir():
+		errno = syscall.EISDIR
+	default:
+		errno = fl.v.removeEntry(parent, base, node)
+	}
+	if errno != 0 {
+		return pathErr("unlinkat", joined, errno)
+	}
+	return nil
+}
+
+// validName is statefile.ValidName: one path component, not "." or "..".
+func validName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00")
 }

@@ -184,6 +184,12 @@ func (v *view) OpenFile(name string, flag lease.OpenFlag, perm fs.FileMode) (lea
 }
 
 func (v *view) openFile(name string, flag lease.OpenFlag, perm fs.FileMode) (*file, syscall.Errno) {
+	return v.openFileFrom(v.fs.root, name, name, flag, perm)
+}
+
+// openFileFrom is openat(2): p is resolved from start (unless absolute);
+// name is what the handle reports as its Name.
+func (v *view) openFileFrom(start *inode, p, name string, flag lease.OpenFlag, perm fs.FileMode) (*file, syscall.Errno) {
 	if errno := v.inject(OpOpen, name, ""); errno != 0 {
 		return nil, errno
 	}
@@ -191,13 +197,17 @@ func (v *view) openFile(name string, flag lease.OpenFlag, perm fs.FileMode) (*fi
 	creat := flag&lease.O_CREATE != 0
 	excl := creat && flag&lease.O_EXCL != 0
 	follow := !excl && flag&lease.O_NOFOLLOW == 0
-	dir, base, node, errno := v.resolve(name, follow)
+	hops := 0
+	dir, base, node, errno := v.resolveFrom(start, p, follow, &hops)
 	if errno != 0 {
 		return nil, errno
 	}
 	if node == nil {
 		if !creat {
 			return nil, syscall.ENOENT
+		}
+		if dir.links == 0 {
+			return nil, syscall.ENOENT // a removed directory takes no new entries
 		}
 		if !v.may(dir, mayWrite|mayExec) {
 			return nil, syscall.EACCES
@@ -423,6 +433,12 @@ func (v *view) remove(name string) syscall.Errno {
 	if errno != 0 {
 		return errno
 	}
+	return v.removeEntry(dir, base, node)
+}
+
+// removeEntry unlinks base (node, possibly nil) from dir: unlink(2) or
+// rmdir(2), whichever node needs.
+func (v *view) removeEntry(dir *inode, base string, node *inode) syscall.Errno {
 	switch base {
 	case "":
 		return syscall.EBUSY
@@ -467,12 +483,17 @@ func (v *view) ReadDir(name string) ([]lease.DirEntry, error) {
 	if errno != 0 {
 		return nil, pathErr("open", name, errno)
 	}
+	return sortedEntries(node), nil
+}
+
+// sortedEntries lists a directory inode's entries sorted by name.
+func sortedEntries(node *inode) []lease.DirEntry {
 	out := make([]lease.DirEntry, 0, len(node.entries))
 	for childName, child := range node.entries {
 		out = append(out, lease.DirEntry{Name: childName, Type: child.mode.Type()})
 	}
 	slices.SortFunc(out, func(a, b lease.DirEntry) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return out
 }
 
 // Lstat is os.Lstat.

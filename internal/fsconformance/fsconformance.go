@@ -174,6 +174,15 @@ func (r *runner) step(t *testing.T, args []string) string {
 		}
 		r.held[arg(0)] = f
 		return "ok"
+	case "opendir":
+		f, err := r.fsys.OpenFile(r.path(arg(0)), lease.O_RDONLY|lease.O_DIRECTORY|lease.O_NOFOLLOW, 0)
+		if err != nil {
+			return r.result(err)
+		}
+		r.held[arg(0)] = f
+		return "ok"
+	case "at-readdir", "at-stat", "at-remove", "at-rmdir", "at-create", "at-open-dir", "at-read":
+		return r.atStep(t, verb, arg(0), a[1:])
 	case "fstat", "fread", "fwrite", "fclose":
 		return r.heldStep(t, verb, arg(0), strings.Join(a[1:], " "))
 	case "tick":
@@ -248,6 +257,11 @@ func (r *runner) readAll(f lease.File) string {
 
 func (r *runner) readDir(rel string) string {
 	entries, err := r.fsys.ReadDir(r.path(rel))
+	return r.entries(entries, err)
+}
+
+// entries renders a listing: directories with "/", symlinks with "@".
+func (r *runner) entries(entries []lease.DirEntry, err error) string {
 	if err != nil {
 		return r.result(err)
 	}
@@ -282,6 +296,47 @@ func (r *runner) heldStep(t *testing.T, verb, rel, data string) string {
 	}
 	delete(r.held, rel)
 	return r.result(f.Close())
+}
+
+// atStep runs a directory-handle verb on the handle held as rel (opendir).
+func (r *runner) atStep(t *testing.T, verb, rel string, a []string) string {
+	dir, ok := r.held[rel]
+	if !ok {
+		t.Fatalf("%s %s: not held", verb, rel)
+	}
+	if verb == "at-readdir" {
+		entries, err := dir.ReadDir()
+		return r.entries(entries, err)
+	}
+	if len(a) != 1 {
+		t.Fatalf("%s %s: want one name", verb, rel)
+	}
+	name := a[0]
+	switch verb {
+	case "at-stat":
+		info, err := dir.StatAt(name)
+		return r.info(info, err)
+	case "at-remove":
+		return r.result(dir.RemoveAt(name, false))
+	case "at-rmdir":
+		return r.result(dir.RemoveAt(name, true))
+	}
+	flag := lease.O_RDONLY | lease.O_NOFOLLOW
+	switch verb {
+	case "at-create":
+		flag = lease.O_WRONLY | lease.O_CREATE | lease.O_EXCL | lease.O_NOFOLLOW
+	case "at-open-dir":
+		flag = lease.O_RDONLY | lease.O_DIRECTORY | lease.O_NOFOLLOW
+	}
+	f, err := dir.OpenAt(name, flag, 0o600)
+	if err != nil {
+		return r.result(err)
+	}
+	defer f.Close()
+	if verb == "at-read" {
+		return r.readAll(f)
+	}
+	return "ok"
 }
 
 // info renders the observable part of a FileInfo.

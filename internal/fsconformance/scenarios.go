@@ -3,6 +3,63 @@ package fsconformance
 // Scenarios are the golden scripts. Each must hold on Linux (ext4) and on
 // simfs alike.
 var Scenarios = []Scenario{
+	// The directory-handle (*at) methods act on the directory the handle
+	// has open: renaming its path away and putting a symlink there changes
+	// nothing for the handle. Names are single components (EINVAL
+	// otherwise), and nothing follows a final symlink.
+	{"at-handles", `
+mkdir d => ok
+write d/a one => ok
+mkdir d/sub => ok
+mkdir outside => ok
+write outside/secret s => ok
+symlink ../outside d/link => ok
+opendir d => ok
+at-readdir d => [a link@ sub/]
+at-stat d a => file nlink=1 size=3 perm=600 id=A
+at-stat d link => symlink size=10 id=B
+at-stat d sub => dir nlink=2 perm=700 id=C
+at-stat d missing => ENOENT
+at-stat d .. => EINVAL
+at-stat d . => EINVAL
+at-stat d sub/x => EINVAL
+at-remove d link/secret => EINVAL
+at-read d a => "one"
+at-read d link => ELOOP
+at-open-dir d link => ENOTDIR
+at-open-dir d a => ENOTDIR
+at-open-dir d sub => ok
+at-create d a => EEXIST
+at-create d link => EEXIST
+at-remove d sub => EISDIR
+at-rmdir d a => ENOTDIR
+at-rmdir d link => ENOTDIR
+at-remove d link => ok
+read outside/secret => "s"
+rename d d.moved => ok
+symlink outside d => ok
+at-readdir d => [a sub/]
+at-create d b => ok
+read d.moved/b => ""
+readdir outside => [secret]
+at-remove d a => ok
+readdir d.moved => [b sub/]
+at-rmdir d sub => ok
+at-remove d b => ok
+readdir d.moved => []
+readdir outside => [secret]
+fclose d => ok
+remove d.moved => ok
+`},
+	{"at-removed-directory", `
+mkdir e => ok
+opendir e => ok
+remove e => ok
+at-create e x => ENOENT
+at-stat e x => ENOENT
+at-readdir e => ENOENT
+fclose e => ok
+`},
 	// O_NOFOLLOW on a final symlink is ELOOP, except with O_DIRECTORY, where
 	// Linux answers ENOTDIR (whatever the link points at, even nothing): the
 	// O_DIRECTORY check on the link itself comes first. statefile.SyncDir

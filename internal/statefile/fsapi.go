@@ -162,6 +162,42 @@ type File interface {
 	Stat() (FileInfo, error)
 	// Close is os.File.Close.
 	Close() error
+
+	// The directory-handle methods mirror the *at system calls: each acts
+	// on the directory this File has open, whatever path now leads to it,
+	// so a rename or a symlink swapped in for that path after the open
+	// cannot redirect it (the kernel semantics; simfs binds the handle to
+	// the directory inode the same way). name is one path component: "",
+	// ".", ".." or a name holding "/" fails with EINVAL. On a File that is
+	// not a directory they fail with ENOTDIR.
+
+	// ReadDir is getdents(2) on the open directory: its entries sorted by
+	// name, without "." and "..".
+	ReadDir() ([]DirEntry, error)
+	// OpenAt is openat(2) relative to the open directory, with leasekit's
+	// flags. Creating in a directory that was removed fails with ENOENT.
+	OpenAt(name string, flag OpenFlag, perm fs.FileMode) (File, error)
+	// StatAt is fstatat(2) (statx) with AT_SYMLINK_NOFOLLOW.
+	StatAt(name string) (FileInfo, error)
+	// RemoveAt is unlinkat(2): with dir, AT_REMOVEDIR (rmdir of an empty
+	// directory; ENOTDIR for anything else); without, unlink of a
+	// non-directory (EISDIR on Linux for a directory). Neither follows a
+	// symlink.
+	RemoveAt(name string, dir bool) error
+}
+
+// ValidName reports whether name is one path component the *at methods
+// accept: not "", ".", "..", and without "/" or NUL.
+func ValidName(name string) bool {
+	if name == "" || name == "." || name == ".." {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] == '/' || name[i] == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // IDSource makes the random identifiers the engines write: lease

@@ -3,6 +3,7 @@ package leasetest
 import (
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 	"sync"
 
@@ -177,6 +178,45 @@ type hookFile struct {
 
 func (f *hookFile) Sync() error {
 	return f.fs.run(Op{Name: "Sync", Paths: []string{f.File.Name()}}, f.File.Sync)
+}
+
+// The directory-handle calls are recorded and hooked like the path calls,
+// named after the method, with the joined path (the directory's for ReadDir).
+
+func (f *hookFile) ReadDir() ([]lease.DirEntry, error) {
+	var entries []lease.DirEntry
+	err := f.fs.run(Op{Name: "ReadDirAt", Paths: []string{f.File.Name()}}, func() (err error) {
+		entries, err = f.File.ReadDir()
+		return err
+	})
+	return entries, err
+}
+
+func (f *hookFile) OpenAt(name string, flag lease.OpenFlag, perm fs.FileMode) (lease.File, error) {
+	var file lease.File
+	err := f.fs.run(Op{Name: "OpenAt", Paths: []string{path.Join(f.File.Name(), name)}, Flag: flag}, func() (err error) {
+		file, err = f.File.OpenAt(name, flag, perm)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &hookFile{File: file, fs: f.fs}, nil
+}
+
+func (f *hookFile) StatAt(name string) (lease.FileInfo, error) {
+	var info lease.FileInfo
+	err := f.fs.run(Op{Name: "StatAt", Paths: []string{path.Join(f.File.Name(), name)}}, func() (err error) {
+		info, err = f.File.StatAt(name)
+		return err
+	})
+	return info, err
+}
+
+func (f *hookFile) RemoveAt(name string, dir bool) error {
+	return f.fs.run(Op{Name: "RemoveAt", Paths: []string{path.Join(f.File.Name(), name)}}, func() error {
+		return f.File.RemoveAt(name, dir)
+	})
 }
 
 // SyncedAfter reports whether ops holds a Sync of dir after the first op

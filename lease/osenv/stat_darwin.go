@@ -53,3 +53,13 @@ func fromStat(st *unix.Stat_t, base string) lease.FileInfo {
 	}
 	return info
 }
+
+// statAt is fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW).
+func statAt(dirfd int, name string) (lease.FileInfo, error) {
+	var st unix.Stat_t
+	err := retryEINTR(func() error { return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+	if err != nil {
+		return lease.FileInfo{}, err
+	}
+	return fromStat(&st, name), nil
+}

@@ -56,3 +56,8 @@ func statx(dirfd int, path string, flags int, base string) (lease.FileInfo, erro
 	}
 	return info, nil
 }
+
+// statAt is statx(dirfd, name, AT_SYMLINK_NOFOLLOW): fstatat with birth time.
+func statAt(dirfd int, name string) (lease.FileInfo, error) {
+	return statx(dirfd, name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_SYNC_AS_STAT, name)
+}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"path"
 	"sync"
 	"time"
 
@@ -200,8 +201,35 @@ func (h *HookFS) Remove(name string) error {
 	return h.FS.Remove(name)
 }
 
-// OpenFile hooks, then opens.
+// OpenFile hooks, then opens; the directory-handle calls of the returned
+// File hook too ("OpenAt", "RemoveAt" with the joined path).
 func (h *HookFS) OpenFile(name string, flag lease.OpenFlag, perm fs.FileMode) (lease.File, error) {
 	h.hook("OpenFile", name)
-	return h.FS.OpenFile(name, flag, perm)
+	file, err := h.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &hookFile{File: file, h: h}, nil
+}
+
+// hookFile hooks the directory-handle calls that change or open entries.
+type hookFile struct {
+	lease.File
+	h *HookFS
+}
+
+// OpenAt hooks, then opens relative to the directory.
+func (f *hookFile) OpenAt(name string, flag lease.OpenFlag, perm fs.FileMode) (lease.File, error) {
+	f.h.hook("OpenAt", path.Join(f.Name(), name))
+	file, err := f.File.OpenAt(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &hookFile{File: file, h: f.h}, nil
+}
+
+// RemoveAt hooks, then removes relative to the directory.
+func (f *hookFile) RemoveAt(name string, dir bool) error {
+	f.h.hook("RemoveAt", path.Join(f.Name(), name))
+	return f.File.RemoveAt(name, dir)
 }
