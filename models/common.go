@@ -110,6 +110,10 @@ type procOp struct {
 	host       string // "" when the input does not say
 	deathProc  int    // ProcessDeath's victim
 	rebootHost string // Reboot's host
+	// window allows an environment event to span [Call, Return] (Call <=
+	// Return) instead of an instant: porcupine places it anywhere inside
+	// (LeaseReclaim recorded from outside the engine).
+	window bool
 }
 
 // validateHistory checks the history contract shared by all models.
@@ -144,7 +148,10 @@ func validateHistory(ops []porcupine.Operation, classify func(input any) (procOp
 			return err
 		}
 		if info.proc == 0 {
-			if op.Call != op.Return {
+			if info.window && op.Call > op.Return {
+				return fmt.Errorf("operation %d (%T): Return %d is before Call %d", i, op.Input, op.Return, op.Call)
+			}
+			if !info.window && op.Call != op.Return {
 				return fmt.Errorf("operation %d (%T): an environment event needs Call == Return, got [%d, %d]", i, op.Input, op.Call, op.Return)
 			}
 			if info.deathProc != 0 {

@@ -229,6 +229,29 @@ type LeaseClear struct {
 	Namespace string
 }
 
+// LeaseReclaim is the environment event "a process moved the owner record
+// of Namespace out of the way because its owner was dead" (an acquire's
+// reclaim step: the lease is empty from here until some acquire installs
+// a new owner). It is legal only while the owner is dead: a reclaim of a
+// live owner is the two-owners bug; one of an empty lease is a no-op (a
+// power loss may have undone an earlier, not yet durable, reclaim of the
+// same record). Generation, when not "", is the
+// reclaimed owner's generation and must match it. A reclaim of a corrupt
+// record is also legal: a hostile corruption may strike between the
+// engine's check of a dead owner and its move (the simulator checks the
+// moved record itself).
+//
+// A simulator emits it at the instant of the move (Call == Return). A
+// recorder that cannot see that instant (a real-OS stress run) emits one
+// per generation the acquire reports reclaimed, with Call and Return set
+// to the acquire's own Call and Return, on a lane of its own: porcupine
+// then places the reclaim anywhere inside the acquire, and an Inspect that
+// saw the lease empty in between is explained.
+type LeaseReclaim struct {
+	Namespace  string
+	Generation string
+}
+
 // LeaseEpochCorruption is the environment event "the epoch file of
 // Namespace was corrupted externally".
 type LeaseEpochCorruption struct {
@@ -340,6 +363,8 @@ func leaseStep(state, input, output any) []any {
 		return []any{leaseState{kind: leaseStateCorrupt, epochFloor: s.epochFloor, epochCorrupt: s.epochCorrupt}}
 	case LeaseClear:
 		return []any{s.emptied()}
+	case LeaseReclaim:
+		return leaseStepReclaim(s, in)
 	case LeaseEpochCorruption:
 		s.epochCorrupt = true
 		return []any{s}
@@ -348,6 +373,28 @@ func leaseStep(state, input, output any) []any {
 		return []any{s}
 	}
 	panic(fmt.Sprintf("models: lease model got input %T", input))
+}
+
+// leaseStepReclaim empties a lease whose owner is dead (or whose record is
+// corrupt); a reclaim of a live owner explains nothing. A reclaim of an
+// empty lease is a no-op: a power loss can undo a reclaim that was not yet
+// durable (its acquire had not answered), bringing the same dead owner's
+// record back, which a later acquire reclaims again.
+func leaseStepReclaim(s leaseState, in LeaseReclaim) []any {
+	switch {
+	case s.kind == leaseStateEmpty:
+		return []any{s}
+	case s.kind == leaseStateCorrupt:
+		return []any{s.emptied()}
+	case s.kind == leaseStateOwned && !s.ownerAlive:
+		if in.Generation != "" {
+			if _, ok := s.bind(in.Generation, 0); !ok {
+				return nil
+			}
+		}
+		return []any{s.emptied()}
+	}
+	return nil
 }
 
 func leaseStepAcquire(s leaseState, in LeaseAcquire, output any) []any {
@@ -554,6 +601,8 @@ func leaseNamespace(input any) (string, bool) {
 		return in.Namespace, true
 	case LeaseClear:
 		return in.Namespace, true
+	case LeaseReclaim:
+		return in.Namespace, true
 	case LeaseEpochCorruption:
 		return in.Namespace, true
 	case LeaseEpochRepair:
@@ -611,6 +660,8 @@ func ValidateLeaseHistory(ops []porcupine.Operation) error {
 			return procOp{rebootHost: in.Host}, in.Host != ""
 		case PIDReuse, LeaseCorruption, LeaseClear, LeaseEpochCorruption, LeaseEpochRepair:
 			return procOp{}, true
+		case LeaseReclaim:
+			return procOp{window: true}, in.Namespace != ""
 		}
 		return procOp{}, false
 	})
@@ -646,6 +697,8 @@ func DescribeLeaseOperation(input, output any) string {
 		return escape(fmt.Sprintf("Corruption(%s)", in.Namespace))
 	case LeaseClear:
 		return escape(fmt.Sprintf("OperatorClear(%s)", in.Namespace))
+	case LeaseReclaim:
+		return escape(fmt.Sprintf("Reclaim(%s, gen %s)", in.Namespace, orUnknown(in.Generation)))
 	case LeaseEpochCorruption:
 		return escape(fmt.Sprintf("EpochCorruption(%s)", in.Namespace))
 	case LeaseEpochRepair:
