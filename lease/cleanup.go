@@ -61,7 +61,7 @@ func (m *Manager) cleanDirectory(c *call, dir string, budget int) (removed int, 
 		switch {
 		case dir == m.namespace && entry.Type.IsDir() &&
 			(strings.HasPrefix(entry.Name, preparePrefix) || strings.HasPrefix(entry.Name, releasedPrefix)):
-			ok, err = m.removeLeftoverDir(name)
+			ok, err = m.removeLeftoverDir(c, name, nil)
 		case dir == m.namespace && entry.Type.IsRegular() &&
 			strings.HasPrefix(entry.Name, statefile.TempPrefix+epochTempTag+"-"):
 			ok, err = m.removeLeftoverFile(name)
@@ -81,13 +81,38 @@ func (m *Manager) cleanDirectory(c *call, dir string, budget int) (removed int, 
 	return removed, nil
 }
 
-// removeLeftoverDir removes dir if it holds at most leftoverEntriesMax
-// regular files and nothing else. removed is false when it was left alone.
-func (m *Manager) removeLeftoverDir(dir string) (removed bool, err error) {
-	entries, err := m.fs.ReadDir(dir)
+// removeLeftoverDir removes dir if it is a real directory of the caller's
+// uid (and, if expected is not nil, the inode expected names) holding at
+// most leftoverEntriesMax regular files of that uid and nothing else.
+// removed is false when it was left alone.
+//
+// It works through a handle: dir is opened O_DIRECTORY|O_NOFOLLOW and
+// fstat-ed, and its entries are listed, checked (fstatat, no follow) and
+// unlinked relative to that handle, so a symlink or another directory
+// swapped in at the path, before or during the removal, is never followed:
+// at worst its own name is unlinked, never what it points at.
+func (m *Manager) removeLeftoverDir(c *call, dir string, expected *FileInfo) (removed bool, err error) {
+	handle, err := m.fs.OpenFile(dir, O_RDONLY|O_DIRECTORY|O_NOFOLLOW, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
+	if err != nil {
+		// A symlink or file at dir (ELOOP or ENOTDIR) is left alone.
+		if info, statErr := m.fs.Lstat(dir); statErr == nil && (info.IsSymlink() || !info.IsDir()) {
+			return false, nil
+		}
+		return false, fmt.Errorf("lease: opening leftover %s: %w", dir, err)
+	}
+	defer handle.Close()
+	opened, err := handle.Stat()
+	if err != nil {
+		return false, fmt.Errorf("lease: leftover %s: %w", dir, err)
+	}
+	if !opened.IsDir() || opened.UID != c.uid ||
+		(expected != nil && (opened.Dev != expected.Dev || opened.Ino != expected.Ino)) {
+		return false, nil
+	}
+	entries, err := handle.ReadDir()
 	if err != nil {
 		return false, fmt.Errorf("lease: listing leftover %s: %w", dir, err)
 	}
@@ -95,13 +120,17 @@ func (m *Manager) removeLeftoverDir(dir string) (removed bool, err error) {
 		return false, nil
 	}
 	for _, entry := range entries {
-		if !entry.Type.IsRegular() {
+		info, err := handle.StatAt(entry.Name)
+		if err != nil {
+			return false, fmt.Errorf("lease: leftover %s: %w", dir, err)
+		}
+		if !info.IsRegular() || info.UID != c.uid {
 			return false, nil
 		}
 	}
 	for _, entry := range entries {
-		if _, err := m.removeLeftoverFile(path.Join(dir, entry.Name)); err != nil {
-			return false, err
+		if err := handle.RemoveAt(entry.Name, false); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("lease: removing leftover: %w", err)
 		}
 	}
 	return m.removeLeftoverFile(dir)

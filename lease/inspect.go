@@ -24,7 +24,7 @@ func (m *Manager) Inspect(ctx context.Context) (Projection, error) {
 	if err != nil {
 		return Projection{}, err
 	}
-	refusal, err := m.checkDirectory(m.namespace, uint32(current.UID), false)
+	refusal, err := m.checkDirectory(m.namespace, uint32(current.UID))
 	if err != nil {
 		return Projection{}, err
 	}
@@ -43,17 +43,31 @@ func (m *Manager) Inspect(ctx context.Context) (Projection, error) {
 // receiver.lock or owner.json of another uid than uid is Corrupt
 // (HumanForeignFile): it is never read as valid, nor reclaimed.
 func (m *Manager) project(uid uint32) (Projection, []byte, error) {
-	for attempt := 0; attempt < projectAttemptsMax; attempt++ {
-		projection, data, stable, err := m.projectOnce(uid)
-		if err != nil || stable {
-			return projection, data, err
-		}
-	}
-	return Projection{}, nil, fmt.Errorf("lease: %s kept changing during %d reads", m.receiverPath(), projectAttemptsMax)
+	projection, data, _, err := m.projectWithInfo(uid)
+	return projection, data, err
 }
 
-func (m *Manager) projectOnce(uid uint32) (projection Projection, data []byte, stable bool, err error) {
+// projectWithInfo is project, also returning the Lstat of receiver.lock
+// that the projection was read under (Release removes exactly that
+// directory).
+func (m *Manager) projectWithInfo(uid uint32) (Projection, []byte, FileInfo, error) {
+	for attempt := 0; attempt < projectAttemptsMax; attempt++ {
+		projection, data, receiver, stable, err := m.projectOnce(uid)
+		if err != nil || stable {
+			return projection, data, receiver, err
+		}
+	}
+	return Projection{}, nil, FileInfo{}, fmt.Errorf("lease: %s kept changing during %d reads", m.receiverPath(), projectAttemptsMax)
+}
+
+func (m *Manager) projectOnce(uid uint32) (projection Projection, data []byte, receiver FileInfo, stable bool, err error) {
+	projection, data, stable, err = m.projectReceiver(uid, &receiver)
+	return projection, data, receiver, stable, err
+}
+
+func (m *Manager) projectReceiver(uid uint32, receiver *FileInfo) (projection Projection, data []byte, stable bool, err error) {
 	before, err := m.fs.Lstat(m.receiverPath())
+	*receiver = before
 	if errors.Is(err, fs.ErrNotExist) {
 		return Projection{Kind: Empty}, nil, true, nil
 	}

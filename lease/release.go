@@ -49,7 +49,7 @@ func (m *Manager) releaseHeld(c *call, generation string) (ReleaseResult, error)
 	if err := m.cleanLeftovers(c); err != nil {
 		return ReleaseResult{}, err
 	}
-	projection, _, err := m.project(c.uid)
+	projection, _, receiver, err := m.projectWithInfo(c.uid)
 	if err != nil {
 		return ReleaseResult{}, err
 	}
@@ -77,8 +77,13 @@ func (m *Manager) releaseHeld(c *call, generation string) (ReleaseResult, error)
 		return ReleaseResult{}, err
 	}
 	result := ReleaseResult{Kind: Released}
-	if _, err := m.removeLeftoverDir(released); err != nil {
+	removed, err := m.removeLeftoverDir(c, released, &receiver)
+	if err != nil {
 		return result, fmt.Errorf("lease: released, but removing %s failed (a later call retries): %w", released, err)
+	}
+	if !removed {
+		return result, fmt.Errorf("lease: released, but %s is not the receiver.lock judged (swapped before the rename?); "+
+			"it is left for an operator", released)
 	}
 	return result, statefile.SyncDir(m.fs, m.namespace)
 }

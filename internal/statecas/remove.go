@@ -35,9 +35,9 @@ func QuarantineName(identity lease.FileIdentity) string {
 //  2. Lstat the quarantine: if it is not a directory with exactly the
 //     recorded dev+ino+birth (renamed away and replaced, inode reused, a
 //     symlink), rename it back and refuse with ErrChanged;
-//  3. remove the tree, Lstat-ing every entry and never following a symlink,
-//     within treeEntriesMax entries and treeDepthMax levels; fsync the
-//     parent.
+//  3. remove the tree through directory handles (removeQuarantined), never
+//     following a symlink, within treeEntriesMax entries and treeDepthMax
+//     levels; fsync the parent.
 //
 // When target is absent, RemoveTree completes an interrupted quarantine of
 // the same identity if one is present. removed says whether a tree was
@@ -71,7 +71,7 @@ func RemoveTree(env Env, target string, identity lease.FileIdentity) (removed bo
 	if held, err := env.FS.Lstat(quarantine); err != nil || !isDirWithIdentity(held, identity) {
 		return false, restoreForeign(env, quarantine, target, err)
 	}
-	return true, removeQuarantined(env, quarantine)
+	return true, removeQuarantined(env, quarantine, identity)
 }
 
 func isDirWithIdentity(info lease.FileInfo, identity lease.FileIdentity) bool {
@@ -103,57 +103,114 @@ func completeQuarantine(env Env, quarantine string, identity lease.FileIdentity)
 	if !isDirWithIdentity(info, identity) {
 		return false, newError(ErrChanged, quarantine, "the removal quarantine holds a foreign entry; nothing removed", nil)
 	}
-	return true, removeQuarantined(env, quarantine)
+	return true, removeQuarantined(env, quarantine, identity)
 }
 
-// removeQuarantined removes a verified quarantined tree: a pre-order walk
-// that unlinks every non-directory (symlinks included, never followed) and
-// collects directories, then removes the directories deepest first.
-func removeQuarantined(env Env, root string) error {
-	type frame struct {
-		dir   string
-		depth int
+// removeQuarantined removes a verified quarantined tree through directory
+// handles only: the root is opened O_DIRECTORY|O_NOFOLLOW and its fstat must
+// still be the recorded identity; each entry is fstatat-ed without following;
+// a subdirectory is opened with OpenAt(O_DIRECTORY|O_NOFOLLOW) and its fstat
+// must be the inode fstatat saw, then emptied the same way and removed with
+// RemoveAt(name, true); everything else is RemoveAt(name, false). A path
+// swapped for a symlink or another directory at any point is therefore never
+// followed: the walk stops with ErrChanged, or at worst unlinks the swapped
+// name itself. Bounded by treeEntriesMax entries and treeDepthMax levels.
+func removeQuarantined(env Env, root string, identity lease.FileIdentity) error {
+	handle, err := env.FS.OpenFile(root, statefile.O_RDONLY|statefile.O_DIRECTORY|statefile.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
 	}
-	directories := []string{root}
-	pending := []frame{{root, 0}}
-	entriesSeen := 0
-	for len(pending) > 0 {
-		top := pending[len(pending)-1]
-		pending = pending[:len(pending)-1]
-		entries, err := env.FS.ReadDir(top.dir)
+	opened, err := handle.Stat()
+	if err == nil && !isDirWithIdentity(opened, identity) {
+		err = newError(ErrChanged, root, "the removal quarantine changed after it was verified; nothing more removed", nil)
+	}
+	if err == nil {
+		budget := treeEntriesMax
+		err = removeContents(handle, root, 0, &budget)
+	}
+	closeErr := handle.Close()
+	if err != nil {
+		return err
+	}
+	if closeErr != nil {
+		return closeErr
+	}
+	parent, err := env.FS.OpenFile(path.Dir(root), statefile.O_RDONLY|statefile.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	err = parent.RemoveAt(path.Base(root), true)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	if err == nil {
+		err = parent.Sync()
+	}
+	return errors.Join(err, parent.Close())
+}
+
+// removeContents empties the open directory dir (named name, for errors),
+// depth levels below the root, spending budget entries.
+func removeContents(dir lease.File, root string, depth int, budget *int) error {
+	entries, err := dir.ReadDir()
+	if err != nil {
+		return err
+	}
+	*budget -= len(entries)
+	if *budget < 0 {
+		return newError(ErrBound, root, "directory tree exceeds "+strconv.Itoa(treeEntriesMax)+" entries; removal stopped", nil)
+	}
+	for _, entry := range entries {
+		info, err := dir.StatAt(entry.Name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
 		if err != nil {
 			return err
 		}
-		entriesSeen += len(entries)
-		if entriesSeen > treeEntriesMax {
-			return newError(ErrBound, root, "directory tree exceeds "+strconv.Itoa(treeEntriesMax)+" entries; removal stopped", nil)
-		}
-		for _, entry := range entries {
-			name := path.Join(top.dir, entry.Name)
-			info, err := env.FS.Lstat(name)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
+		if !info.IsDir() {
+			if err := dir.RemoveAt(entry.Name, false); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
-			if info.IsDir() && !info.IsSymlink() {
-				if top.depth+1 > treeDepthMax {
-					return newError(ErrBound, root, "directory tree exceeds "+strconv.Itoa(treeDepthMax)+" levels; removal stopped", nil)
-				}
-				directories = append(directories, name)
-				pending = append(pending, frame{name, top.depth + 1})
-				continue
-			}
-			if err := removeIfPresent(env, name); err != nil {
-				return err
-			}
+			continue
 		}
-	}
-	for i := len(directories) - 1; i >= 0; i-- {
-		if err := removeIfPresent(env, directories[i]); err != nil {
+		if depth+1 > treeDepthMax {
+			return newError(ErrBound, root, "directory tree exceeds "+strconv.Itoa(treeDepthMax)+" levels; removal stopped", nil)
+		}
+		if err := removeSubdirectory(dir, entry.Name, info, root, depth+1, budget); err != nil {
 			return err
 		}
 	}
-	return statefile.SyncDir(env.FS, path.Dir(root))
+	return nil
+}
+
+// removeSubdirectory opens the subdirectory name of dir, checks that it is
+// the inode StatAt saw (seen), empties it and removes it.
+func removeSubdirectory(dir lease.File, name string, seen lease.FileInfo, root string, depth int, budget *int) error {
+	child, err := dir.OpenAt(name, statefile.O_RDONLY|statefile.O_DIRECTORY|statefile.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return newError(ErrChanged, path.Join(dir.Name(), name),
+			"a directory of the tree was swapped during its removal; removal stopped", err)
+	}
+	opened, err := child.Stat()
+	if err == nil && !sameInode(opened, seen) {
+		err = newError(ErrChanged, child.Name(), "a directory of the tree was swapped during its removal; removal stopped", nil)
+	}
+	if err == nil {
+		err = removeContents(child, root, depth, budget)
+	}
+	if closeErr := child.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return err
+	}
+	if err := dir.RemoveAt(name, true); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return newError(ErrChanged, path.Join(dir.Name(), name),
+			"a directory of the tree was swapped during its removal; removal stopped", err)
+	}
+	return nil
 }
