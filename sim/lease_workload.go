@@ -65,9 +65,10 @@ import (
 // reclaims a stale owner in one guarded step and installs in a later one,
 // and others can see the lease empty in between, which one linearization
 // point cannot explain: the workload's FS wrapper records the move of
-// receiver.lock into quarantine as its own LeaseClear event at the step it
-// happens, and the ground truth checks that the reclaimed owner was dead
-// (the model cannot, once told of a clear). Restarted workers run their own
+// receiver.lock into quarantine as its own LeaseReclaim event at the step
+// it happens, which the model accepts only while the owner is dead (a
+// reclaim of a live owner is the two-owners bug); the ground truth checks
+// the same. Restarted workers run their own
 // executable, so no restart is an exact identity twin (same PID, start tick
 // and executable) of a dead owner: no identity rule, and no model, can tell
 // such a twin from the owner.
@@ -345,9 +346,9 @@ func (lw *leaseWorld) manager(p *Proc) *lease.Manager {
 // the move of a stale receiver.lock into quarantine. An acquire reclaims in
 // one guarded step and installs in a later one, and other processes may see
 // the namespace empty in between, so the reclaim is recorded as its own
-// instantaneous event (LeaseClear: the record left receiver.lock) at the
-// step it happened, and the reclaimed owner is checked dead against the
-// ground truth (the model, given a clear, no longer can).
+// instantaneous event (models.LeaseReclaim, legal only while the owner is
+// dead) at the step it happened; the reclaimed owner is also checked dead
+// against the ground truth (checkMove).
 type leaseFS struct {
 	lease.FS
 	lw *leaseWorld
@@ -371,7 +372,7 @@ func (f *leaseFS) observe(oldpath, newpath string, err error) {
 		return
 	}
 	lw, space := f.lw, f.lw.space(f.p)
-	lw.world.RecordEvent("reclaim", models.LeaseClear{Namespace: space.key})
+	lw.world.RecordEvent("reclaim", models.LeaseReclaim{Namespace: space.key})
 	lw.moves = append(lw.moves, leaseMove{space: space, path: newpath, proc: f.p})
 	lw.world.Probe("lease-reclaim-observed")
 }
