@@ -199,6 +199,12 @@ type leaseSpace struct {
 	hostileBytes [][]byte
 }
 
+// hostileSwaps counts the rename races the hook made so far (any space).
+func (lw *leaseWorld) hostileSwaps() int {
+	p := lw.world.probes
+	return p["lease-hostile-swap-receiver"] + p["lease-hostile-swap-owner"] + p["lease-hostile-swap-guard"]
+}
+
 func (s *leaseSpace) hostileWrote(data []byte) bool {
 	for _, written := range s.hostileBytes {
 		if bytes.Equal(written, data) {
@@ -368,6 +374,10 @@ func (f *leaseFS) Rename(oldpath, newpath string) error {
 }
 
 func (f *leaseFS) observe(oldpath, newpath string, err error) {
+	if err == nil && oldpath == leaseGuardPath {
+		// Only a reclaimer moves the guard (its holder removes it).
+		f.lw.world.Probe("lease-stale-guard-reclaimed")
+	}
 	if err != nil || oldpath != leaseReceiver() || !strings.HasPrefix(newpath, leaseQuarantinePath+"/") {
 		return
 	}
@@ -488,6 +498,7 @@ func (lw *leaseWorld) acquireRecorded(p *Proc, m *lease.Manager) (lease.AcquireR
 	lw.sessionProc[session] = p
 	in := models.LeaseAcquire{Namespace: space.key, Proc: p.ID(), Host: p.Host().Name(), Session: session}
 	epochFloor := space.epochMaxReturned
+	swapsBefore := lw.hostileSwaps()
 	op := p.Begin("acquire", in)
 	res, err := m.Acquire(context.Background(), lease.AcquireRequest{SessionID: session, SessionFile: "/sessions/" + session})
 	lw.noteReclaims(p, space, res.Reclaimed)
@@ -522,6 +533,9 @@ func (lw *leaseWorld) acquireRecorded(p *Proc, m *lease.Manager) (lease.AcquireR
 		}
 		out = models.LeaseAcquireResult{Kind: models.LeaseAcquireRefused, Reason: reason}
 		lw.world.Probe("lease-refused-" + string(res.Refusal.Reason))
+		if lw.hostileSwaps() != swapsBefore {
+			lw.world.Probe("lease-rename-race-refused") // a swap struck during the call
+		}
 		if res.Refusal.Human != lease.HumanNone {
 			lw.world.Probe("lease-refused-human-" + string(res.Refusal.Human))
 		}

@@ -79,10 +79,12 @@ func DeclaredProbes(engine string) []string {
 			"lease-refused-remote-owner",       // remote refusal
 			ProbeCrashBetweenRenameAndDirSync,  // crash between rename and dir fsync
 			"lease-rename-race-refused",        // rename race refused
-			"lease-reclaim-observed",           // reclaim event in the history
+			"lease-reclaim-observed",           // LeaseReclaim event in the history
 			"lease-probe-acquired",             // liveness probe
-			"lease-refused-unverifiable-owner", // a disposition: unverifiable
-			"lease-held",                       // a disposition: held by a live owner
+			"lease-acquired",                   // disposition: acquired
+			"lease-held",                       // disposition: held by a live owner
+			"lease-refused-unverifiable-owner", // disposition: unverifiable
+			"lease-refused-corrupt-owner",      // disposition: corrupt
 		}
 	case "admission":
 		return []string{

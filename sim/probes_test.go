@@ -34,7 +34,8 @@ var engineCampaigns = map[string]engineCampaign{
 const engineCampaignSeeds = 2000
 
 // campaignSeeds returns the seed count: LEASEKIT_SEEDS, else the full
-// budget under CI (or LEASEKIT_LONG=1), else full or short as asked.
+// budget under CI (or LEASEKIT_LONG=1), else short with -short and
+// defaultSeeds otherwise (the package's default run stays within budget).
 func campaignSeeds(t *testing.T, full, short int) int {
 	if value := os.Getenv("LEASEKIT_SEEDS"); value != "" {
 		n, err := strconv.Atoi(value)
@@ -43,12 +44,20 @@ func campaignSeeds(t *testing.T, full, short int) int {
 		}
 		return n
 	}
-	if testing.Short() && os.Getenv("CI") == "" {
-		t.Logf("-short: running %d seeds instead of %d", short, full)
+	if os.Getenv("CI") != "" || os.Getenv("LEASEKIT_LONG") == "1" {
+		return full
+	}
+	if testing.Short() {
+		t.Logf("-short: running %d seeds instead of %d (CI=1 or LEASEKIT_LONG=1 runs all)", short, full)
 		return short
 	}
-	return full
+	t.Logf("running %d seeds instead of %d (CI=1 or LEASEKIT_LONG=1 runs all, and checks the declared probes)",
+		engineDefaultSeeds, full)
+	return engineDefaultSeeds
 }
+
+// engineDefaultSeeds is the seed count of a plain `go test ./sim`.
+const engineDefaultSeeds = 400
 
 // engineSeed runs one seed of an engine's campaign with every fault on and
 // checks its history; it returns the result and a finding ("" if none).
@@ -150,6 +159,30 @@ func testEngineCampaign(t *testing.T, name string) {
 }
 
 func TestAdmissionCampaign(t *testing.T) { testEngineCampaign(t, "admission") }
+
+// TestLeaseDeclaredProbes runs the lease campaign (every fault on, the
+// same seeds and options as TestLeaseCampaign) and fails naming any probe
+// DeclaredProbes("lease") lists that never fired. It costs a minute of CPU,
+// so it runs under CI (or LEASEKIT_LONG=1) only.
+func TestLeaseDeclaredProbes(t *testing.T) {
+	if os.Getenv("CI") == "" && os.Getenv("LEASEKIT_LONG") != "1" && os.Getenv("LEASEKIT_SEEDS") == "" {
+		t.Skip("a second 2,000-seed lease campaign (about a minute): set CI=1 or LEASEKIT_LONG=1")
+	}
+	seeds := campaignSeeds(t, engineCampaignSeeds, engineCampaignSeeds/10)
+	probes := map[string]int{}
+	for i := 0; i < seeds; i++ {
+		r, _ := leaseSeed(uint64(i+1), false)
+		for name, count := range r.Probes {
+			probes[name] += count
+		}
+	}
+	if missing := MissingProbes("lease", probes); len(missing) > 0 {
+		t.Errorf("lease: declared probes never fired in %d seeds: %v", seeds, missing)
+	}
+	for _, name := range DeclaredProbes("lease") {
+		t.Logf("%s=%d", name, probes[name])
+	}
+}
 
 func TestDirleaseCampaign(t *testing.T) { testEngineCampaign(t, "dirlease") }
 
