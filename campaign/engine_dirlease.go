@@ -14,7 +14,7 @@ func init() {
 		Params: []Param{
 			{Name: "creators", Default: 3, Min: 1, Max: 6, Doc: "creator processes"},
 			{Name: "recoverers", Default: 2, Min: 1, Max: 4, Doc: "recovery processes racing the creators"},
-			{Name: "ops_per_proc", Default: 8, Min: 1, Max: 64, Doc: "loop steps per process"},
+			{Name: "ops_per_proc", Default: 6, Min: 1, Max: 64, Doc: "loop steps per process"},
 			{Name: "respawns", Default: 4, Min: 0, Max: 32, Doc: "crashed processes restarted per run"},
 		},
 		Setup: func(p Params) func(w *sim.World) error {

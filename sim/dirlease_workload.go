@@ -36,7 +36,8 @@ type DirleaseOptions struct {
 	Creators int
 	// Recoverers is the number of recovery processes (default 2).
 	Recoverers int
-	// OpsPerProc is the number of loop steps per process (default 8).
+	// OpsPerProc is the number of loop steps per process (default 6: a
+	// history then checks in a few milliseconds at p99).
 	OpsPerProc int
 	// RespawnsMax bounds restarts of crashed creators (default 4; -1 none).
 	RespawnsMax int
@@ -54,7 +55,7 @@ func (o DirleaseOptions) withDefaults() DirleaseOptions {
 	}
 	defaults(&o.Creators, 3)
 	defaults(&o.Recoverers, 2)
-	defaults(&o.OpsPerProc, 8)
+	defaults(&o.OpsPerProc, 6)
 	defaults(&o.RespawnsMax, 4)
 	defaults(&o.PIDMax, 40)
 	defaults(&o.LivenessStepsMax, 20_000)
