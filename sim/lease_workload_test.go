@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasekit/leasekit/internal/mutant"
 )
 
 // leaseCampaignOptions is the workload every lease campaign test runs:
@@ -153,53 +154,17 @@ func TestLeaseCampaign(t *testing.T) {
 	}
 }
 
-// leaseMutation is a planted bug: an exact block of one engine file and
-// its replacement (mutants/<name>/mutation.txt).
-type leaseMutation struct {
-	file, old, new string
-}
-
-func readMutation(t *testing.T, dir string) leaseMutation {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "mutation.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
-	header, rest, ok := strings.Cut(text, "\n--- old\n")
-	old, rest2, ok2 := strings.Cut(rest, "--- new\n")
-	replacement, _, ok3 := strings.Cut(rest2, "--- end\n")
-	file, ok4 := strings.CutPrefix(header, "file: ")
-	if !ok || !ok2 || !ok3 || !ok4 {
-		t.Fatalf("%s/mutation.txt: want 'file: ...', '--- old', '--- new', '--- end' sections", dir)
-	}
-	return leaseMutation{file: strings.TrimSpace(file), old: old, new: replacement}
-}
-
 // writeMutantOverlay writes the mutated copy of the engine file and a
-// go -overlay JSON mapping the engine file to it; it returns the JSON path.
+// go -overlay JSON mapping the engine file to it (internal/mutant, which
+// fails loudly on a stale old block); it returns the JSON path.
 func writeMutantOverlay(t *testing.T, repo, name, dir string) string {
 	t.Helper()
-	mutation := readMutation(t, filepath.Join(repo, "mutants", name))
-	original := filepath.Join(repo, mutation.file)
-	source, err := os.ReadFile(original)
+	m, err := mutant.Load(repo, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Count(string(source), mutation.old) != 1 {
-		t.Fatalf("mutant %s: its old block is not exactly once in %s; the engine changed, update the mutant",
-			name, mutation.file)
-	}
-	mutated := filepath.Join(dir, name+"-"+filepath.Base(mutation.file))
-	if err := os.WriteFile(mutated, []byte(strings.Replace(string(source), mutation.old, mutation.new, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {original: mutated}})
+	path, err := m.WriteOverlay(repo, dir)
 	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name+"-overlay.json")
-	if err := os.WriteFile(path, overlay, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/internal/mutant"
 	"github.com/stretchr/testify/require"
 )
 
@@ -73,34 +74,15 @@ func TestReplaySeedNumberIsBitExact(t *testing.T) {
 	require.Contains(t, first, "replayed twice: identical traces")
 }
 
-// mutantOverlay reads mutants/<name>/mutation.txt (the format of
-// mutants/README.md: "file: PATH", then "--- old", "--- new", "--- end"
-// blocks), writes the mutated copy of the file into dir, and returns the
-// go build -overlay JSON's path. The old block must occur exactly once, so a
-// mutant never silently tests stale code.
+// mutantOverlay writes the mutated copy of mutants/<name>'s file into dir
+// (internal/mutant: the old block must occur exactly once, so a mutant never
+// silently tests stale code) and returns the go build -overlay JSON's path.
 func mutantOverlay(t *testing.T, root, name, dir string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "mutants", name, "mutation.txt"))
+	m, err := mutant.Load(root, name)
 	require.NoError(t, err)
-	text := string(data)
-	header, rest, ok := strings.Cut(text, "\n--- old\n")
-	require.True(t, ok, "mutant %s: no --- old block", name)
-	old, rest, ok := strings.Cut(rest, "--- new\n")
-	require.True(t, ok, "mutant %s: no --- new block", name)
-	replacement, _, ok := strings.Cut(rest, "--- end")
-	require.True(t, ok, "mutant %s: no --- end", name)
-	file, ok := strings.CutPrefix(strings.TrimSpace(header), "file: ")
-	require.True(t, ok, "mutant %s: first line is not file: PATH", name)
-	original := filepath.Join(root, file)
-	source, err := os.ReadFile(original)
+	path, err := m.WriteOverlay(root, dir)
 	require.NoError(t, err)
-	require.Equal(t, 1, strings.Count(string(source), old), "mutant %s: its old block is not exactly once in %s", name, file)
-	mutated := filepath.Join(dir, name+"-"+filepath.Base(file))
-	require.NoError(t, os.WriteFile(mutated, []byte(strings.Replace(string(source), old, replacement, 1)), 0o644))
-	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {original: mutated}})
-	require.NoError(t, err)
-	path := filepath.Join(dir, name+"-overlay.json")
-	require.NoError(t, os.WriteFile(path, overlay, 0o644))
 	return path
 }
 
