@@ -399,8 +399,10 @@ func (s *shrinker) zeroChunks(size int) bool {
 		}
 		if changed && s.try(large) {
 			progress = true
+			// The adopted list is trimmed of trailing zeros: it may now
+			// end inside (or before) this chunk.
 			end = min(end, len(s.current.Decisions))
-			if Choices(s.current.Decisions[start:end]) == 0 {
+			if end <= start || Choices(s.current.Decisions[start:end]) == 0 {
 				continue
 			}
 		}

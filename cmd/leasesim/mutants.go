@@ -1,0 +1,351 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/internal/mutant"
+)
+
+// huntFlags are the budget flags shared by `hunt` and `mutants`.
+type huntFlags struct {
+	seedsMax, shrinkRuns int
+	duration, shrinkTime time.Duration
+	baseSeed             uint64
+	json                 bool
+}
+
+func (f *huntFlags) register(set *flag.FlagSet) {
+	set.IntVar(&f.seedsMax, "seeds-max", 2000, "seed indices to try before giving up")
+	set.DurationVar(&f.duration, "duration", 60*time.Second, "wall-time budget of the search (0: none)")
+	set.Uint64Var(&f.baseSeed, "base-seed", 1, "the first seed")
+	set.IntVar(&f.shrinkRuns, "shrink-runs", 2000, "run budget of the shrink of the first failure (-1: no shrink)")
+	set.DurationVar(&f.shrinkTime, "shrink-time", 15*time.Second, "time limit of the shrink")
+	set.BoolVar(&f.json, "json", false, "print JSON instead of a table")
+}
+
+func (f *huntFlags) args() []string {
+	return []string{"--seeds-max", strconv.Itoa(f.seedsMax), "--duration", f.duration.String(),
+		"--base-seed", strconv.FormatUint(f.baseSeed, 10), "--shrink-runs", strconv.Itoa(f.shrinkRuns),
+		"--shrink-time", f.shrinkTime.String()}
+}
+
+// cmdHunt runs one hunt (seeds in order, one core, until the first failure;
+// then a shrink) with the engine compiled into this binary. `leasesim
+// mutants` runs it inside each mutant's build; it is not in the usage text.
+func cmdHunt(args []string, stdout, stderr io.Writer) int {
+	set := newFlagSet("hunt", "hunt [flags]", stderr)
+	var spec specFlags
+	spec.register(set, "all")
+	var flags huntFlags
+	flags.register(set)
+	if code, ok := parseFlags(set, args); !ok {
+		return code
+	}
+	o, err := spec.options()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	o.BaseSeed = flags.baseSeed
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	hunt, err := campaign.Hunt(ctx, campaign.HuntOptions{Campaign: o, SeedsMax: flags.seedsMax, Duration: flags.duration,
+		Shrink: campaign.ShrinkOptions{RunsMax: flags.shrinkRuns, Time: flags.shrinkTime}})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if flags.json {
+		encoder := json.NewEncoder(stdout)
+		encoder.SetIndent("", "  ")
+		if err := encoder.Encode(hunt); err != nil {
+			return fail(stderr, err)
+		}
+	} else {
+		fmt.Fprintf(stdout, "found=%v seeds=%d seconds=%.2f %s %s\n", hunt.Found, hunt.Seeds, hunt.Seconds, hunt.Outcome, hunt.Class)
+	}
+	if !hunt.Found {
+		return campaign.ExitViolation
+	}
+	return campaign.ExitOK
+}
+
+// MutantRow is one line of the `leasesim mutants` table.
+type MutantRow struct {
+	Name    string   `json:"name"`
+	Engines []string `json:"engines"`
+	File    string   `json:"file"`
+	Bug     string   `json:"bug"`
+	// Error is set when the mutant could not be built or hunted (a stale
+	// old block, a compile error): that is a failure of the catalog.
+	Error string              `json:"error,omitempty"`
+	Hunt  campaign.HuntResult `json:"hunt"`
+	// BuildSeconds is the go build -overlay time (not in Hunt.Seconds).
+	BuildSeconds float64 `json:"build_seconds"`
+	// Confounded counts detections the unmutated build also fails (they
+	// are skipped: the hunt goes on from the next seed).
+	Confounded int `json:"confounded,omitempty"`
+}
+
+// confoundedMax bounds how often a hunt restarts after a detection the
+// unmutated build shares.
+const confoundedMax = 3
+
+// cmdMutants builds leasesim with each planted bug (go build -overlay) and
+// hunts it: found or not, seeds and wall seconds to the first detection,
+// the shrunk run's choices and trace steps, the kind. It exits 1 if any
+// mutant is not found (or cannot be built).
+func cmdMutants(args []string, stdout, stderr io.Writer) int {
+	set := newFlagSet("mutants", "mutants [--only NAME,...] [flags]", stderr)
+	only := set.String("only", "", "comma list of mutants (default: every mutants/*/mutation.txt)")
+	root := set.String("root", "", "repository root (default: found from the working directory)")
+	faults := set.String("faults", "swarm", "fault plan of the hunts (as run --faults)")
+	var flags huntFlags
+	flags.register(set)
+	if code, ok := parseFlags(set, args); !ok {
+		return code
+	}
+	if *root == "" {
+		found, err := repoRoot()
+		if err != nil {
+			return fail(stderr, err)
+		}
+		*root = found
+	}
+	names, err := selectMutants(*root, *only)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	work, err := os.MkdirTemp("", "leasesim-mutants-")
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer os.RemoveAll(work)
+	var rows []MutantRow
+	for _, name := range names {
+		row := huntMutant(*root, name, work, *faults, flags)
+		if !flags.json {
+			fmt.Fprintln(stderr, mutantLine(row))
+		}
+		rows = append(rows, row)
+	}
+	return printMutants(rows, flags.json, stdout, stderr)
+}
+
+// selectMutants returns the names of --only, or every mutant.
+func selectMutants(root, only string) ([]string, error) {
+	all, err := mutant.Names(root)
+	if err != nil {
+		return nil, err
+	}
+	if only == "" {
+		return all, nil
+	}
+	var names []string
+	for _, name := range strings.Split(only, ",") {
+		if !slices.Contains(all, name) {
+			return nil, &campaign.UsageError{Message: fmt.Sprintf("no mutant %q under %s/mutants (have: %s)",
+				name, root, strings.Join(all, ", "))}
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// repoRoot walks up from the working directory to leasekit's go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for range 64 {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.Contains(string(data), "module github.com/leasekit/leasekit\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return "", &campaign.UsageError{Message: "not inside the leasekit repository; pass --root"}
+}
+
+// huntMutant builds the mutant and hunts it, restarting past detections
+// that the unmutated build (this process) shares.
+func huntMutant(root, name, work, faults string, flags huntFlags) MutantRow {
+	m, err := mutant.Load(root, name)
+	if err != nil {
+		return MutantRow{Name: name, Error: err.Error()}
+	}
+	row := MutantRow{Name: name, Engines: m.Engines, File: m.File, Bug: m.Bug}
+	started := time.Now()
+	binary, err := buildMutant(root, m, work)
+	row.BuildSeconds = time.Since(started).Seconds()
+	if err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	engines := strings.Join(m.Engines, ",")
+	base, seeds, seconds, runs := flags.baseSeed, 0, 0.0, 0
+	for attempt := 0; attempt <= confoundedMax; attempt++ {
+		next := flags
+		next.baseSeed = base
+		next.seedsMax = flags.seedsMax - seeds
+		next.duration = flags.duration - time.Duration(seconds*float64(time.Second))
+		if next.seedsMax <= 0 || (flags.duration > 0 && next.duration <= 0) {
+			break
+		}
+		hunt, err := runHunt(binary, engines, faults, next)
+		if err != nil {
+			row.Error = err.Error()
+			return row
+		}
+		seeds, seconds, runs = seeds+hunt.Seeds, seconds+hunt.Seconds, runs+hunt.Runs
+		hunt.Seeds, hunt.Seconds, hunt.Runs = seeds, seconds, runs
+		row.Hunt = hunt
+		if !hunt.Found || !confounded(hunt, engines, faults) {
+			return row
+		}
+		row.Confounded++
+		row.Hunt.Found = false
+		base = hunt.Seed + 1
+	}
+	return row
+}
+
+// confounded reports whether the unmutated build fails the detecting seed
+// the same way (then the detection says nothing about the mutant).
+func confounded(hunt campaign.HuntResult, engines, faults string) bool {
+	setting, err := campaign.ParseFaultSetting(faults)
+	if err != nil {
+		return false
+	}
+	names, err := campaign.ResolveEngines(engines)
+	if err != nil {
+		return false
+	}
+	finding, err := campaign.Rerun(campaign.Options{Engines: names, Faults: setting}, hunt.Engine, hunt.Seed)
+	return err == nil && !finding.OK() && finding.Class == hunt.Class
+}
+
+// buildMutant builds leasesim with the mutant's overlay into work.
+func buildMutant(root string, m mutant.Mutation, work string) (string, error) {
+	overlay, err := m.WriteOverlay(root, work)
+	if err != nil {
+		return "", err
+	}
+	binary := filepath.Join(work, "leasesim-"+m.Name)
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-overlay", overlay, "-o", binary, "./cmd/leasesim")
+	build.Dir = root
+	if output, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build -overlay (mutant %s): %v\n%s", m.Name, err, output)
+	}
+	return binary, nil
+}
+
+// runHunt runs `binary hunt --json` and decodes its result.
+func runHunt(binary, engines, faults string, flags huntFlags) (campaign.HuntResult, error) {
+	args := append([]string{"hunt", "--json", "--engine", engines, "--faults", faults}, flags.args()...)
+	command := exec.Command(binary, args...)
+	var stderr strings.Builder
+	command.Stderr = &stderr
+	output, err := command.Output()
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == campaign.ExitViolation) {
+		return campaign.HuntResult{}, fmt.Errorf("%s hunt: %v: %s", filepath.Base(binary), err, stderr.String())
+	}
+	var hunt campaign.HuntResult
+	if err := json.Unmarshal(output, &hunt); err != nil {
+		return campaign.HuntResult{}, fmt.Errorf("%s hunt: reading its JSON: %v: %s", filepath.Base(binary), err, stderr.String())
+	}
+	return hunt, nil
+}
+
+// mutantLine is the progress line of one mutant (to stderr).
+func mutantLine(row MutantRow) string {
+	if row.Error != "" {
+		return fmt.Sprintf("%-40s ERROR %s", row.Name, row.Error)
+	}
+	return fmt.Sprintf("%-40s found=%v seeds=%d %.2fs %s", row.Name, row.Hunt.Found, row.Hunt.Seeds, row.Hunt.Seconds, kind(row.Hunt))
+}
+
+func kind(h campaign.HuntResult) string {
+	if !h.Found {
+		return "-"
+	}
+	return h.Outcome + ": " + h.Class
+}
+
+// printMutants prints the table (or JSON) with the median and worst time
+// to detection, and returns the exit code.
+func printMutants(rows []MutantRow, asJSON bool, stdout, stderr io.Writer) int {
+	missed := 0
+	var seconds []float64
+	for _, row := range rows {
+		if row.Error != "" || !row.Hunt.Found {
+			missed++
+		}
+		seconds = append(seconds, row.Hunt.Seconds)
+	}
+	if asJSON {
+		encoder := json.NewEncoder(stdout)
+		encoder.SetIndent("", "  ")
+		if err := encoder.Encode(rows); err != nil {
+			return fail(stderr, err)
+		}
+	} else {
+		writeMutantTable(stdout, rows)
+		sort.Float64s(seconds)
+		if len(seconds) > 0 {
+			fmt.Fprintf(stdout, "\n%d mutants, %d found; seconds to detection: median %.2f, worst %.2f (one core)\n",
+				len(rows), len(rows)-missed, seconds[len(seconds)/2], seconds[len(seconds)-1])
+		}
+	}
+	if missed > 0 {
+		fmt.Fprintf(stderr, "leasesim mutants: %d of %d mutants not found\n", missed, len(rows))
+		return campaign.ExitViolation
+	}
+	return campaign.ExitOK
+}
+
+// writeMutantTable writes the Markdown table docs/MUTANTS.md carries.
+func writeMutantTable(w io.Writer, rows []MutantRow) {
+	table := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	fmt.Fprintln(table, "| mutant\t| engine\t| file\t| found\t| seeds\t| seconds\t| shrunk choices / steps\t| kind\t|")
+	fmt.Fprintln(table, "|---\t|---\t|---\t|---\t|---:\t|---:\t|---:\t|---\t|")
+	for _, row := range rows {
+		h := row.Hunt
+		found := strconv.FormatBool(h.Found)
+		if row.Error != "" {
+			found = "ERROR"
+		}
+		shrunk := "-"
+		if h.Found && h.ShrinkRuns > 0 {
+			shrunk = fmt.Sprintf("%d / %d", h.ShrunkChoices, h.ShrunkSteps)
+		}
+		engine := h.Engine
+		if engine == "" {
+			engine = strings.Join(row.Engines, ",")
+		}
+		fmt.Fprintf(table, "| `%s`\t| %s\t| `%s`\t| %s\t| %d\t| %.2f\t| %s\t| %s\t|\n", row.Name, engine, row.File, found,
+			h.Seeds, h.Seconds, shrunk, strings.ReplaceAll(kind(h), "|", "/"))
+	}
+	table.Flush()
+}
