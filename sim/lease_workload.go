@@ -187,6 +187,10 @@ type leaseSpace struct {
 	epochMaxReturned uint64
 	// corruptions are hostile corruptions not yet repaired.
 	corruptions []leaseCorruption
+	// carried are owner-level corruptions an engine call moved away; a
+	// reclaimer that finds it moved the wrong record gives it back, so
+	// they are watched for their return.
+	carried []leaseCorruption
 	// ownerCorrupted is true while a hostile corruption of receiver.lock or
 	// owner.json is unrepaired: corrupt-owner refusals are expected then.
 	ownerCorrupted bool

@@ -218,6 +218,7 @@ func garble(data []byte, d *Decisions) []byte {
 // is empty from then on, which the history gets as a LeaseClear.
 func (lw *leaseWorld) trackCorruption() {
 	for _, space := range lw.spaces {
+		lw.trackReturn(space)
 		if !space.ownerCorrupted {
 			continue
 		}
@@ -228,6 +229,7 @@ func (lw *leaseWorld) trackCorruption() {
 				if err != nil || !bytes.Equal(data, c.written) {
 					space.ownerCorrupted = false
 					space.hostileClearedAt = lw.world.Now()
+					space.carried = append(space.carried, c)
 					lw.world.RecordEvent("carried-away", models.LeaseClear{Namespace: space.key})
 					lw.world.Probe("lease-corruption-carried-away")
 					continue
@@ -236,6 +238,28 @@ func (lw *leaseWorld) trackCorruption() {
 			kept = append(kept, c)
 		}
 		space.corruptions = kept
+	}
+}
+
+// trackReturn notices, at the step it happens, that an owner-level
+// corruption carried away came back: a reclaimer that moved receiver.lock
+// into quarantine re-read it, found it was not the record it had judged
+// stale, and gave it back. The lease is corrupt again from then on.
+func (lw *leaseWorld) trackReturn(space *leaseSpace) {
+	if space.ownerCorrupted || len(space.carried) == 0 {
+		return
+	}
+	for i, c := range space.carried {
+		data, err := readRoot(space.volume.Root(), c.path)
+		if err != nil || !bytes.Equal(data, c.written) {
+			continue
+		}
+		space.carried = append(space.carried[:i], space.carried[i+1:]...)
+		space.ownerCorrupted = true
+		space.corruptions = append(space.corruptions, c)
+		lw.world.RecordEvent("corrupt", models.LeaseCorruption{Namespace: space.key})
+		lw.world.Probe("lease-corruption-given-back")
+		return
 	}
 }
 
@@ -438,7 +462,7 @@ func (l *leaseLiveness) exited(p *Proc) {
 }
 
 // launch starts the probe of the first pending space, on the host its
-// records name (guard, then intents, then owner), with a bystander on a
+// records name (intents, then guard, then owner), with a bystander on a
 // dead owner's PID when that PID is free.
 func (l *leaseLiveness) launch() {
 	lw, w := l.lw, l.lw.world
@@ -465,19 +489,26 @@ func (l *leaseLiveness) launch() {
 	if data, err := readRoot(root, leaseOwnerPath); err == nil {
 		owner, ownerOK = parseRecord(data)
 	}
+	// The host to probe from is the one named by the first record the engine
+	// will meet: it scans reclaim intents before it contends for the guard,
+	// and judges the owner last. Probing from the guard's host while a dead
+	// remote intent blocks every call there would hand over forever.
 	hostNamed := ""
-	if data, err := readRoot(root, leaseGuardPath); err == nil {
-		if r, ok := parseRecord(data); ok {
-			hostNamed = r.Hostname
+	entries, _ := root.ReadDir(leaseReclaimsPath)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name, "reclaim.") || !strings.HasSuffix(e.Name, ".json") {
+			continue // a crashed writer's temp: the engine does not read it either
+		}
+		if data, err := readRoot(root, path.Join(leaseReclaimsPath, e.Name)); err == nil {
+			if r, ok := parseRecord(data); ok && hostNamed == "" {
+				hostNamed = r.Hostname
+			}
 		}
 	}
 	if hostNamed == "" {
-		entries, _ := root.ReadDir(leaseReclaimsPath)
-		for _, e := range entries {
-			if data, err := readRoot(root, path.Join(leaseReclaimsPath, e.Name)); err == nil {
-				if r, ok := parseRecord(data); ok && hostNamed == "" {
-					hostNamed = r.Hostname
-				}
+		if data, err := readRoot(root, leaseGuardPath); err == nil {
+			if r, ok := parseRecord(data); ok {
+				hostNamed = r.Hostname
 			}
 		}
 	}
