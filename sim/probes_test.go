@@ -222,3 +222,29 @@ func TestEngineMutants(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteFailureArtifacts writes the HTML visualization and the text
+// beside a trace for one run of each engine, and checks their content.
+func TestWriteFailureArtifacts(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"lease", "admission", "dirlease"} {
+		c := engineCampaigns[name]
+		plan := LeaseCampaignPlan(3 ^ hashString(name))
+		r := Run(Config{Seed: 3, Faults: &plan, Setup: c.setup()})
+		htmlPath, err := WriteFailureArtifacts(dir, name, r)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		page, err := os.ReadFile(htmlPath)
+		if err != nil || !strings.Contains(string(page), "<html") {
+			t.Fatalf("%s: %s is not porcupine's HTML (%v, %d bytes)", name, htmlPath, err, len(page))
+		}
+		text, err := os.ReadFile(strings.TrimSuffix(htmlPath, ".html") + ".txt")
+		if err != nil || !strings.Contains(string(text), "outcome=") {
+			t.Fatalf("%s: summary beside the HTML is missing its outcome (%v)", name, err)
+		}
+	}
+	if _, err := WriteFailureArtifacts(dir, "nope", Result{}); err == nil {
+		t.Fatal("an unknown engine wrote artifacts")
+	}
+}
