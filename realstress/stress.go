@@ -258,11 +258,16 @@ func (r *runner) spawn(s *slot, exits chan<- exit) error {
 	return nil
 }
 
-// killOne SIGKILLs a random running worker.
+// killOne SIGKILLs a random running worker that has started operating
+// (its log is not empty): a kill during process start-up tests nothing,
+// and on a slow machine it could starve the run of progress.
 func (r *runner) killOne(slots []*slot) {
 	running := make([]*slot, 0, len(slots))
 	for _, s := range slots {
-		if s.cmd != nil && !s.killed {
+		if s.cmd == nil || s.killed {
+			continue
+		}
+		if info, err := os.Stat(r.logPath(s.lane)); err == nil && info.Size() > 0 {
 			running = append(running, s)
 		}
 	}
