@@ -8,37 +8,44 @@ import (
 )
 
 // checkTimes runs seeds seeds of an engine's campaign and times the
-// porcupine check of each history; it returns the sorted durations.
+// porcupine check of each history, the fastest of checkRepeats checks (on
+// a shared machine one check's wall time also counts other processes and
+// GC pauses); it returns the sorted durations.
 func checkTimes(c engineCampaign, seeds int) []time.Duration {
 	times := make([]time.Duration, 0, seeds)
 	for i := 0; i < seeds; i++ {
 		seed := uint64(i + 1)
 		plan := LeaseCampaignPlan(seed ^ hashString(c.name))
 		r := Run(Config{Seed: seed, Faults: &plan, Setup: c.setup()})
-		start := time.Now()
-		_ = c.check(r.History)
-		times = append(times, time.Since(start))
+		fastest := time.Duration(0)
+		for range checkRepeats {
+			start := time.Now()
+			_ = c.check(r.History)
+			if d := time.Since(start); fastest == 0 || d < fastest {
+				fastest = d
+			}
+		}
+		times = append(times, fastest)
 	}
 	slices.Sort(times)
 	return times
 }
 
+// checkRepeats is how often checkTimes checks each history.
+const checkRepeats = 3
+
 func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[min(len(sorted)-1, int(float64(len(sorted))*p))]
 }
 
-// porcupineP99Target is the p99 the campaigns aim for; porcupineP99Max
-// is the regression guard a CI run enforces (the measured p99 on a shared
-// 2-core machine is 3-30 ms, dominated by a few histories with many
-// overlapping unknown-outcome operations).
-const (
-	porcupineP99Target = 10 * time.Millisecond
-	porcupineP99Max    = 100 * time.Millisecond
-)
+// porcupineP99Target is the p99 the campaigns must meet (measured: under
+// 1 ms for every engine, fastest of checkRepeats).
+const porcupineP99Target = 10 * time.Millisecond
 
 // TestPorcupineTimePerHistory measures porcupine's time per history for
-// each engine's campaign histories and reports p50/p99; it notes a p99 over
-// the 10 ms target and fails, under CI, one over the regression guard.
+// each engine's campaign histories and reports p50/p99; a p99 over the
+// 10 ms target fails under CI (elsewhere the machine may be shared with
+// other test runs, so it is only reported).
 func TestPorcupineTimePerHistory(t *testing.T) {
 	seeds := 100
 	switch {
@@ -51,11 +58,12 @@ func TestPorcupineTimePerHistory(t *testing.T) {
 		times := checkTimes(engineCampaigns[name], seeds)
 		p50, p99, worst := percentile(times, 0.5), percentile(times, 0.99), times[len(times)-1]
 		t.Logf("%s: %d histories: porcupine p50 %v p99 %v max %v", name, len(times), p50, p99, worst)
-		if p99 > porcupineP99Target {
-			t.Logf("%s: porcupine p99 %v is over the %v target", name, p99, porcupineP99Target)
-		}
-		if p99 > porcupineP99Max && os.Getenv("CI") != "" {
-			t.Errorf("%s: porcupine p99 %v is over the %v regression guard", name, p99, porcupineP99Max)
+		switch {
+		case p99 <= porcupineP99Target:
+		case os.Getenv("CI") != "":
+			t.Errorf("%s: porcupine p99 %v is over the %v target", name, p99, porcupineP99Target)
+		default:
+			t.Logf("%s: porcupine p99 %v is over the %v target (not failing outside CI)", name, p99, porcupineP99Target)
 		}
 	}
 }
