@@ -201,6 +201,7 @@ func TestEngineMutants(t *testing.T) {
 	for _, m := range []struct{ name, test, class, message string }{
 		{"admission-release-without-cas", "TestAdmissionCampaign", "history", "not linearizable"},
 		{"dirlease-recover-live-owner", "TestDirleaseCampaign", "violation", "of live owner"},
+		{"dirlease-published-counted-recovered", "TestDirleaseCampaign", "history", "not linearizable"},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			overlay := writeMutantOverlay(t, repo, m.name, t.TempDir())
