@@ -40,6 +40,7 @@ commands:
   replay    replay a seed file (or a seed number) bit-exactly, with a trace
   shrink    shrink a seed file further
   explain   summarise a seed file and what it finds now
+  explore   enumerate every schedule and crash point of a small scenario, to a bound
   mutants   build leasesim with each planted bug (mutants/) and time its detection
 
 exit codes: 0 ok, 1 violation, 2 usage error, 3 liveness failure,
@@ -55,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	commands := map[string]func([]string, io.Writer, io.Writer) int{
 		"run": cmdRun, "merge": cmdMerge, "replay": cmdReplay, "shrink": cmdShrink, "explain": cmdExplain,
-		"mutants": cmdMutants, "hunt": cmdHunt,
+		"mutants": cmdMutants, "hunt": cmdHunt, "explore": cmdExplore,
 	}
 	command, ok := commands[args[0]]
 	if !ok {

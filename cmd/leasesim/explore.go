@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/sim"
+)
+
+// cmdExplore enumerates every execution of a small scenario (two
+// processes, crash points at every step) with at most --choices-max
+// deviations from the default schedule (campaign.Explore), breadth first;
+// it exits 1 (or 3) with the fewest-choice counterexample when one fails.
+func cmdExplore(args []string, stdout, stderr io.Writer) int {
+	set := newFlagSet("explore", "explore [flags]", stderr)
+	engine := set.String("engine", "lease", "engine whose scenario to explore (campaign.ExploreScenario)")
+	choicesMax := set.Int("choices-max", 1, "non-zero decisions per execution (scheduling choices, crash points)")
+	decisionsMax := set.Int("decisions-max", 400, "positions of the decision list at which to branch")
+	valuesMax := set.Int("values-max", 4, "alternatives tried per decision (0: all)")
+	runsMax := set.Int("runs-max", 0, "run budget (0: none)")
+	duration := set.Duration("duration", 0, "wall-time budget (0: none)")
+	powerloss := set.Bool("powerloss", false, "also branch on a power loss at every step")
+	stopAtFirst := set.Bool("stop-at-first", true, "stop at the first failing execution")
+	asJSON := set.Bool("json", false, "print the result as JSON")
+	if code, ok := parseFlags(set, args); !ok {
+		return code
+	}
+	spec := campaign.ExploreScenario(*engine)
+	if _, err := campaign.Lookup(*engine); err != nil {
+		return fail(stderr, err)
+	}
+	if *powerloss {
+		spec.Faults.Set("powerloss", 0.01)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	result, err := campaign.Explore(ctx, campaign.ExploreOptions{Spec: spec, ChoicesMax: *choicesMax,
+		DecisionsMax: *decisionsMax, ValuesMax: *valuesMax, RunsMax: *runsMax, Duration: *duration, StopAtFirst: *stopAtFirst})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if *asJSON {
+		encoder := json.NewEncoder(stdout)
+		encoder.SetIndent("", "  ")
+		if err := encoder.Encode(result); err != nil {
+			return fail(stderr, err)
+		}
+	} else {
+		writeExplore(stdout, *engine, result)
+	}
+	switch {
+	case !result.Found:
+		return campaign.ExitOK
+	case result.Finding.Outcome == sim.OutcomeLiveness:
+		return campaign.ExitLiveness
+	}
+	return campaign.ExitViolation
+}
+
+func writeExplore(w io.Writer, engine string, r campaign.ExploreResult) {
+	fmt.Fprintf(w, "leasesim explore %s: %d executions (+%d exhausted-value probes) in %s, complete=%v\n", engine,
+		r.Executions, r.Probes, (time.Duration(r.Seconds*1e3) * time.Millisecond).String(), r.Complete)
+	fmt.Fprintf(w, "  distinct step hashes %d, distinct final states %d, longest run %d steps / %d decisions, choices explored <= %d\n",
+		r.States, r.FinalStates, r.StepsMax, r.DecisionsLongest, r.ChoicesReached)
+	if r.Found {
+		fmt.Fprintf(w, "  FOUND at execution %d: %v\n  counterexample decisions=%s (%d choices)\n", r.FoundAt, r.Finding,
+			sim.FormatDecisions(r.Counterexample), campaign.Choices(r.Counterexample))
+	}
+}
