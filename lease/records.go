@@ -148,7 +148,7 @@ func encodeOwner(o Owner) []byte {
 // parseOwner strictly decodes an owner record of schema 1 or 2.
 func parseOwner(data []byte) (Owner, error) {
 	const record = "receiver owner"
-	schema, err := peekSchema(data, record, ownerKeys)
+	object, schema, err := peekSchema(data, record, ownerKeys)
 	if err != nil {
 		return Owner{}, err
 	}
@@ -161,8 +161,7 @@ func parseOwner(data []byte) (Owner, error) {
 		return Owner{}, &statefile.SchemaError{Record: record, Problem: fmt.Sprintf(
 			"unsupported schema %d (this leasekit reads 1 and 2)", schema)}
 	}
-	object, err := statefile.DecodeObject(data, record, keys, nil)
-	if err != nil {
+	if err := object.CheckKeys(keys, nil); err != nil {
 		return Owner{}, err
 	}
 	owner := Owner{
@@ -193,14 +192,16 @@ func parseOwner(data []byte) (Owner, error) {
 }
 
 // peekSchema reads the schema field of an object whose keys are all in
-// allowed (the newest schema's keys are a superset of the older ones').
-func peekSchema(data []byte, record string, allowed []string) (int64, error) {
+// allowed (the newest schema's keys are a superset of the older ones'). The
+// caller checks the object's keys against its schema's with CheckKeys: one
+// decode per record.
+func peekSchema(data []byte, record string, allowed []string) (*statefile.Object, int64, error) {
 	object, err := statefile.DecodeObject(data, record, []string{"schema"}, allowed)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	schema := object.Int("schema", 1, math.MaxInt32)
-	return schema, object.Err()
+	return object, schema, object.Err()
 }
 
 func absolutePath(object *statefile.Object, key string) string {
@@ -282,7 +283,7 @@ func encodeGuard(g guardRecord) []byte {
 // parseGuard strictly decodes a guard or intent of schema 1 or 2; record
 // names which, for the diagnostics.
 func parseGuard(data []byte, record string) (guardRecord, error) {
-	schema, err := peekSchema(data, record, guardKeys)
+	object, schema, err := peekSchema(data, record, guardKeys)
 	if err != nil {
 		return guardRecord{}, err
 	}
@@ -295,8 +296,7 @@ func parseGuard(data []byte, record string) (guardRecord, error) {
 		return guardRecord{}, &statefile.SchemaError{Record: record, Problem: fmt.Sprintf(
 			"unsupported schema %d (this leasekit reads 1 and 2)", schema)}
 	}
-	object, err := statefile.DecodeObject(data, record, keys, nil)
-	if err != nil {
+	if err := object.CheckKeys(keys, nil); err != nil {
 		return guardRecord{}, err
 	}
 	g := guardRecord{

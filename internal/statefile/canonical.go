@@ -16,10 +16,12 @@ package statefile
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -28,11 +30,27 @@ import (
 // ASCII keys every schema uses), no insignificant whitespace, no HTML
 // escaping, numbers as written. The same record always
 // has the same bytes, so a SHA-256 of them is a compare-and-swap token.
+//
+// The bytes of encoding/json are reordered in place when every string and
+// key in them is plain printable ASCII (what the engines' records hold);
+// anything else goes the long way (decode into a tree, re-encode sorted).
+// Both ways give the same bytes: TestCanonicalFastEqualsTree and
+// FuzzCanonicalFastEqualsTree hold them to it.
 func Canonical(v any) ([]byte, error) {
 	raw, err := marshalNoEscape(v)
 	if err != nil {
 		return nil, fmt.Errorf("canonical JSON: %w", err)
 	}
+	out := make([]byte, 0, len(raw)+1)
+	if out, ok := appendCanonicalFast(out, raw); ok {
+		return append(out, '\n'), nil
+	}
+	return canonicalTree(raw)
+}
+
+// canonicalTree is the long way: raw decoded into a tree of maps and
+// re-encoded with sorted keys.
+func canonicalTree(raw []byte) ([]byte, error) {
 	var tree any
 	decoder := json.NewDecoder(bytes.NewReader(raw))
 	decoder.UseNumber()
@@ -122,4 +140,190 @@ func writeCanonicalObject(out *bytes.Buffer, object map[string]any) error {
 	}
 	out.WriteByte('}')
 	return nil
+}
+
+// appendCanonicalFast appends the canonical form of raw, the compact output
+// of encoding/json, to out. It reports false, with out unusable, when raw
+// holds anything the long way would rewrite: a string or key with an escape,
+// a control or non-ASCII byte; a duplicate key; whitespace. Numbers,
+// true/false/null and plain strings are copied as written, which is what the
+// long way's re-encoding gives for them.
+func appendCanonicalFast(out, raw []byte) ([]byte, bool) {
+	out, rest, ok := appendValueFast(out, raw, 0)
+	return out, ok && len(rest) == 0
+}
+
+// canonicalDepthMax bounds the recursion of the fast way; deeper values go
+// the long way (no record is nested more than a few levels).
+const canonicalDepthMax = 32
+
+// appendValueFast appends the canonical form of the value at the start of
+// raw and returns what follows it.
+func appendValueFast(out, raw []byte, depth int) ([]byte, []byte, bool) {
+	if len(raw) == 0 || depth > canonicalDepthMax {
+		return out, raw, false
+	}
+	switch raw[0] {
+	case '{':
+		return appendObjectFast(out, raw, depth)
+	case '[':
+		out = append(out, '[')
+		raw = raw[1:]
+		if len(raw) > 0 && raw[0] == ']' {
+			return append(out, ']'), raw[1:], true
+		}
+		for {
+			var ok bool
+			if out, raw, ok = appendValueFast(out, raw, depth+1); !ok || len(raw) == 0 {
+				return out, raw, false
+			}
+			separator := raw[0]
+			out, raw = append(out, separator), raw[1:]
+			if separator == ']' {
+				return out, raw, true
+			}
+			if separator != ',' {
+				return out, raw, false
+			}
+		}
+	case '"':
+		end := plainStringEnd(raw)
+		if end < 0 {
+			return out, raw, false
+		}
+		return append(out, raw[:end]...), raw[end:], true
+	default:
+		end := 0
+		for end < len(raw) && isLiteralByte(raw[end]) {
+			end++
+		}
+		if end == 0 {
+			return out, raw, false
+		}
+		return append(out, raw[:end]...), raw[end:], true
+	}
+}
+
+// fastMember is one key of an object on the fast way: the key's bytes with
+// their quotes, and the value's raw bytes.
+type fastMember struct {
+	key   []byte
+	value []byte
+}
+
+// appendObjectFast appends the object at the start of raw with its members
+// in key order.
+func appendObjectFast(out, raw []byte, depth int) ([]byte, []byte, bool) {
+	raw = raw[1:]
+	var membersInline [20]fastMember
+	members := membersInline[:0]
+	for len(raw) > 0 && raw[0] != '}' {
+		if len(members) > 0 {
+			if raw[0] != ',' {
+				return out, raw, false
+			}
+			raw = raw[1:]
+		}
+		end := plainStringEnd(raw)
+		if end < 0 || len(raw) <= end || raw[end] != ':' {
+			return out, raw, false
+		}
+		key := raw[:end]
+		raw = raw[end+1:]
+		valueEnd, ok := skipValue(raw)
+		if !ok {
+			return out, raw, false
+		}
+		members = append(members, fastMember{key: key, value: raw[:valueEnd]})
+		raw = raw[valueEnd:]
+	}
+	if len(raw) == 0 {
+		return out, raw, false
+	}
+	// A plain key's bytes are its decoded value: sort on them, without the
+	// quotes (sort.Strings order, as the long way).
+	slices.SortFunc(members, func(a, b fastMember) int {
+		return cmp.Compare(string(a.key[1:len(a.key)-1]), string(b.key[1:len(b.key)-1]))
+	})
+	out = append(out, '{')
+	for i, member := range members {
+		if i > 0 {
+			if string(members[i-1].key) == string(member.key) {
+				return out, raw, false
+			}
+			out = append(out, ',')
+		}
+		out = append(out, member.key...)
+		out = append(out, ':')
+		var ok bool
+		var rest []byte
+		if out, rest, ok = appendValueFast(out, member.value, depth+1); !ok || len(rest) != 0 {
+			return out, raw, false
+		}
+	}
+	return append(out, '}'), raw[1:], true
+}
+
+// skipValue returns the length of the compact JSON value at the start of
+// raw; strings must be plain. Containers are only matched by depth here:
+// appendValueFast parses them properly.
+func skipValue(raw []byte) (int, bool) {
+	if len(raw) == 0 {
+		return 0, false
+	}
+	switch raw[0] {
+	case '"':
+		end := plainStringEnd(raw)
+		return end, end > 0
+	case '{', '[':
+		depth := 0
+		for i := 0; i < len(raw); i++ {
+			switch raw[i] {
+			case '"':
+				end := plainStringEnd(raw[i:])
+				if end < 0 {
+					return 0, false
+				}
+				i += end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, true
+				}
+			}
+		}
+		return 0, false
+	default:
+		end := 0
+		for end < len(raw) && isLiteralByte(raw[end]) {
+			end++
+		}
+		return end, end > 0
+	}
+}
+
+// plainStringEnd returns the length of the string (with its quotes) at the
+// start of raw, or -1 when it is not plain: every byte printable ASCII, no
+// backslash.
+func plainStringEnd(raw []byte) int {
+	if len(raw) == 0 || raw[0] != '"' {
+		return -1
+	}
+	for i := 1; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '"':
+			return i + 1
+		case c == '\\' || c < 0x20 || c >= 0x7f:
+			return -1
+		}
+	}
+	return -1
+}
+
+// isLiteralByte reports whether c can be part of a number, true, false or
+// null.
+func isLiteralByte(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '+' || c == '.' || c == 'E'
 }

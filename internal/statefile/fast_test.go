@@ -1,0 +1,172 @@
+package statefile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// The fast ways (appendCanonicalFast, decodeFieldsFast, decodeStrictFast)
+// must give exactly what the encoding/json ways give: the canonical bytes
+// are CAS tokens and on-disk formats, and the decoder's errors are shown
+// to operators.
+
+// jsonValue draws a JSON value shaped like the engines' records (flat
+// objects of strings, numbers, null) with, now and then, what the fast ways
+// must hand to the slow ones: escapes, non-ASCII, control bytes, nesting,
+// keys that differ only in a byte below the quote.
+func jsonValue(t *rapid.T, depth int) any {
+	kinds := 6
+	if depth >= 3 {
+		kinds = 4
+	}
+	switch rapid.IntRange(0, kinds-1).Draw(t, "kind") {
+	case 0:
+		return jsonString(t, "string")
+	case 1:
+		return json.Number(rapid.SampledFrom([]string{"0", "1", "-7", "18446744073709551615", "1.5", "1e400", "-0", "2E-3"}).Draw(t, "number"))
+	case 2:
+		return rapid.SampledFrom([]any{nil, true, false}).Draw(t, "literal")
+	case 3:
+		return rapid.Uint64().Draw(t, "uint")
+	case 4:
+		object := map[string]any{}
+		for range rapid.IntRange(0, 8).Draw(t, "members") {
+			object[jsonString(t, "key")] = jsonValue(t, depth+1)
+		}
+		return object
+	default:
+		return rapid.SliceOfN(rapid.Custom(func(t *rapid.T) any { return jsonValue(t, depth+1) }), 0, 4).Draw(t, "array")
+	}
+}
+
+func jsonString(t *rapid.T, label string) string {
+	plain := rapid.StringOfN(rapid.RuneFrom([]rune("abcAB01 !#-_/:.")), 0, 6, -1)
+	tricky := rapid.StringOfN(rapid.RuneFrom([]rune("a \"\\\n\x01<>&é\u2028\x7f")), 0, 4, -1)
+	if rapid.IntRange(0, 4).Draw(t, label+"-tricky") == 0 {
+		return tricky.Draw(t, label)
+	}
+	return plain.Draw(t, label)
+}
+
+// recordLike is a flat record with the field types of the engines' records.
+type recordLike struct {
+	Schema     int     `json:"schema"`
+	Generation string  `json:"generation"`
+	PID        int     `json:"pid"`
+	Boot       *string `json:"bootIdentity"`
+	Device     string  `json:"executableDevice"`
+	UID        int     `json:"uid"`
+	Epoch      uint64  `json:"epoch"`
+	CreatedAt  string  `json:"createdAt"`
+	Nested     any     `json:"nested,omitempty"`
+}
+
+func TestCanonicalFastEqualsTree(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var value any = jsonValue(t, 0)
+		if rapid.Bool().Draw(t, "record") {
+			boot := jsonString(t, "boot")
+			value = recordLike{Schema: 2, Generation: jsonString(t, "generation"), PID: rapid.Int().Draw(t, "pid"),
+				Boot: &boot, Device: jsonString(t, "device"), UID: rapid.IntRange(0, 1<<32).Draw(t, "uid"),
+				Epoch: rapid.Uint64().Draw(t, "epoch"), CreatedAt: "2026-01-02T03:04:05.678Z", Nested: value}
+		}
+		assertCanonicalEqualsTree(t, value)
+	})
+}
+
+func assertCanonicalEqualsTree(t interface{ Fatalf(string, ...any) }, value any) {
+	raw, err := marshalNoEscape(value)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	want, err := canonicalTree(raw)
+	if err != nil {
+		t.Fatalf("canonicalTree: %v", err)
+	}
+	got, err := Canonical(value)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("Canonical %q (%v), the tree way %q", got, err, want)
+	}
+}
+
+// FuzzCanonicalFastEqualsTree: for any JSON value, Canonical's bytes are
+// the tree way's.
+func FuzzCanonicalFastEqualsTree(f *testing.F) {
+	f.Add([]byte(`{"b":1,"a":[true,null,"x"],"a ":{"z":"1","y":[]}}`))
+	f.Add([]byte(`{"k":"<&>","\u00e9":1.50,"z":{"y":{}},"\u0041":2}`))
+	f.Add([]byte(`[1e400,-0,"\ud800","a\u2028"]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var tree any
+		decoder := json.NewDecoder(bytes.NewReader(data))
+		decoder.UseNumber()
+		if decoder.Decode(&tree) != nil {
+			return
+		}
+		assertCanonicalEqualsTree(t, tree)
+		if json.Valid(data) {
+			assertCanonicalEqualsTree(t, json.RawMessage(bytes.TrimSpace(data)))
+		}
+	})
+}
+
+func TestDecodeFieldsFastEqualsDecoder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		object := map[string]any{}
+		for range rapid.IntRange(0, 8).Draw(t, "members") {
+			object[jsonString(t, "key")] = jsonValue(t, 1)
+		}
+		raw, err := json.Marshal(object)
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		variants := [][]byte{raw, append([]byte(" \n"), append(raw, '\n')...)}
+		if indented, err := json.MarshalIndent(object, "", "  "); err == nil {
+			variants = append(variants, indented)
+		}
+		if len(raw) > 2 {
+			variants = append(variants, raw[:len(raw)-1], append(append([]byte(nil), raw...), raw...),
+				append(append([]byte(nil), raw[:len(raw)-1]...), []byte(`,"dup":1,"dup":2}`)...))
+		}
+		for _, data := range variants {
+			assertDecodeFieldsEqual(t, data)
+		}
+	})
+}
+
+// FuzzDecodeFieldsFastEqualsDecoder: for any bytes, the fields (or the
+// error) of DecodeObject are the token loop's, and so are the getters'.
+func FuzzDecodeFieldsFastEqualsDecoder(f *testing.F) {
+	f.Add([]byte(`{"schema":1}`))
+	f.Add([]byte(` { "schema" : 2 , "epoch":3,"generation":"g","owner":{"pid":1},"pid":-4 }` + "\n"))
+	f.Add([]byte(`{"schema":1,"schema":1}`))
+	f.Add([]byte(`{"schema":"1","pid":"\u0041","epoch":1.5e3}`))
+	f.Add([]byte("{\"schema\":1}\x00"))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) { assertDecodeFieldsEqual(t, data) })
+}
+
+func assertDecodeFieldsEqual(t interface{ Fatalf(string, ...any) }, data []byte) {
+	want, wantErr := decodeFieldsDecoder(data)
+	got, gotErr := decodeFields(data)
+	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+		t.Fatalf("decodeFields(%q) = %q, %v; the token loop: %q, %v", data, got, gotErr, want, wantErr)
+	}
+	for key, raw := range want {
+		for _, target := range []func() any{func() any { return new(string) }, func() any { return new(json.Number) }} {
+			fast, slow := target(), target()
+			if !decodeStrictFast(raw, fast) {
+				continue
+			}
+			decoder := json.NewDecoder(bytes.NewReader(raw))
+			decoder.UseNumber()
+			if err := decoder.Decode(slow); err != nil || !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("%s=%s: fast decode %v, the decoder %v (%v)", key, raw, fast, slow, err)
+			}
+		}
+	}
+}
