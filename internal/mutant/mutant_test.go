@@ -1,0 +1,65 @@
+package mutant
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		name, text, engines, err string
+	}{
+		{"plain", "file: lease/identity.go\n--- old\na\n--- new\nb\n--- end\n", "lease", ""},
+		{"engines", "file: internal/statefile/file.go\nengine: lease, admission\nbug: x\n--- old\na\n--- new\nb\n--- end\n", "lease,admission", ""},
+		{"helper", "file: internal/statecas/cas.go\n--- old\na\n--- new\nb\n--- end\n", "all", ""},
+		{"no end", "file: a.go\n--- old\na\n--- new\nb\n", "", "sections"},
+		{"unknown header", "file: a.go\nwho: me\n--- old\na\n--- new\nb\n--- end\n", "", "header line"},
+		{"no file", "bug: x\n--- old\na\n--- new\nb\n--- end\n", "", "no file"},
+	}
+	for _, c := range cases {
+		m, err := Parse(c.name, c.text)
+		if c.err != "" {
+			require.ErrorContains(t, err, c.err, c.name)
+			continue
+		}
+		require.NoError(t, err, c.name)
+		require.Equal(t, c.engines, strings.Join(m.Engines, ","), c.name)
+		require.Equal(t, "a\n", m.Old, c.name)
+		require.Equal(t, "b\n", m.New, c.name)
+	}
+}
+
+func TestApplyRefusesAStaleOrAmbiguousBlock(t *testing.T) {
+	m := Mutation{Name: "m", File: "f.go", Old: "x := 1\n", New: "x := 2\n"}
+	got, err := m.Apply("a\nx := 1\nb\n")
+	require.NoError(t, err)
+	require.Equal(t, "a\nx := 2\nb\n", got)
+	for _, source := range []string{"a\nb\n", "x := 1\nx := 1\n"} {
+		_, err := m.Apply(source)
+		require.True(t, errors.Is(err, ErrStale), "%q: %v", source, err)
+	}
+}
+
+// TestCatalogAppliesToTheCurrentCode: every mutant's old block is exactly
+// once in its file today, and every mutant says what mistake it models.
+func TestCatalogAppliesToTheCurrentCode(t *testing.T) {
+	root := filepath.Join("..", "..")
+	names, err := Names(root)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(names), 20)
+	for _, name := range names {
+		m, err := Load(root, name)
+		require.NoError(t, err)
+		require.NotEmpty(t, m.Bug, "mutant %s has no bug: line", name)
+		dir := t.TempDir()
+		overlay, err := m.WriteOverlay(root, dir)
+		require.NoError(t, err, name)
+		_, err = os.Stat(overlay)
+		require.NoError(t, err)
+	}
+}
