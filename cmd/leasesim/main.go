@@ -42,6 +42,7 @@ commands:
   explain   summarise a seed file and what it finds now
   explore   enumerate every schedule and crash point of a small scenario, to a bound
   mutants   build leasesim with each planted bug (mutants/) and time its detection
+  bench     measure steps/s, seeds/s, porcupine share, scaling and fsyncs (docs/BENCH.md)
 
 exit codes: 0 ok, 1 violation, 2 usage error, 3 liveness failure,
             4 nondeterminism, 5 tool error (I/O)
@@ -56,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	commands := map[string]func([]string, io.Writer, io.Writer) int{
 		"run": cmdRun, "merge": cmdMerge, "replay": cmdReplay, "shrink": cmdShrink, "explain": cmdExplain,
-		"mutants": cmdMutants, "hunt": cmdHunt, "explore": cmdExplore,
+		"mutants": cmdMutants, "hunt": cmdHunt, "explore": cmdExplore, "bench": cmdBench,
 	}
 	command, ok := commands[args[0]]
 	if !ok {

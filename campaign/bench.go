@@ -1,0 +1,284 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/sim"
+)
+
+// Bench measures, side by side in one process and one run, what issue 8 §3
+// asks of the harness: simulated steps and seeds per second per core for
+// each engine's default scenario, porcupine's share of that time, time
+// compression (simulated seconds per wall second), scaling with workers,
+// and the fsyncs of one acquire and one release of package lease, in simfs
+// and, when asked, on the real OS (the same operation mix, for a sim/real
+// ratio). `leasesim bench` prints it; campaign's Benchmark* functions call
+// the same code. The figures are not asserted anywhere: the machine is
+// shared and they vary.
+
+// BenchOptions configures Bench.
+type BenchOptions struct {
+	// Engines to measure; nil means every registered engine but the hidden.
+	Engines []string
+	// Seeds is the number of seeds of each engine measurement (and of each
+	// scaling measurement); zero means benchSeedsDefault.
+	Seeds int
+	// Workers lists the worker counts of the scaling measurement (lease
+	// engine); nil means 1 and 2.
+	Workers []int
+	// Rounds is the number of acquire/release pairs of the operation mix;
+	// zero means benchRoundsDefault.
+	Rounds int
+	// RealFS and RealDir, when RealFS is not nil, run the operation mix on
+	// that filesystem too, in a fresh namespace under RealDir (an absolute
+	// directory that exists): the same engine code on the kernel.
+	RealFS  lease.FS
+	RealDir string
+	// RealNamespace makes the namespace of the real operation mix under
+	// RealDir and returns it with a cleanup; the command gives os.MkdirTemp.
+	RealNamespace func(dir string) (namespace string, cleanup func(), err error)
+}
+
+const (
+	benchSeedsDefault  = 300
+	benchRoundsDefault = 500
+)
+
+// EngineBench is one engine's default scenario on one worker: Seeds seeds
+// (base seed 1, the scheduler mix, swarm faults, default knobs: what
+// `leasesim run --engine NAME --workers 1` runs).
+type EngineBench struct {
+	Engine string
+	Seeds  int
+	Steps  int64
+	// Simulated is the virtual time the runs covered, summed.
+	Simulated time.Duration
+	// Run is the time in sim.Run; Check the time in the engine's history
+	// check (porcupine).
+	Run, Check time.Duration
+	// Failures counts seeds that did not pass (a bench is not a campaign,
+	// but a failing seed is worth knowing).
+	Failures int
+	// Hash combines every run's final hash: the same seeds must give the
+	// same hash before and after a speed change (behaviour unchanged).
+	Hash uint64
+}
+
+// Total is the measured time of the seeds: simulation plus check.
+func (e EngineBench) Total() time.Duration { return e.Run + e.Check }
+
+// StepsPerSecond counts steps per second of simulation plus check.
+func (e EngineBench) StepsPerSecond() float64 { return perSecond(float64(e.Steps), e.Total()) }
+
+// StepsPerSecondSimulating counts steps per second of simulation alone.
+func (e EngineBench) StepsPerSecondSimulating() float64 { return perSecond(float64(e.Steps), e.Run) }
+
+// SeedsPerSecond counts seeds (simulated and checked) per second.
+func (e EngineBench) SeedsPerSecond() float64 { return perSecond(float64(e.Seeds), e.Total()) }
+
+// PorcupineShare is the fraction of the time spent checking histories.
+func (e EngineBench) PorcupineShare() float64 {
+	if e.Total() <= 0 {
+		return 0
+	}
+	return float64(e.Check) / float64(e.Total())
+}
+
+// Compression is simulated seconds per wall second.
+func (e EngineBench) Compression() float64 { return perSecond(e.Simulated.Seconds(), e.Total()) }
+
+// ScalingBench is the lease engine's default scenario over Workers
+// goroutines: wall time and seeds per second, and the speedup over the
+// first worker count measured.
+type ScalingBench struct {
+	Workers int
+	Seeds   int
+	Wall    time.Duration
+	Speedup float64
+}
+
+// SeedsPerSecond counts seeds per wall second over all workers.
+func (s ScalingBench) SeedsPerSecond() float64 { return perSecond(float64(s.Seeds), s.Wall) }
+
+// BenchReport is everything Bench measured, in one run.
+type BenchReport struct {
+	GoVersion string
+	OS, Arch  string
+	CPUs      int
+	Started   time.Time
+	Engines   []EngineBench
+	Scaling   []ScalingBench
+	// OpMix holds the lease operation mix on simfs and, with RealFS, on
+	// the real OS.
+	OpMix []OpMixBench
+}
+
+// Bench runs every measurement once, in order, on the calling goroutine
+// except the scaling runs.
+func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
+	if o.Seeds == 0 {
+		o.Seeds = benchSeedsDefault
+	}
+	if o.Rounds == 0 {
+		o.Rounds = benchRoundsDefault
+	}
+	if o.Workers == nil {
+		o.Workers = []int{1, 2}
+	}
+	if o.Engines == nil {
+		o.Engines = Names(false)
+	}
+	if o.Seeds < 1 || o.Rounds < 2 {
+		return nil, &UsageError{Message: fmt.Sprintf("bench: seeds %d and rounds %d must be at least 1 and 2", o.Seeds, o.Rounds)}
+	}
+	for _, workers := range o.Workers {
+		if workers < 1 {
+			return nil, &UsageError{Message: fmt.Sprintf("bench: %d workers", workers)}
+		}
+	}
+	report := &BenchReport{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+		CPUs: runtime.NumCPU(), Started: time.Now().UTC()}
+	for _, name := range o.Engines {
+		engine, err := BenchEngine(ctx, name, 1, o.Seeds)
+		if err != nil {
+			return nil, err
+		}
+		report.Engines = append(report.Engines, engine)
+	}
+	for _, workers := range o.Workers {
+		wall, err := benchWorkers(ctx, "lease", workers, o.Seeds)
+		if err != nil {
+			return nil, err
+		}
+		scaling := ScalingBench{Workers: workers, Seeds: o.Seeds, Wall: wall}
+		if len(report.Scaling) > 0 && wall > 0 {
+			scaling.Speedup = float64(report.Scaling[0].Wall) / float64(wall)
+		} else {
+			scaling.Speedup = 1
+		}
+		report.Scaling = append(report.Scaling, scaling)
+	}
+	simulated, err := BenchOpMixSimfs(o.Rounds)
+	if err != nil {
+		return nil, err
+	}
+	report.OpMix = append(report.OpMix, simulated)
+	if o.RealFS != nil {
+		if o.RealNamespace == nil {
+			return nil, errors.New("bench: RealFS without RealNamespace")
+		}
+		namespace, cleanup, err := o.RealNamespace(o.RealDir)
+		if err != nil {
+			return nil, err
+		}
+		real, err := BenchOpMix("osenv "+o.RealDir, o.RealFS, namespace, o.Rounds)
+		cleanup()
+		if err != nil {
+			return nil, err
+		}
+		report.OpMix = append(report.OpMix, real)
+	}
+	return report, ctx.Err()
+}
+
+// BenchEngine runs seeds 1..seeds of an engine's default scenario on one
+// worker and times the simulation and the check of each apart. The index
+// runs are spread over workers goroutines when workers > 1 (then Run and
+// Check are summed CPU-side times, not wall time).
+func BenchEngine(ctx context.Context, name string, workers, seeds int) (EngineBench, error) {
+	e, err := Lookup(name)
+	if err != nil {
+		return EngineBench{}, err
+	}
+	options := Options{Faults: FaultSetting{Swarm: true}}
+	specs := make([]Spec, seeds)
+	for i := range specs {
+		if specs[i], err = options.SpecFor(name, uint64(i+1)); err != nil {
+			return EngineBench{}, err
+		}
+	}
+	results := make([]EngineBench, workers)
+	var next atomic.Int64
+	var wait sync.WaitGroup
+	for worker := range workers {
+		wait.Go(func() {
+			total := &results[worker]
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(specs) {
+					return
+				}
+				total.add(benchOne(e, specs[i]))
+			}
+		})
+	}
+	wait.Wait()
+	bench := EngineBench{Engine: name}
+	for _, r := range results {
+		bench.Seeds += r.Seeds
+		bench.Steps += r.Steps
+		bench.Simulated += r.Simulated
+		bench.Run += r.Run
+		bench.Check += r.Check
+		bench.Failures += r.Failures
+		bench.Hash ^= r.Hash
+	}
+	return bench, ctx.Err()
+}
+
+// benchWorkers runs seeds seeds of an engine over workers goroutines and
+// returns the wall time.
+func benchWorkers(ctx context.Context, name string, workers, seeds int) (time.Duration, error) {
+	start := time.Now()
+	_, err := BenchEngine(ctx, name, workers, seeds)
+	return time.Since(start), err
+}
+
+// benchOne runs and checks one spec.
+func benchOne(e *Engine, spec Spec) EngineBench {
+	config := spec.Config(e, nil)
+	var world *sim.World
+	setup := config.Setup
+	config.Setup = func(w *sim.World) error {
+		world = w
+		return setup(w)
+	}
+	start := time.Now()
+	result := sim.Run(config)
+	ran := time.Now()
+	finding, _ := judge(e, result, false)
+	checked := time.Now()
+	one := EngineBench{Seeds: 1, Steps: int64(result.Steps), Run: ran.Sub(start), Check: checked.Sub(ran),
+		Hash: splitmix(result.Hash ^ spec.Seed)}
+	if world != nil {
+		one.Simulated = time.Duration(world.Now())
+	}
+	if !finding.OK() {
+		one.Failures = 1
+	}
+	return one
+}
+
+func (e *EngineBench) add(one EngineBench) {
+	e.Seeds += one.Seeds
+	e.Steps += one.Steps
+	e.Simulated += one.Simulated
+	e.Run += one.Run
+	e.Check += one.Check
+	e.Failures += one.Failures
+	e.Hash ^= one.Hash
+}
+
+func perSecond(count float64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return count / d.Seconds()
+}

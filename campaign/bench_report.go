@@ -1,0 +1,78 @@
+package campaign
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Targets of issue 8 §3, printed beside the measured figures.
+const (
+	benchStepsPerSecondTarget = 200_000
+	benchSeedsPerSecondTarget = 500
+)
+
+// WriteTable prints the report as Markdown tables (docs/BENCH.md pastes
+// them as they are).
+func (r *BenchReport) WriteTable(w io.Writer) error {
+	var out strings.Builder
+	fmt.Fprintf(&out, "Measured %s, %s %s/%s, %d CPUs.\n\n", r.Started.Format("2006-01-02 15:04 UTC"),
+		r.GoVersion, r.OS, r.Arch, r.CPUs)
+	out.WriteString("### Simulator, one worker (one core), each engine's default scenario\n\n")
+	out.WriteString("| engine | seeds | steps/seed | steps/s/core (sim+check) | steps/s/core (sim only) | seeds/s/core | porcupine share | simulated s per wall s | failures | run hash |\n")
+	out.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, e := range r.Engines {
+		fmt.Fprintf(&out, "| %s | %d | %.0f | %s | %s | %.1f | %.1f%% | %.1f | %d | %016x |\n",
+			e.Engine, e.Seeds, float64(e.Steps)/float64(max(e.Seeds, 1)), thousands(e.StepsPerSecond()),
+			thousands(e.StepsPerSecondSimulating()), e.SeedsPerSecond(), 100*e.PorcupineShare(),
+			e.Compression(), e.Failures, e.Hash)
+	}
+	fmt.Fprintf(&out, "\nTargets: >= %s steps/s per core; >= %d lease seeds/s per core.\n",
+		thousands(benchStepsPerSecondTarget), benchSeedsPerSecondTarget)
+	if len(r.Scaling) > 0 {
+		out.WriteString("\n### Scaling with workers (lease default scenario)\n\n")
+		out.WriteString("| workers | seeds | wall | seeds/s | speedup |\n|---:|---:|---:|---:|---:|\n")
+		for _, s := range r.Scaling {
+			fmt.Fprintf(&out, "| %d | %d | %.2fs | %.1f | %.2fx |\n", s.Workers, s.Seeds, s.Wall.Seconds(),
+				s.SeedsPerSecond(), s.Speedup)
+		}
+	}
+	if len(r.OpMix) > 0 {
+		out.WriteString("\n### Lease operation mix: acquire + release by one process (package lease)\n\n")
+		out.WriteString("| filesystem | pairs | pairs/s | first acquire fsyncs (file+dir) | acquire fsyncs (file+dir) | release fsyncs (file+dir) | FS calls per acquire / release |\n")
+		out.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, m := range r.OpMix {
+			fmt.Fprintf(&out, "| %s | %d | %s | %s | %s | %s | %.0f / %.0f |\n", m.FS, m.Rounds,
+				thousands(m.PairsPerSecond()), m.FirstAcquire.format(), m.Acquire.format(), m.Release.format(),
+				m.AcquireCalls, m.ReleaseCalls)
+		}
+		if len(r.OpMix) > 1 && r.OpMix[1].PairsPerSecond() > 0 {
+			fmt.Fprintf(&out, "\nsim/real ratio (pairs/s, simfs over %s): %.1fx\n", r.OpMix[1].FS,
+				r.OpMix[0].PairsPerSecond()/r.OpMix[1].PairsPerSecond())
+		}
+		m := r.OpMix[0]
+		fmt.Fprintf(&out, "\nWhat one acquire syncs, in order: %s.\n", strings.Join(m.AcquireSyncs, ", "))
+		fmt.Fprintf(&out, "What one release syncs, in order: %s.\n", strings.Join(m.ReleaseSyncs, ", "))
+	}
+	_, err := io.WriteString(w, out.String())
+	return err
+}
+
+func (c FsyncCount) format() string {
+	return fmt.Sprintf("%s (%s+%s)", trimFloat(c.Total()), trimFloat(c.File), trimFloat(c.Directory))
+}
+
+func trimFloat(f float64) string {
+	if f == float64(int64(f)) {
+		return fmt.Sprintf("%d", int64(f))
+	}
+	return fmt.Sprintf("%.2f", f)
+}
+
+// thousands renders a rate with a k suffix above ten thousand.
+func thousands(f float64) string {
+	if f >= 10_000 {
+		return fmt.Sprintf("%.1fk", f/1000)
+	}
+	return fmt.Sprintf("%.0f", f)
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/lease/osenv"
+)
+
+// cmdBench prints the bench report of docs/BENCH.md: every figure measured
+// side by side in this one run.
+func cmdBench(args []string, stdout, stderr io.Writer) int {
+	set := newFlagSet("bench", "bench [flags]", stderr)
+	seeds := set.Int("seeds", 300, "seeds per engine measurement and per scaling measurement")
+	workers := set.String("workers", "1,2", "comma list of worker counts for the scaling measurement")
+	engines := set.String("engine", "all", "engines to measure: a comma list or all")
+	rounds := set.Int("rounds", 500, "acquire/release pairs of the lease operation mix")
+	real := set.Bool("real", false, "also run the lease operation mix on the real OS (osenv) for a sim/real ratio")
+	realDir := set.String("real-dir", os.TempDir(), "directory for --real (its filesystem decides what an fsync costs)")
+	asJSON := set.Bool("json", false, "print the report as JSON")
+	if code, ok := parseFlags(set, args); !ok {
+		return code
+	}
+	options := campaign.BenchOptions{Seeds: *seeds, Rounds: *rounds}
+	for _, field := range strings.Split(*workers, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 1 {
+			return fail(stderr, &campaign.UsageError{Message: fmt.Sprintf("--workers: %q is not a positive number", field)})
+		}
+		options.Workers = append(options.Workers, n)
+	}
+	if *engines != "all" {
+		options.Engines = strings.Split(*engines, ",")
+	}
+	if *real {
+		dir, err := filepath.EvalSymlinks(*realDir)
+		if err == nil {
+			dir, err = filepath.Abs(dir)
+		}
+		if err != nil {
+			return fail(stderr, &campaign.UsageError{Message: fmt.Sprintf("--real-dir: %v", err)})
+		}
+		options.RealFS, options.RealDir, options.RealNamespace = osenv.NewFS(), dir, realNamespace
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	report, err := campaign.Bench(ctx, options)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if *asJSON {
+		encoder := json.NewEncoder(stdout)
+		encoder.SetIndent("", "  ")
+		err = encoder.Encode(report)
+	} else {
+		err = report.WriteTable(stdout)
+	}
+	if err != nil {
+		return fail(stderr, err)
+	}
+	return campaign.ExitOK
+}
+
+// realNamespace makes a fresh directory under dir for the real operation
+// mix and removes it afterwards.
+func realNamespace(dir string) (string, func(), error) {
+	namespace, err := os.MkdirTemp(dir, "leasesim-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	return namespace, func() { _ = os.RemoveAll(namespace) }, nil
+}

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasekit/leasekit/campaign"
+)
+
+func TestBenchPrintsTheTableAndJSON(t *testing.T) {
+	code, stdout, stderr := leasesim("bench", "--engine", "lease", "--seeds", "2", "--workers", "1", "--rounds", "3",
+		"--real", "--real-dir", t.TempDir())
+	require.Equal(t, campaign.ExitOK, code, stderr)
+	for _, want := range []string{"steps/s/core", "seeds/s/core", "porcupine share", "simulated s per wall s",
+		"| 1 | 2 |", "| simfs | 3 |", "| osenv ", "sim/real ratio"} {
+		require.Contains(t, stdout, want)
+	}
+	code, stdout, stderr = leasesim("bench", "--engine", "lease", "--seeds", "1", "--workers", "1", "--rounds", "2", "--json")
+	require.Equal(t, campaign.ExitOK, code, stderr)
+	var report campaign.BenchReport
+	require.NoError(t, json.Unmarshal([]byte(stdout), &report))
+	require.Len(t, report.Engines, 1)
+	require.Len(t, report.OpMix, 1, "no --real, no real-OS row")
+}
+
+func TestBenchUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"bench", "--workers", "0"}, {"bench", "--workers", "x"}, {"bench", "--engine", "nope"},
+		{"bench", "--real", "--real-dir", "/no/such/dir"},
+	} {
+		code, _, stderr := leasesim(args...)
+		require.Equal(t, campaign.ExitUsage, code, "%v: %s", args, stderr)
+	}
+}
