@@ -217,14 +217,15 @@ func (w *RealWorld) Close() {
 }
 
 // waitForZombie polls /proc/PID/stat until the kernel shows the process as
-// a zombie (at most 5 s).
+// a single-threaded zombie (at most 5 s): right after a SIGKILL the leader
+// can be Z while other threads still exit, which the rules call alive.
 func waitForZombie(pid int) error {
 	for range 500 {
 		data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 		if err == nil {
 			text := string(data)
 			fields := strings.Fields(text[strings.LastIndexByte(text, ')')+1:])
-			if len(fields) > 0 && fields[0] == "Z" {
+			if len(fields) > 17 && fields[0] == "Z" && fields[17] == "1" {
 				return nil
 			}
 		}

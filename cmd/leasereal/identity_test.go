@@ -112,25 +112,29 @@ func TestZombieOwnerIsReclaimed(t *testing.T) {
 	if err := holder.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitForState(t, holder.Process.Pid, "Z")
+	waitForZombie(t, holder.Process.Pid)
 	assertReclaimed(t, acquire(t, dir), owner, lease.StaleZombie)
 	_ = holder.Wait()
 }
 
-// waitForState polls /proc/PID/stat until the process is in state.
-func waitForState(t *testing.T, pid int, state string) {
+// waitForZombie polls /proc/PID/stat until the process is a zombie with a
+// single thread: right after a SIGKILL the leader can show Z while its
+// other threads are still exiting, and a zombie leader with live threads
+// is alive by the rules.
+func waitForZombie(t *testing.T, pid int) {
 	t.Helper()
 	for range pollAttemptsMax {
 		data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 		if err == nil {
+			// Fields after the comm: state is field 3, num_threads field 20.
 			fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-			if len(fields) > 0 && fields[0] == state {
+			if len(fields) > 17 && fields[0] == "Z" && fields[17] == "1" {
 				return
 			}
 		}
 		time.Sleep(pollInterval)
 	}
-	t.Fatalf("PID %d never reached state %s", pid, state)
+	t.Fatalf("PID %d never became a single-threaded zombie", pid)
 }
 
 // TestReplacedExecutableStillHolds: the holder's binary is replaced on
