@@ -97,9 +97,10 @@ func Recover(config Config) (Report, error) {
 	status := func(owner statecas.Owner) statecas.Status {
 		return statecas.OwnerStatus(owner, current, config.Inspector).Status
 	}
+	judge := func(claim Claim) Disposition { return dispose(claim, now, status) }
 	var report Report
 	for _, parsed := range claims {
-		if err := recoverOne(config, uid, parsed, dispose(parsed.claim, now, status), &report); err != nil {
+		if err := recoverOne(config, uid, parsed, judge, &report); err != nil {
 			return report, wrapUnexpected(err, parsed.file, message)
 		}
 	}
@@ -150,16 +151,62 @@ func readClaims(config Config, uid uint32, root string) ([]parsedClaim, error) {
 	return claims, nil
 }
 
-func recoverOne(config Config, uid uint32, parsed parsedClaim, disposition Disposition, report *Report) error {
-	claim := parsed.claim
-	switch disposition {
-	case DispositionActive:
-		report.Active++
-		return nil
-	case DispositionIndeterminate:
-		report.Indeterminate++
-		return nil
+// rejudgesMax bounds how often recovery judges one claim again after it
+// changed between its judgment and the mutation claim.
+const rejudgesMax = 4
+
+// recoverOne judges one claim and recovers it if it is recoverable. The
+// directory is removed, and the claim file after it, under the claim file's
+// mutation claim and only while the file still holds the judged bytes
+// (statecas.RemoveIfUnchangedAfter): an owner's Update or Release, or
+// another recoverer, cannot interleave. A judgment made on a copy that has
+// since changed is never acted on: the claim is read again and judged
+// again (a claim that is gone was released and is not counted).
+func recoverOne(config Config, uid uint32, parsed parsedClaim, judge func(Claim) Disposition, report *Report) error {
+	for judged := 0; judged < rejudgesMax; judged++ {
+		switch judge(parsed.claim) {
+		case DispositionActive:
+			report.Active++
+			return nil
+		case DispositionIndeterminate:
+			report.Indeterminate++
+			return nil
+		}
+		released, err := statecas.RemoveIfUnchangedAfter(config.env(uid), parsed.file, parsed.sha, func() error {
+			return removeRecorded(config, uid, parsed.claim, report)
+		})
+		if err != nil || released {
+			return err
+		}
+		next, present, err := rereadClaim(config, uid, parsed.file)
+		if err != nil || !present {
+			return err
+		}
+		parsed = next
 	}
+	return fail(ErrChanged, parsed.file, "directory lease changed before recovery release", nil)
+}
+
+// rereadClaim reads and validates one claim again, as readClaims does.
+func rereadClaim(config Config, uid uint32, file string) (parsedClaim, bool, error) {
+	content, present, err := statecas.ReadIfPresent(config.env(uid), file, ClaimBytesMax)
+	if statecas.KindOf(err) == statecas.ErrBound {
+		return parsedClaim{}, false, fail(ErrCorrupt, file, "directory lease exceeds its size bound", err)
+	}
+	if err != nil || !present {
+		return parsedClaim{}, false, err
+	}
+	claim, err := Parse(content, path.Base(file), file)
+	if err != nil {
+		return parsedClaim{}, false, err
+	}
+	return parsedClaim{claim: claim, file: file, sha: statefile.SHA256Hex(content)}, true, nil
+}
+
+// removeRecorded removes the directory of a recoverable claim, bound to its
+// recorded identity, and counts it. It runs under the claim file's mutation
+// claim, with the claim file verified unchanged.
+func removeRecorded(config Config, uid uint32, claim Claim, report *Report) error {
 	parentIdentity, err := physicalIdentity(config, uid, claim.ParentPath, false)
 	if err != nil {
 		return err
@@ -186,16 +233,7 @@ func recoverOne(config Config, uid uint32, parsed parsedClaim, disposition Dispo
 	if removed || currentIdentity != nil {
 		report.Recovered++
 	} else if claim.OutputRoot != "" {
-		if err := countPublished(config, uid, claim, report); err != nil {
-			return err
-		}
-	}
-	released, err := statecas.RemoveIfUnchanged(config.env(uid), parsed.file, parsed.sha)
-	if err != nil {
-		return err
-	}
-	if !released {
-		return fail(ErrChanged, parsed.file, "directory lease changed before recovery release", nil)
+		return countPublished(config, uid, claim, report)
 	}
 	return nil
 }

@@ -54,7 +54,35 @@ func WriteIfUnchanged(env Env, target string, data []byte, expectedSHA string) (
 // expectedSHA, and makes the unlink durable. It reports false, without
 // removing, when target is absent or holds other bytes.
 func RemoveIfUnchanged(env Env, target string, expectedSHA string) (removed bool, err error) {
-	err = withClaim(env, target, func(_ string, verify func() error) error {
+	return RemoveIfUnchangedAfter(env, target, expectedSHA, nil)
+}
+
+// RemoveIfUnchangedAfter is RemoveIfUnchanged that first runs act (when not
+// nil) under the same mutation claim: it takes target's claim, compares
+// target's bytes with expectedSHA, runs act, and only then unlinks target
+// and releases the claim. act therefore runs while target provably still
+// holds the judged bytes, and no WriteIfUnchanged, RemoveIfUnchanged or
+// CreateIfAbsent of target (an owner's update or release, another
+// recoverer) can interleave with it. When target is absent or holds other
+// bytes, act does not run and removed is false. When act fails, target is
+// kept and act's error is returned. A crash inside act leaves the claim
+// orphaned; it is recovered once this process is provably dead.
+func RemoveIfUnchangedAfter(env Env, target, expectedSHA string, act func() error) (removed bool, err error) {
+	err = withClaim(env, target, func(_ string, claimHeld func() error) error {
+		// verify is the check right before the unlink; act runs inside it,
+		// after the compare, between two checks that the claim is held.
+		verify := claimHeld
+		if act != nil {
+			verify = func() error {
+				if err := claimHeld(); err != nil {
+					return err
+				}
+				if err := act(); err != nil {
+					return err
+				}
+				return claimHeld()
+			}
+		}
 		unchanged, err := holds(env, target, expectedSHA)
 		if err != nil || !unchanged {
 			return err

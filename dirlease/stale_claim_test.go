@@ -1,0 +1,150 @@
+package dirlease
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasekit/leasekit/internal/statecas"
+	"github.com/leasekit/leasekit/internal/statecas/statecastest"
+	"github.com/leasekit/leasekit/lease"
+)
+
+// hookInspector runs before once, on the first Inspect of pid: the point
+// between recovery's read of the claims and its judgment of one of them.
+type hookInspector struct {
+	lease.Inspector
+	pid    int
+	before func()
+}
+
+func (h *hookInspector) Inspect(pid int) lease.Inspection {
+	if pid == h.pid && h.before != nil {
+		before := h.before
+		h.before = nil
+		before()
+	}
+	return h.Inspector.Inspect(pid)
+}
+
+// TestRecoverNeverActsOnAStaleClaimCopy is the dirlease campaign's finding
+// (sim/testdata/dirlease-finding-stale-claim-recovery.seed, seeds 1369 and
+// 1763), on the real OS: recovery reads a claim while it is launching; the
+// owner then changes it and exits; recovery finds the owner dead and the
+// launch window passed. Judged from its old copy the claim is recoverable;
+// recovery must instead judge what the claim file holds now. Before the
+// fix, the running case removed the directory of a live child.
+func TestRecoverNeverActsOnAStaleClaimCopy(t *testing.T) {
+	type outcome struct {
+		report     Report
+		dirRemains bool
+		claimGone  bool
+	}
+	cases := []struct {
+		name string
+		// owner is what the owner does after recovery read its claim.
+		owner func(w *world, l *Lease)
+		want  outcome
+	}{
+		{"updated to running with a live child", func(w *world, l *Lease) {
+			w.inspector.SetLive(statecastest.Identity(childPID, w.uid, "900"))
+			must(w.t, l.Update(PhaseRunning, childPID))
+		}, outcome{Report{Active: 1}, true, false}},
+		{"updated to running, then settled", func(w *world, l *Lease) {
+			w.inspector.SetLive(statecastest.Identity(childPID, w.uid, "900"))
+			must(w.t, l.Update(PhaseRunning, childPID))
+			must(w.t, l.Update(PhaseSettled, 0))
+		}, outcome{Report{Recovered: 1}, false, true}},
+		{"released, keeping its directory", func(w *world, l *Lease) {
+			must(w.t, l.Release())
+		}, outcome{Report{}, true, true}},
+		{"unchanged", func(w *world, l *Lease) {}, outcome{Report{Recovered: 1}, false, true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			l := w.raw("raw")
+			must(t, l.Update(PhaseLaunching, 0))
+			w.clock.Advance(windowMs * time.Millisecond)
+			config := w.recoverer()
+			ran := false
+			config.Inspector = &hookInspector{Inspector: config.Inspector, pid: ownerPID, before: func() {
+				ran = true
+				tc.owner(w, l)
+				w.inspector.SetAbsent(ownerPID)
+			}}
+			report, err := Recover(config)
+			if !ran {
+				t.Fatal("the owner's step never ran")
+			}
+			got := outcome{report, exists(t, l.Claim().Path), !exists(t, l.ClaimPath())}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %+v (err %v), want %+v", got, err, tc.want)
+			}
+			if got.dirRemains {
+				if content, err := os.ReadFile(filepath.Join(l.Claim().Path, "nested", "data.bin")); err != nil || string(content) != "payload" {
+					t.Fatalf("the directory was touched: %q %v", content, err)
+				}
+			}
+			assertNoMachinery(t, w)
+		})
+	}
+}
+
+// TestRecoverRacingRecoverRemovesOnce: a second recovery runs while the
+// first one is removing a directory (at its quarantine rename, holding the
+// claim file's mutation claim). The second one cannot take the mutation
+// claim and fails safely with nothing removed; the first completes; a
+// later pass finds nothing left.
+func TestRecoverRacingRecoverRemovesOnce(t *testing.T) {
+	w := newWorld(t)
+	l := w.raw("raw")
+	w.inspector.SetAbsent(ownerPID)
+	var secondErr error
+	ran := false
+	hooked := &statecastest.HookFS{FS: w.fs}
+	hooked.Before = func(op, p string) {
+		if op == "RenameNoReplace" && strings.Contains(p, ".leasekit-removing-") && !ran {
+			ran = true
+			_, secondErr = Recover(w.controller(2001, "601"))
+		}
+	}
+	first := w.recoverer()
+	first.FS = hooked
+	report, err := Recover(first)
+	if !ran {
+		t.Fatal("the second recovery never ran")
+	}
+	if !errors.Is(secondErr, statecas.ErrMutationActive) {
+		t.Fatalf("second recovery: want ErrMutationActive, got %v", secondErr)
+	}
+	if err != nil || report != (Report{Recovered: 1}) {
+		t.Fatalf("first recovery: %+v %v", report, err)
+	}
+	if exists(t, l.Claim().Path) || exists(t, l.ClaimPath()) {
+		t.Fatal("the directory or its claim is left")
+	}
+	again, err := Recover(w.controller(2002, "602"))
+	if err != nil || again != (Report{}) {
+		t.Fatalf("later pass: %+v %v", again, err)
+	}
+	assertNoMachinery(t, w)
+}
+
+// assertNoMachinery fails if a mutation claim, orphan, temp or quarantine
+// is left in the claim root or the work directory.
+func assertNoMachinery(t *testing.T, w *world) {
+	t.Helper()
+	for _, dir := range []string{w.root(), w.work} {
+		entries, err := os.ReadDir(dir)
+		must(t, err)
+		for _, entry := range entries {
+			if strings.HasPrefix(entry.Name(), ".") {
+				t.Fatalf("left behind in %s: %s", dir, entry.Name())
+			}
+		}
+	}
+}
