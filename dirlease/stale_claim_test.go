@@ -31,7 +31,7 @@ func (h *hookInspector) Inspect(pid int) lease.Inspection {
 }
 
 // TestRecoverNeverActsOnAStaleClaimCopy is the dirlease campaign's finding
-// (sim/testdata/dirlease-finding-stale-claim-recovery.seed, seeds 1369 and
+// (testdata/seeds/dirlease/violation-c1e627e3ddbb702d.seed, seeds 1369 and
 // 1763), on the real OS: recovery reads a claim while it is launching; the
 // owner then changes it and exits; recovery finds the owner dead and the
 // launch window passed. Judged from its old copy the claim is recoverable;
