@@ -91,6 +91,8 @@ type MutantRow struct {
 	Engines []string `json:"engines"`
 	File    string   `json:"file"`
 	Bug     string   `json:"bug"`
+	// Faults is the hunt's fault setting (the mutant's own, or --faults).
+	Faults string `json:"faults"`
 	// Error is set when the mutant could not be built or hunted (a stale
 	// old block, a compile error): that is a failure of the catalog.
 	Error string              `json:"error,omitempty"`
@@ -114,7 +116,7 @@ func cmdMutants(args []string, stdout, stderr io.Writer) int {
 	set := newFlagSet("mutants", "mutants [--only NAME,...] [flags]", stderr)
 	only := set.String("only", "", "comma list of mutants (default: every mutants/*/mutation.txt)")
 	root := set.String("root", "", "repository root (default: found from the working directory)")
-	faults := set.String("faults", "swarm", "fault plan of the hunts (as run --faults)")
+	faults := set.String("faults", "swarm", "fault plan of the hunts (as run --faults); a mutant's faults: line overrides swarm")
 	var flags huntFlags
 	flags.register(set)
 	if code, ok := parseFlags(set, args); !ok {
@@ -203,6 +205,10 @@ func huntMutant(root, name, work, faults string, flags huntFlags) MutantRow {
 		return row
 	}
 	engines := strings.Join(m.Engines, ",")
+	if m.Faults != "" && faults == "swarm" {
+		faults = m.Faults
+	}
+	row.Faults = faults
 	base, seeds, seconds, runs := flags.baseSeed, 0, 0.0, 0
 	for attempt := 0; attempt <= confoundedMax; attempt++ {
 		next := flags

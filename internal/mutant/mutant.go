@@ -28,6 +28,9 @@ type Mutation struct {
 	Engines []string
 	// Bug is the one-line description of the real-world mistake.
 	Bug string
+	// Faults, when set ("faults:" header, e.g. "swarm,eacces=0.05"), is
+	// the fault setting the mutant's hunt uses instead of the default.
+	Faults string
 	// Old is the exact block replaced by New.
 	Old, New string
 }
@@ -37,7 +40,7 @@ type Mutation struct {
 var ErrStale = errors.New("mutant: old block is not exactly once in the file; the code changed, update the mutant")
 
 // Parse parses a mutation.txt: header lines ("file: PATH", optional
-// "engine: a,b" and "bug: TEXT"), then "--- old", "--- new", "--- end".
+// "engine: a,b", "bug: TEXT" and "faults: SETTING"), then "--- old", "--- new", "--- end".
 func Parse(name, text string) (Mutation, error) {
 	header, rest, ok := strings.Cut(text, "\n--- old\n")
 	old, rest2, ok2 := strings.Cut(rest, "--- new\n")
@@ -59,8 +62,10 @@ func Parse(name, text string) (Mutation, error) {
 			}
 		case ok && key == "bug":
 			m.Bug = value
+		case ok && key == "faults":
+			m.Faults = value
 		default:
-			return Mutation{}, fmt.Errorf("mutant %s: header line %q is not file:, engine: or bug:", name, line)
+			return Mutation{}, fmt.Errorf("mutant %s: header line %q is not file:, engine:, bug: or faults:", name, line)
 		}
 	}
 	if m.File == "" || m.Old == "" {
