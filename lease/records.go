@@ -132,17 +132,47 @@ func encodeOwner(o Owner) []byte {
 	if o.Schema != OwnerSchema || o.Epoch == 0 || o.UID < 0 {
 		panic(fmt.Sprintf("lease: encoding an invalid owner: %+v", o))
 	}
-	data := statefile.MustCanonical(ownerJSON{
+	data := canonicalOwner(o)
+	if back, err := parseOwner(data); err != nil || back != o {
+		panic(fmt.Sprintf("lease: owner does not round-trip: %v", err))
+	}
+	return data
+}
+
+// canonicalOwner writes the canonical bytes of ownerJSON (keys in byte
+// order) field by field; TestCanonicalRecordsEqualStructEncoding holds them
+// to statefile.Canonical of the ownerJSON struct.
+func canonicalOwner(o Owner) []byte {
+	object := statefile.NewCanonicalObject(512)
+	object.NullableString("bootIdentity", o.BootIdentity)
+	object.String("createdAt", o.CreatedAt)
+	object.Uint("epoch", o.Epoch)
+	object.String("executable", o.Executable)
+	object.String("executableDevice", strconv.FormatUint(o.ExecutableDev, 10))
+	object.String("executableInode", strconv.FormatUint(o.ExecutableIno, 10))
+	object.String("generation", o.Generation)
+	object.String("hostname", o.Hostname)
+	object.String("piSessionFile", o.SessionFile)
+	object.String("piSessionId", o.SessionID)
+	object.Int("pid", int64(o.PID))
+	object.NullableString("pidNamespace", o.PIDNamespace)
+	object.String("processStartIdentity", o.ProcessStartIdentity)
+	object.String("rootId", o.RootID)
+	object.Int("schema", int64(o.Schema))
+	object.Int("uid", int64(o.UID))
+	return object.Bytes()
+}
+
+// ownerDocument is the ownerJSON of o: the struct whose statefile.Canonical
+// bytes canonicalOwner must equal.
+func ownerDocument(o Owner) ownerJSON {
+	return ownerJSON{
 		Schema: o.Schema, Generation: o.Generation, PISessionID: o.SessionID, PISessionFile: o.SessionFile,
 		PID: o.PID, ProcessStartIdentity: o.ProcessStartIdentity, BootIdentity: nullable(o.BootIdentity),
 		Executable: o.Executable, ExecutableDevice: strconv.FormatUint(o.ExecutableDev, 10),
 		ExecutableInode: strconv.FormatUint(o.ExecutableIno, 10), PIDNamespace: nullable(o.PIDNamespace),
 		UID: o.UID, Epoch: o.Epoch, Hostname: o.Hostname, RootID: o.RootID, CreatedAt: o.CreatedAt,
-	})
-	if back, err := parseOwner(data); err != nil || back != o {
-		panic(fmt.Sprintf("lease: owner does not round-trip: %v", err))
 	}
-	return data
 }
 
 // parseOwner strictly decodes an owner record of schema 1 or 2.
@@ -267,17 +297,43 @@ func encodeGuard(g guardRecord) []byte {
 	if g.Schema != GuardSchema || id.Validate() != nil {
 		panic(fmt.Sprintf("lease: encoding an invalid guard: %+v", g))
 	}
-	data := statefile.MustCanonical(guardJSON{
+	data := canonicalGuard(g)
+	if back, err := parseGuard(data, "receiver lifecycle guard"); err != nil || back != g {
+		panic(fmt.Sprintf("lease: guard does not round-trip: %v", err))
+	}
+	return data
+}
+
+// canonicalGuard writes the canonical bytes of guardJSON (keys in byte
+// order) field by field, as canonicalOwner.
+func canonicalGuard(g guardRecord) []byte {
+	id := g.Identity
+	object := statefile.NewCanonicalObject(384)
+	object.NullableString("bootIdentity", id.BootID)
+	object.String("createdAt", g.CreatedAt)
+	object.String("executable", id.Executable)
+	object.String("executableDevice", strconv.FormatUint(id.ExecutableDev, 10))
+	object.String("executableInode", strconv.FormatUint(id.ExecutableIno, 10))
+	object.String("generation", g.Generation)
+	object.String("hostname", id.Hostname)
+	object.Int("pid", int64(id.PID))
+	object.NullableString("pidNamespace", id.PIDNamespace)
+	object.String("processStartIdentity", id.StartTime)
+	object.Int("schema", int64(g.Schema))
+	object.Int("uid", int64(id.UID))
+	return object.Bytes()
+}
+
+// guardDocument is the guardJSON of g (see ownerDocument).
+func guardDocument(g guardRecord) guardJSON {
+	id := g.Identity
+	return guardJSON{
 		Schema: g.Schema, Generation: g.Generation, PID: id.PID, ProcessStartIdentity: id.StartTime,
 		BootIdentity: nullable(id.BootID), Executable: id.Executable,
 		ExecutableDevice: strconv.FormatUint(id.ExecutableDev, 10),
 		ExecutableInode:  strconv.FormatUint(id.ExecutableIno, 10),
 		PIDNamespace:     nullable(id.PIDNamespace), UID: id.UID, Hostname: id.Hostname, CreatedAt: g.CreatedAt,
-	})
-	if back, err := parseGuard(data, "receiver lifecycle guard"); err != nil || back != g {
-		panic(fmt.Sprintf("lease: guard does not round-trip: %v", err))
 	}
-	return data
 }
 
 // parseGuard strictly decodes a guard or intent of schema 1 or 2; record
@@ -333,7 +389,10 @@ func encodeEpoch(epoch uint64) []byte {
 	if epoch == 0 || epoch > math.MaxInt64 {
 		panic(fmt.Sprintf("lease: encoding epoch %d", epoch))
 	}
-	return statefile.MustCanonical(epochJSON{Schema: EpochSchema, Epoch: epoch})
+	object := statefile.NewCanonicalObject(32)
+	object.Uint("epoch", epoch)
+	object.Int("schema", EpochSchema)
+	return object.Bytes()
 }
 
 func parseEpoch(data []byte) (uint64, error) {

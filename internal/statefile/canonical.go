@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 )
 
 // Canonical returns the canonical JSON encoding of v followed by one newline:
@@ -326,4 +327,108 @@ func plainStringEnd(raw []byte) int {
 // null.
 func isLiteralByte(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '+' || c == '.' || c == 'E'
+}
+
+// CanonicalObject writes the canonical bytes of a flat object field by
+// field, without encoding/json's reflection: what Canonical gives for a
+// struct of the same fields. The caller adds the keys in byte order (a key
+// out of order, or not plain ASCII, is a programming error and panics).
+// Lease records use it on every write; TestCanonicalObjectEqualsCanonical
+// and the engines' golden tests hold it to Canonical's bytes.
+type CanonicalObject struct {
+	buf     []byte
+	lastKey string
+}
+
+// NewCanonicalObject starts an object; sizeHint is the expected length.
+func NewCanonicalObject(sizeHint int) *CanonicalObject {
+	c := &CanonicalObject{buf: make([]byte, 0, sizeHint)}
+	c.buf = append(c.buf, '{')
+	return c
+}
+
+func (c *CanonicalObject) key(key string) {
+	if !plainKey(key) {
+		panic(fmt.Sprintf("statefile: canonical key %q is not plain ASCII", key))
+	}
+	if len(c.buf) > 1 {
+		if key <= c.lastKey {
+			panic(fmt.Sprintf("statefile: canonical key %q after %q", key, c.lastKey))
+		}
+		c.buf = append(c.buf, ',')
+	}
+	c.lastKey = key
+	c.buf = append(c.buf, '"')
+	c.buf = append(c.buf, key...)
+	c.buf = append(c.buf, '"', ':')
+}
+
+// String adds a string field, quoted as Canonical quotes it.
+func (c *CanonicalObject) String(key, value string) {
+	c.key(key)
+	c.buf = appendCanonicalString(c.buf, value)
+}
+
+// NullableString adds a string field, or null when value is "".
+func (c *CanonicalObject) NullableString(key, value string) {
+	if value == "" {
+		c.key(key)
+		c.buf = append(c.buf, "null"...)
+		return
+	}
+	c.String(key, value)
+}
+
+// Int adds an integer field.
+func (c *CanonicalObject) Int(key string, value int64) {
+	c.key(key)
+	c.buf = strconv.AppendInt(c.buf, value, 10)
+}
+
+// Uint adds an unsigned integer field.
+func (c *CanonicalObject) Uint(key string, value uint64) {
+	c.key(key)
+	c.buf = strconv.AppendUint(c.buf, value, 10)
+}
+
+// Bytes closes the object and returns its bytes, newline included. The
+// object must not be used afterwards.
+func (c *CanonicalObject) Bytes() []byte {
+	out := append(c.buf, '}', '\n')
+	c.buf = nil
+	return out
+}
+
+// appendCanonicalString appends value as Canonical writes a string: plain
+// ASCII as it is, anything else the long way (encoding/json's quoting,
+// decoded and quoted again, as the tree way does: invalid UTF-8 becomes
+// U+FFFD).
+func appendCanonicalString(out []byte, value string) []byte {
+	start := len(out)
+	out = append(out, '"')
+	out = append(out, value...)
+	out = append(out, '"')
+	if plainStringEnd(out[start:]) == len(out)-start {
+		return out
+	}
+	raw, err := marshalNoEscape(value)
+	if err != nil {
+		panic(fmt.Sprintf("statefile: quoting a string: %v", err))
+	}
+	canonical, err := canonicalTree(raw)
+	if err != nil {
+		panic(fmt.Sprintf("statefile: quoting a string: %v", err))
+	}
+	return append(out[:start], canonical[:len(canonical)-1]...)
+}
+
+// plainKey reports whether key is non-empty printable ASCII without a quote
+// or backslash.
+func plainKey(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return key != ""
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -189,19 +190,14 @@ func decodeFieldsDecoder(b []byte) (map[string]json.RawMessage, error) {
 }
 
 func checkKeys(fields map[string]json.RawMessage, required, optional []string) error {
-	allowed := make(map[string]bool, len(required)+len(optional))
 	for _, key := range required {
-		allowed[key] = true
 		if _, ok := fields[key]; !ok {
 			return fmt.Errorf("missing field %q", key)
 		}
 	}
-	for _, key := range optional {
-		allowed[key] = true
-	}
 	var unknown []string
 	for key := range fields {
-		if !allowed[key] {
+		if !slices.Contains(required, key) && !slices.Contains(optional, key) {
 			unknown = append(unknown, key)
 		}
 	}

@@ -170,3 +170,55 @@ func assertDecodeFieldsEqual(t interface{ Fatalf(string, ...any) }, data []byte)
 		}
 	}
 }
+
+// TestCanonicalObjectEqualsCanonical: the field-by-field writer gives
+// Canonical's bytes for a struct of the same fields, whatever the strings.
+func TestCanonicalObjectEqualsCanonical(t *testing.T) {
+	type flat struct {
+		Boot  *string `json:"bootIdentity"`
+		Epoch uint64  `json:"epoch"`
+		Name  string  `json:"name"`
+		PID   int64   `json:"pid"`
+		Zone  string  `json:"zone"`
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		boot := jsonString(t, "boot")
+		if rapid.IntRange(0, 3).Draw(t, "invalid-utf8") == 0 {
+			boot += "\xff\xfe"
+		}
+		value := flat{Epoch: rapid.Uint64().Draw(t, "epoch"), Name: jsonString(t, "name"),
+			PID: rapid.Int64().Draw(t, "pid"), Zone: jsonString(t, "zone")}
+		if boot != "" {
+			value.Boot = &boot
+		}
+		object := NewCanonicalObject(64)
+		object.NullableString("bootIdentity", boot)
+		object.Uint("epoch", value.Epoch)
+		object.String("name", value.Name)
+		object.Int("pid", value.PID)
+		object.String("zone", value.Zone)
+		want, err := Canonical(value)
+		if err != nil {
+			t.Fatalf("Canonical: %v", err)
+		}
+		if got := object.Bytes(); !bytes.Equal(got, want) {
+			t.Fatalf("CanonicalObject %q, Canonical %q", got, want)
+		}
+	})
+}
+
+func TestCanonicalObjectRefusesKeysOutOfOrder(t *testing.T) {
+	for _, keys := range [][]string{{"b", "a"}, {"a", "a"}, {"a\"b"}, {"é"}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("keys %q: no panic", keys)
+				}
+			}()
+			object := NewCanonicalObject(16)
+			for _, key := range keys {
+				object.Int(key, 1)
+			}
+		}()
+	}
+}
