@@ -30,7 +30,7 @@ type History struct {
 	// are left out (CHECKING.md).
 	DroppedInspects int
 	// Reclaims counts the stale owners that acquires reported moving into
-	// quarantine.
+	// quarantine: one models.LeaseReclaim window each.
 	Reclaims int
 	// Deaths counts ProcessDeath events.
 	Deaths int
@@ -43,6 +43,9 @@ type pending struct {
 	callNs        int64
 	returnNs      int64
 	unknownReturn bool // bounded by the lane's death
+	// reclaimed: the generations a known-outcome acquire reported moving
+	// into quarantine (AcquireResult.Reclaimed).
+	reclaimed []string
 }
 
 // Event classes at one nanosecond: calls first (maximal overlap), then
@@ -80,9 +83,43 @@ func BuildHistory(lanes map[int][]Record, deaths []Death) (History, error) {
 		}
 		ops = append(ops, laneOps...)
 	}
-	history.Operations = stamp(ops, deaths)
+	history.Operations = appendReclaims(stamp(ops, deaths), ops, laneIDs)
 	history.Deaths = len(deaths)
 	return history, nil
+}
+
+// appendReclaims adds one models.LeaseReclaim per generation a known-outcome
+// acquire reported reclaimed. An acquire moves the stale receiver.lock into
+// quarantine and installs the new owner in later steps, and a lock-free
+// Inspect can see the lease empty in between (finding F1); the log does not
+// show the instant of the move, only that it happened inside the acquire.
+// So the reclaim spans the acquire's own [Call, Return], and porcupine
+// places it anywhere inside. Each reclaim gets a lane (ClientId) of its
+// own, above every worker lane. The model accepts a reclaim only while the
+// named generation's owner is dead: a reclaim of a live owner stays the
+// two-owners bug.
+//
+// An acquire cut short by a kill reports nothing; its reclaim, if any,
+// is covered by the model's unknown acquire, which may leave a dead
+// owner's lease empty (reclaimed, then cut short) but never a live one's.
+func appendReclaims(operations []porcupine.Operation, ops []pending, laneIDs []int) []porcupine.Operation {
+	lane := 0
+	if len(laneIDs) > 0 {
+		lane = laneIDs[len(laneIDs)-1]
+	}
+	for i, op := range ops {
+		if len(op.reclaimed) == 0 {
+			continue
+		}
+		acquire := op.input.(models.LeaseAcquire)
+		for _, generation := range op.reclaimed {
+			lane++
+			operations = append(operations, porcupine.Operation{ClientId: lane,
+				Input: models.LeaseReclaim{Namespace: acquire.Namespace, Generation: generation},
+				Call:  operations[i].Call, Return: operations[i].Return})
+		}
+	}
+	return operations
 }
 
 // pairLane pairs each call with its return and decodes both.
@@ -131,6 +168,7 @@ func pairLane(lane int, records []Record, deathOf map[int]int64, history *Histor
 		}
 		if result, ok := op.output.(models.LeaseAcquireResult); ok {
 			history.Reclaims += len(result.Reclaimed)
+			op.reclaimed = result.Reclaimed
 		}
 		ops = append(ops, op)
 	}

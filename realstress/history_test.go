@@ -36,6 +36,15 @@ func acquireRecords(t *testing.T, lane, seq int, callNs, returnNs int64, output 
 	return records
 }
 
+// inspectRecords is a lane's inspect call and return.
+func inspectRecords(t *testing.T, lane, seq int, callNs, returnNs int64, output models.LeaseInspectResult) []Record {
+	input := models.LeaseInspect{Namespace: testNamespace, Proc: lane}
+	return []Record{
+		{Lane: lane, Seq: seq, Phase: PhaseCall, Op: OpInspect, Input: mustJSON(t, input), Ns: callNs},
+		{Lane: lane, Seq: seq, Phase: PhaseReturn, Op: OpInspect, Output: mustJSON(t, output), Ns: returnNs},
+	}
+}
+
 func TestBuildHistory(t *testing.T) {
 	acquired := func(generation string, epoch int64, reclaimed ...string) *models.LeaseAcquireResult {
 		return &models.LeaseAcquireResult{Kind: models.LeaseAcquired, Generation: generation, Epoch: epoch, Reclaimed: reclaimed}
@@ -94,6 +103,45 @@ func TestBuildHistory(t *testing.T) {
 			},
 			deaths: []Death{{Lane: 1, PID: 10, Ns: 300, Killed: true}},
 			want:   porcupine.Ok,
+		},
+		{
+			name: "an Inspect sees the empty instant inside a reclaiming acquire (F1)",
+			lanes: map[int][]Record{
+				1: acquireRecords(t, 1, 1, 100, 200, acquired("g1", 1)),
+				2: acquireRecords(t, 2, 1, 400, 700, acquired("g2", 2, "g1")),
+				3: inspectRecords(t, 3, 1, 500, 600, models.LeaseInspectResult{Kind: models.LeaseEmpty}),
+			},
+			deaths: []Death{{Lane: 1, PID: 10, Ns: 300, Killed: true}},
+			want:   porcupine.Ok,
+		},
+		{
+			name: "a reported reclaim of a live owner is a violation, Inspect or not",
+			lanes: map[int][]Record{
+				1: acquireRecords(t, 1, 1, 100, 200, acquired("g1", 1)),
+				2: acquireRecords(t, 2, 1, 400, 700, acquired("g2", 2, "g1")),
+				3: inspectRecords(t, 3, 1, 500, 600, models.LeaseInspectResult{Kind: models.LeaseEmpty}),
+			},
+			want: porcupine.Illegal,
+		},
+		{
+			name: "an acquire cut by a kill may have reclaimed a dead owner without installing",
+			lanes: map[int][]Record{
+				1: acquireRecords(t, 1, 1, 100, 200, acquired("g1", 1)),
+				2: acquireRecords(t, 2, 1, 400, 0, nil),
+				3: inspectRecords(t, 3, 1, 500, 600, models.LeaseInspectResult{Kind: models.LeaseEmpty}),
+			},
+			deaths: []Death{{Lane: 1, PID: 10, Ns: 300, Killed: true}, {Lane: 2, PID: 11, Ns: 800, Killed: true}},
+			want:   porcupine.Ok,
+		},
+		{
+			name: "an acquire cut by a kill never empties a live owner's lease",
+			lanes: map[int][]Record{
+				1: acquireRecords(t, 1, 1, 100, 200, acquired("g1", 1)),
+				2: acquireRecords(t, 2, 1, 400, 0, nil),
+				3: inspectRecords(t, 3, 1, 500, 600, models.LeaseInspectResult{Kind: models.LeaseEmpty}),
+			},
+			deaths: []Death{{Lane: 2, PID: 11, Ns: 800, Killed: true}},
+			want:   porcupine.Illegal,
 		},
 		{
 			name:  "an open call without a death is a recording error",

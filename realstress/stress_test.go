@@ -32,7 +32,7 @@ func testWorkerCommand(args []string) *exec.Cmd {
 // have actually killed and reclaimed.
 func TestStressWithKills(t *testing.T) {
 	started := time.Now()
-	report, err := Run(Config{Dir: fastDir(t), Procs: 4, Ops: 1000, KillRate: testKillRate(40), Seed: 7, NoInspect: true,
+	report, err := Run(Config{Dir: fastDir(t), Procs: 4, Ops: 1000, KillRate: testKillRate(40), Seed: 7,
 		WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func TestStressWithKills(t *testing.T) {
 // write the visualization), so a clean run means something.
 func TestStressCatchesAPlantedBug(t *testing.T) {
 	dir := t.TempDir()
-	report, err := Run(Config{Dir: dir, Procs: 3, Ops: 150, KillRate: 0, Seed: 3, NoInspect: true,
+	report, err := Run(Config{Dir: dir, Procs: 3, Ops: 150, KillRate: 0, Seed: 3,
 		PlantBlindInspector: true, WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestStressMustShow(t *testing.T) {
 	if kept := os.Getenv("REALSTRESS_KEEP_DIR"); kept != "" {
 		dir = kept
 	}
-	report, err := Run(Config{Dir: dir, Procs: 8, Ops: 10_000, KillRate: 20, Seed: 1, NoInspect: true,
+	report, err := Run(Config{Dir: dir, Procs: 8, Ops: 10_000, KillRate: 20, Seed: 1,
 		WorkerCommand: testWorkerCommand, CheckTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)

@@ -35,9 +35,9 @@ type WorkerConfig struct {
 	LogPath    string
 	SpawnsPath string
 	DeathsPath string
-	// NoInspect leaves Inspect out of the workload (finding F1 in
-	// docs/LEASEREAL.md: a lock-free Inspect can see the empty instant
-	// inside a reclaiming Acquire, which the model rejects).
+	// NoInspect leaves Inspect out of the workload (a user's choice; the
+	// tests run with Inspect: since finding F1 was fixed, the empty instant
+	// inside a reclaiming Acquire is explained by LeaseReclaim events).
 	NoInspect bool
 	// PlantBlindInspector is a planted bug for the harness's own tests: the
 	// worker's inspector reports every other process absent, so the engine

@@ -25,7 +25,7 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 	checkTimeout := flags.Duration("check-timeout", time.Minute, "porcupine time bound (a timeout is a failure)")
 	jsonOut := flags.Bool("json", false, "print the report as JSON")
 	verbose := flags.Bool("verbose", false, "print every kill")
-	noInspect := flags.Bool("no-inspect", false, "leave Inspect out of the workload (finding F1, docs/LEASEREAL.md)")
+	noInspect := flags.Bool("no-inspect", false, "leave the lock-free Inspect out of the workload (Inspect is included by default)")
 	if err := parseFlags(flags, args); err != nil {
 		return err
 	}
