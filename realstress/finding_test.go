@@ -127,3 +127,64 @@ func reclaimGapSchedule(t *testing.T, namespace string) (first, second lease.Acq
 	}
 	return first, second, seenAll[0]
 }
+
+// TestReclaimLogFSLogsTheMove: a worker's FS logs the move of a dead
+// owner's receiver.lock into quarantine as a reclaim line of the acquire in
+// progress, naming the generation, before the acquire returns; other
+// renames (the install) leave no line.
+func TestReclaimLogFSLogsTheMove(t *testing.T) {
+	namespace := filepath.Join(t.TempDir(), "ns")
+	table := leasetest.NewInspector(leasetest.Identity(101))
+	table.SetLive(leasetest.Identity(102))
+	logPath := filepath.Join(t.TempDir(), "lane.jsonl")
+	log, err := CreateLog(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	worker := &opLog{config: WorkerConfig{Namespace: namespace, Worker: 2, Lane: 2}, log: log, seq: 5}
+	newManager := func(fs lease.FS, pid int) *lease.Manager {
+		manager, err := lease.NewManager(lease.Config{Namespace: namespace, RootID: "finding", FS: fs,
+			Clock: osenv.NewClock(), Inspector: table.As(leasetest.Identity(pid)), IDs: osenv.NewIDSource()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return manager
+	}
+	ctx := context.Background()
+	request := lease.AcquireRequest{SessionID: "s", SessionFile: "/sessions/s"}
+	first, err := newManager(reclaimLogFS{FS: osenv.NewFS(), log: worker}, 101).Acquire(ctx, request)
+	if err != nil || first.Kind != lease.Acquired {
+		t.Fatalf("first acquire: %v %v", first.Kind, err)
+	}
+	table.Kill(101)
+	second, err := newManager(reclaimLogFS{FS: osenv.NewFS(), log: worker}, 102).Acquire(ctx, request)
+	if err != nil || second.Kind != lease.Acquired || len(second.Reclaimed) != 1 {
+		t.Fatalf("second acquire: %v reclaimed %d, err %v", second.Kind, len(second.Reclaimed), err)
+	}
+	records, err := ReadLog(logPath)
+	if err != nil || worker.reclaimErr != nil {
+		t.Fatal(err, worker.reclaimErr)
+	}
+	if len(records) != 1 || records[0].Phase != PhaseReclaim || records[0].Seq != 5 || records[0].Lane != 2 {
+		t.Fatalf("log %+v, want one reclaim line of seq 5", records)
+	}
+	want := models.LeaseReclaim{Namespace: namespace, Generation: first.Owner.Generation}
+	if got, err := decodeAs[models.LeaseReclaim](records[0].Input); err != nil || got != want {
+		t.Fatalf("reclaim line %v (%v), want %v", got, err, want)
+	}
+}
+
+func TestQuarantinedGeneration(t *testing.T) {
+	const id = "0503a68d-103c-4955-aae4-f3917ad2b412"
+	cases := []struct{ name, want string }{
+		{"receiver." + id + ".1796010956934.b0b0c446-4bb9-4b8d-8b45-1165a7089f6e", id},
+		{"receiver.not-a-uuid.1796010956934.b0b0c446-4bb9-4b8d-8b45-1165a7089f6e", ""},
+		{"receiver." + id + ".1796010956934", ""},
+	}
+	for _, c := range cases {
+		if got := quarantinedGeneration(c.name); got != c.want {
+			t.Errorf("quarantinedGeneration(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}

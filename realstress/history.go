@@ -29,8 +29,9 @@ type History struct {
 	// DroppedInspects are inspects cut short by a kill: read-only, so they
 	// are left out (CHECKING.md).
 	DroppedInspects int
-	// Reclaims counts the stale owners that acquires reported moving into
-	// quarantine: one models.LeaseReclaim window each.
+	// Reclaims counts the stale owners that acquires moved into
+	// quarantine (reported by a known outcome, logged by an acquire cut
+	// short): one models.LeaseReclaim window each.
 	Reclaims int
 	// Deaths counts ProcessDeath events.
 	Deaths int
@@ -43,8 +44,9 @@ type pending struct {
 	callNs        int64
 	returnNs      int64
 	unknownReturn bool // bounded by the lane's death
-	// reclaimed: the generations a known-outcome acquire reported moving
-	// into quarantine (AcquireResult.Reclaimed).
+	// reclaimed: the generations an acquire moved into quarantine, as its
+	// known outcome reported (AcquireResult.Reclaimed) or, for an unknown
+	// outcome, as its reclaim lines logged ("" = not named).
 	reclaimed []string
 }
 
@@ -99,9 +101,12 @@ func BuildHistory(lanes map[int][]Record, deaths []Death) (History, error) {
 // named generation's owner is dead: a reclaim of a live owner stays the
 // two-owners bug.
 //
-// An acquire cut short by a kill reports nothing; its reclaim, if any,
-// is covered by the model's unknown acquire, which may leave a dead
-// owner's lease empty (reclaimed, then cut short) but never a live one's.
+// An acquire cut short (killed, or an engine error) reports nothing: its
+// reclaims are the ones its worker logged right after each move
+// (reclaimLogFS), over the same window (a superset of the true one, which
+// ends at the line). A kill before the line is written also came before
+// the install, and the model's unknown acquire covers it: it may leave a
+// dead owner's lease empty (reclaimed, then cut short), never a live one's.
 func appendReclaims(operations []porcupine.Operation, ops []pending, laneIDs []int) []porcupine.Operation {
 	lane := 0
 	if len(laneIDs) > 0 {
@@ -122,7 +127,10 @@ func appendReclaims(operations []porcupine.Operation, ops []pending, laneIDs []i
 	return operations
 }
 
-// pairLane pairs each call with its return and decodes both.
+// pairLane pairs each call with its return and decodes both. An acquire's
+// reclaim lines (PhaseReclaim, between its call and its return) give the
+// reclaims of an acquire whose outcome is unknown; a known outcome reports
+// its own (AcquireResult.Reclaimed).
 func pairLane(lane int, records []Record, deathOf map[int]int64, history *History) ([]pending, error) {
 	var ops []pending
 	for i := 0; i < len(records); i++ {
@@ -135,6 +143,15 @@ func pairLane(lane int, records []Record, deathOf map[int]int64, history *Histor
 			return nil, fmt.Errorf("lane %d seq %d: %w", lane, call.Seq, err)
 		}
 		op := pending{lane: lane, input: input, callNs: call.Ns}
+		var logged []string
+		for i+1 < len(records) && records[i+1].Phase == PhaseReclaim {
+			i++
+			generation, err := decodeReclaim(call, records[i])
+			if err != nil {
+				return nil, fmt.Errorf("lane %d seq %d: %w", lane, call.Seq, err)
+			}
+			logged = append(logged, generation)
+		}
 		if i+1 == len(records) {
 			death, dead := deathOf[lane]
 			if !dead {
@@ -148,7 +165,9 @@ func pairLane(lane int, records []Record, deathOf map[int]int64, history *Histor
 				continue
 			}
 			op.output, op.returnNs, op.unknownReturn = models.Unknown{}, death, true
+			op.reclaimed = logged
 			history.Unknown++
+			history.Reclaims += len(logged)
 			ops = append(ops, op)
 			continue
 		}
@@ -161,18 +180,37 @@ func pairLane(lane int, records []Record, deathOf map[int]int64, history *Histor
 		if op.output, err = decodeOutput(ret); err != nil {
 			return nil, fmt.Errorf("lane %d seq %d: %w", lane, call.Seq, err)
 		}
+		op.reclaimed = logged
 		if _, unknown := op.output.(models.Unknown); unknown {
 			history.Unknown++
 		} else {
 			history.Completed++
 		}
 		if result, ok := op.output.(models.LeaseAcquireResult); ok {
-			history.Reclaims += len(result.Reclaimed)
 			op.reclaimed = result.Reclaimed
 		}
+		history.Reclaims += len(op.reclaimed)
 		ops = append(ops, op)
 	}
 	return ops, nil
+}
+
+// decodeReclaim checks a reclaim line against the acquire it belongs to
+// and returns the reclaimed generation ("" when the name did not say).
+func decodeReclaim(call, line Record) (string, error) {
+	if call.Op != OpAcquire || line.Op != OpAcquire || line.Seq != call.Seq || line.Lane != call.Lane || line.Ns < call.Ns {
+		return "", fmt.Errorf("reclaim line (op %s seq %d at %d) does not belong to the %s call at %d", line.Op, line.Seq, line.Ns, call.Op, call.Ns)
+	}
+	value, err := decodeAs[models.LeaseReclaim](line.Input)
+	if err != nil {
+		return "", err
+	}
+	reclaim := value.(models.LeaseReclaim)
+	var acquire models.LeaseAcquire
+	if err := json.Unmarshal(call.Input, &acquire); err != nil || reclaim.Namespace != acquire.Namespace {
+		return "", fmt.Errorf("reclaim line of namespace %q inside an acquire of another", reclaim.Namespace)
+	}
+	return reclaim.Generation, nil
 }
 
 func decodeInput(call Record) (any, error) {

@@ -45,6 +45,13 @@ func inspectRecords(t *testing.T, lane, seq int, callNs, returnNs int64, output 
 	}
 }
 
+// reclaimLine is the line a worker logs when its acquire seq moved
+// generation's receiver.lock into quarantine.
+func reclaimLine(t *testing.T, lane, seq int, ns int64, generation string) Record {
+	input := models.LeaseReclaim{Namespace: testNamespace, Generation: generation}
+	return Record{Lane: lane, Seq: seq, Phase: PhaseReclaim, Op: OpAcquire, Input: mustJSON(t, input), Ns: ns}
+}
+
 func TestBuildHistory(t *testing.T) {
 	acquired := func(generation string, epoch int64, reclaimed ...string) *models.LeaseAcquireResult {
 		return &models.LeaseAcquireResult{Kind: models.LeaseAcquired, Generation: generation, Epoch: epoch, Reclaimed: reclaimed}
@@ -142,6 +149,45 @@ func TestBuildHistory(t *testing.T) {
 			},
 			deaths: []Death{{Lane: 2, PID: 11, Ns: 800, Killed: true}},
 			want:   porcupine.Illegal,
+		},
+		{
+			name: "an acquire killed after reclaiming (logged) and installing: an Inspect saw the empty instant",
+			lanes: map[int][]Record{
+				1: acquireRecords(t, 1, 1, 100, 200, acquired("g1", 1)),
+				2: append(acquireRecords(t, 2, 1, 400, 0, nil), reclaimLine(t, 2, 1, 450, "g1")),
+				3: inspectRecords(t, 3, 1, 500, 600, models.LeaseInspectResult{Kind: models.LeaseEmpty}),
+				4: inspectRecords(t, 4, 1, 700, 800, models.LeaseInspectResult{Kind: models.LeaseOwned, Generation: "g2", Session: "sc", Epoch: 2}),
+			},
+			deaths: []Death{{Lane: 1, PID: 10, Ns: 300, Killed: true}, {Lane: 2, PID: 11, Ns: 900, Killed: true}},
+			want:   porcupine.Ok,
+		},
+		{
+			name: "the same without the reclaim line: one unknown step cannot explain empty, then its own owner",
+			lanes: map[int][]Record{
+				1: acquireRecords(t, 1, 1, 100, 200, acquired("g1", 1)),
+				2: acquireRecords(t, 2, 1, 400, 0, nil),
+				3: inspectRecords(t, 3, 1, 500, 600, models.LeaseInspectResult{Kind: models.LeaseEmpty}),
+				4: inspectRecords(t, 4, 1, 700, 800, models.LeaseInspectResult{Kind: models.LeaseOwned, Generation: "g2", Session: "sc", Epoch: 2}),
+			},
+			deaths: []Death{{Lane: 1, PID: 10, Ns: 300, Killed: true}, {Lane: 2, PID: 11, Ns: 900, Killed: true}},
+			want:   porcupine.Illegal,
+		},
+		{
+			name: "a logged reclaim of a live owner is a violation",
+			lanes: map[int][]Record{
+				1: acquireRecords(t, 1, 1, 100, 200, acquired("g1", 1)),
+				2: append(acquireRecords(t, 2, 1, 400, 0, nil), reclaimLine(t, 2, 1, 450, "g1")),
+			},
+			deaths: []Death{{Lane: 2, PID: 11, Ns: 900, Killed: true}},
+			want:   porcupine.Illegal,
+		},
+		{
+			name: "a reclaim line of another operation is a recording error",
+			lanes: map[int][]Record{
+				2: append(acquireRecords(t, 2, 1, 400, 0, nil), reclaimLine(t, 2, 7, 450, "g1")),
+			},
+			deaths: []Death{{Lane: 2, PID: 11, Ns: 900, Killed: true}},
+			err:    "does not belong",
 		},
 		{
 			name:  "an open call without a death is a recording error",

@@ -14,6 +14,10 @@ import (
 const (
 	PhaseCall   = "call"
 	PhaseReturn = "return"
+	// PhaseReclaim: inside the acquire Seq, receiver.lock was moved into
+	// quarantine (Input is a models.LeaseReclaim); between the call and
+	// the return, or after the call of an acquire cut short.
+	PhaseReclaim = "reclaim"
 )
 
 // Operation names in the logs.
@@ -57,7 +61,7 @@ func CreateLog(path string) (*LogWriter, error) {
 
 // Append writes one record as one line.
 func (w *LogWriter) Append(record Record) error {
-	if record.Phase != PhaseCall && record.Phase != PhaseReturn {
+	if record.Phase != PhaseCall && record.Phase != PhaseReturn && record.Phase != PhaseReclaim {
 		panic("realstress: record phase " + record.Phase)
 	}
 	line, err := json.Marshal(record)

@@ -318,7 +318,7 @@ func (r *runner) ended(ended exit) (restart bool, err error) {
 	}
 	if signaled {
 		r.report.Kills++
-		fmt.Fprintf(r.config.Progress, "killed worker %d lane %d after %d ops; %d left\n", s.worker, ended.lane, len(records)/2, s.remaining)
+		fmt.Fprintf(r.config.Progress, "killed worker %d lane %d after %d ops; %d left\n", s.worker, ended.lane, CountCalls(records), s.remaining)
 	}
 	return s.remaining > 0, nil
 }

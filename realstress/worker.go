@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/google/uuid"
 
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/osenv"
@@ -51,12 +54,17 @@ const RootID = "leasereal-stress"
 // newGatedManager is a lease Manager on the real OS whose inspector waits
 // for the parent to publish the deaths it observes.
 func newGatedManager(config WorkerConfig) (*lease.Manager, error) {
+	return newGatedManagerOn(config, osenv.NewFS())
+}
+
+// newGatedManagerOn is newGatedManager over fs.
+func newGatedManagerOn(config WorkerConfig, fs lease.FS) (*lease.Manager, error) {
 	var inspector lease.Inspector = deathGate{inner: osenv.NewInspector(), spawnsPath: config.SpawnsPath, deathsPath: config.DeathsPath}
 	if config.PlantBlindInspector {
 		inspector = blindInspector{Inspector: osenv.NewInspector()}
 	}
 	return lease.NewManager(lease.Config{Namespace: config.Namespace, RootID: RootID,
-		FS: osenv.NewFS(), Clock: osenv.NewClock(), Inspector: inspector, IDs: osenv.NewIDSource()})
+		FS: fs, Clock: osenv.NewClock(), Inspector: inspector, IDs: osenv.NewIDSource()})
 }
 
 // blindInspector is the planted bug: every other process looks absent.
@@ -80,6 +88,8 @@ type opLog struct {
 	config WorkerConfig
 	log    *LogWriter
 	seq    int
+	// reclaimErr is the first failure to log a reclaim line.
+	reclaimErr error
 }
 
 // leaseWorker runs one incarnation's lease operations.
@@ -112,10 +122,6 @@ func RunLeaseWorker(config WorkerConfig) error {
 	if err := awaitSpawn(config.SpawnsPath, config.Lane); err != nil {
 		return err
 	}
-	manager, err := newGatedManager(config)
-	if err != nil {
-		return err
-	}
 	host, err := os.Hostname()
 	if err != nil {
 		return err
@@ -125,14 +131,71 @@ func RunLeaseWorker(config WorkerConfig) error {
 		return err
 	}
 	defer log.Close()
-	w := &leaseWorker{opLog: opLog{config: config, log: log}, manager: manager, host: host,
+	w := &leaseWorker{opLog: opLog{config: config, log: log}, host: host,
 		random: rand.New(rand.NewPCG(config.Seed, uint64(config.Lane)))}
+	if w.manager, err = newGatedManagerOn(config, reclaimLogFS{FS: osenv.NewFS(), log: &w.opLog}); err != nil {
+		return err
+	}
 	for range config.Ops {
 		if err := w.step(); err != nil {
 			return err
 		}
+		if w.reclaimErr != nil {
+			return w.reclaimErr
+		}
 	}
 	return nil
+}
+
+// reclaimLogFS logs each move of receiver.lock into quarantine (an
+// acquire's reclaim of a dead owner) as a PhaseReclaim line of the acquire
+// in progress, right after the rename. An acquire that returns reports its
+// reclaims anyway; this line is what an acquire cut short by a kill leaves:
+// it reclaimed, and may have installed a new owner after a lock-free
+// Inspect saw the lease empty, a history its single unknown-outcome step
+// cannot explain. BuildHistory turns the line into a models.LeaseReclaim.
+// A kill before the line is written also stops the acquire before its
+// install: its unknown outcome covers "reclaimed, then cut short".
+type reclaimLogFS struct {
+	lease.FS
+	log *opLog
+}
+
+func (f reclaimLogFS) Rename(oldpath, newpath string) error {
+	err := f.FS.Rename(oldpath, newpath)
+	f.observe(oldpath, newpath, err)
+	return err
+}
+
+func (f reclaimLogFS) RenameNoReplace(oldpath, newpath string) error {
+	err := f.FS.RenameNoReplace(oldpath, newpath)
+	f.observe(oldpath, newpath, err)
+	return err
+}
+
+func (f reclaimLogFS) observe(oldpath, newpath string, err error) {
+	if err != nil || path.Base(oldpath) != "receiver.lock" || path.Base(path.Dir(newpath)) != "quarantine" ||
+		!strings.HasPrefix(path.Base(newpath), "receiver.") {
+		return
+	}
+	input := models.LeaseReclaim{Namespace: f.log.config.Namespace, Generation: quarantinedGeneration(path.Base(newpath))}
+	if logErr := f.log.reclaimed(input); logErr != nil && f.log.reclaimErr == nil {
+		f.log.reclaimErr = logErr // ends the worker after this operation
+	}
+}
+
+// quarantinedGeneration is the generation in a quarantine entry's name
+// "receiver.<generation>.<unix ms>.<id>", or "" (the model then accepts any
+// dead owner) when it is not a UUID.
+func quarantinedGeneration(name string) string {
+	parts := strings.Split(name, ".")
+	if len(parts) != 4 {
+		return ""
+	}
+	if _, err := uuid.Parse(parts[1]); err != nil {
+		return ""
+	}
+	return parts[1]
 }
 
 // step picks and performs one operation: a holder mostly uses its lease
@@ -172,6 +235,16 @@ func (w *opLog) call(op string, input any) (Record, error) {
 	record := Record{Worker: w.config.Worker, Lane: w.config.Lane, Seq: w.seq, Phase: PhaseCall, Op: op,
 		Input: data, Ns: MonotonicNs()}
 	return record, w.log.Append(record)
+}
+
+// reclaimed logs a reclaim inside the operation in progress (seq).
+func (w *opLog) reclaimed(input models.LeaseReclaim) error {
+	data, err := json.Marshal(input)
+	if err != nil {
+		return err
+	}
+	return w.log.Append(Record{Worker: w.config.Worker, Lane: w.config.Lane, Seq: w.seq, Phase: PhaseReclaim,
+		Op: OpAcquire, Input: data, Ns: MonotonicNs()})
 }
 
 // finish logs the return: the output, or the error (unknown outcome).
