@@ -24,6 +24,13 @@
 //     happens after the death's stamp. This only delays the caller, a
 //     schedule the kernel could have produced anyway; it hides nothing the
 //     engine does.
+//   - An acquire reclaims (moves a dead owner's receiver.lock into
+//     quarantine) and installs in later steps, and a lock-free Inspect can
+//     see the lease empty in between. Every reclaim is in the history as a
+//     models.LeaseReclaim over the acquire's window: from the acquire's
+//     reported Reclaimed list, or, for an acquire cut short, from the
+//     reclaim line its worker logged right after the rename (before the
+//     install). The model accepts a reclaim only while that owner is dead.
 //   - Timestamps are turned into distinct porcupine stamps by sorting; at
 //     equal nanoseconds calls come before returns (more overlap, never a
 //     false order), and an unknown return comes before the death that bounds

@@ -62,7 +62,7 @@ const usageText = `usage:
   leasereal admission run     --state-home H -- CMD [ARGS...]
   leasereal dirlease recover  --state-home H
   leasereal dirlease run      --state-home H --path P -- CMD [ARGS...]
-  leasereal stress   [--engine lease|admission] --procs N --ops M --kill-rate R [--seed S] [--work-dir W] [--json]
+  leasereal stress   [--engine lease|admission] --procs N --ops M --kill-rate R [--seed S] [--work-dir W] [--no-inspect] [--json]
 exit codes: 0 ok, 1 held/not-owner/violation, 2 usage, 3 refused (operator or retry), 4 error;
 run passes the child's code through (128+N when a signal N killed it, 127 when it cannot start).
 `
