@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/dirlease"
+	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/simproc"
@@ -88,8 +89,10 @@ type dirTrack struct {
 	// child is the running child the claim surely records (nil if none or
 	// unsure).
 	child *Proc
-	// foreign is set while a swapped-in directory sits at path.
-	foreign bool
+	// foreign is set while a swapped-in directory exists (at path, or
+	// where a recovery moved it); foreignID is its identity.
+	foreign   bool
+	foreignID lease.FileIdentity
 	// swappedAt is the step of the swap; repairAt the operator's.
 	repairAt int
 	// claimed is set once a Create may have written the claim.
@@ -100,6 +103,9 @@ type dirTrack struct {
 	// bundle marks a bundle stage: never swapped (a published impostor
 	// would wedge recovery by the hostile's doing, not by crashes).
 	bundle bool
+	// publishOut is the output root of a publish rename done but not yet
+	// known durable ("" if none).
+	publishOut string
 }
 
 type dirWorld struct {
@@ -455,21 +461,71 @@ func (dw *dirWorld) release(p *Proc, h *dirHeld) bool {
 	return true
 }
 
-// publish renames a bundle stage to its output root.
+// publish renames a bundle stage to its output root as a crash-safe
+// publisher does: rename, then fsync the parent. DirPublish is recorded
+// only once the rename is durable: a power loss may undo an unsynced rename,
+// and the model has no event that puts a published directory back. Until
+// then the rename is pending (publishOut), and the publisher's exit settles
+// it (settlePublish) before any recovery can act on the dead owner's claim.
+// A failed fsync leaves it pending: the publisher no longer knows where its
+// stage is, and stops looking at it (use).
 func (dw *dirWorld) publish(p *Proc, h *dirHeld) bool {
-	if dw.tracks[h.path].foreign {
+	t := dw.tracks[h.path]
+	if t.foreign {
 		return false
 	}
 	if err := p.FS().Rename(h.path, h.out); err != nil {
 		return false
 	}
+	t.publishOut = h.out
+	if statefile.SyncDir(p.FS(), dirleaseWork) != nil {
+		dw.world.Probe("dirlease-publish-sync-failed")
+		return true
+	}
+	t.publishOut = ""
 	dw.world.RecordEvent("publish", models.DirPublish{Path: h.path})
 	dw.world.Probe("dirlease-published")
 	return true
 }
 
+// settlePublish resolves the pending publish renames of owner p, which just
+// ended. After a power loss the volume is already in its crash state: the
+// rename either survived (DirPublish) or was undone (the stage is back at
+// its path, as the model already holds, or gone with its unsynced mkdir:
+// DirRemove). After any other exit the rename is
+// in the page cache, visible to every recovery; the operator's view flushes
+// the parent (writeback may happen at any time) so a later power loss
+// cannot undo it, and records DirPublish.
+func (dw *dirWorld) settlePublish(p *Proc, reason ExitReason) {
+	root := dw.volume.Root()
+	for _, t := range dw.sortedTracks() {
+		if t.owner != p || t.publishOut == "" {
+			continue
+		}
+		out := t.publishOut
+		t.publishOut = ""
+		if reason != ExitPowerLoss {
+			syncRoot(root, dirleaseWork)
+		} else if _, err := root.Lstat(out); err != nil {
+			if _, err := root.Lstat(t.path); err != nil {
+				// The stage's mkdir was not durable either: it is gone.
+				dw.world.RecordEvent("remove", models.DirRemove{Path: t.path})
+				dw.world.Probe("dirlease-publish-and-mkdir-undone-by-powerloss")
+				continue
+			}
+			dw.world.Probe("dirlease-publish-undone-by-powerloss")
+			continue
+		}
+		dw.world.RecordEvent("publish", models.DirPublish{Path: t.path})
+		dw.world.Probe("dirlease-published")
+	}
+}
+
 // use looks at the leased directory: the claimed one, another, or none.
 func (dw *dirWorld) use(p *Proc, h *dirHeld) {
+	if dw.tracks[h.path].publishOut != "" {
+		return // a publish of unknown durability: where the stage is is unknown
+	}
 	op := p.Begin("use", models.DirUse{Proc: p.ID(), Path: h.path})
 	info, err := p.FS().Lstat(h.path)
 	var kind models.DirUseKind
@@ -556,6 +612,7 @@ func (dw *dirWorld) fail(err error, liveness bool) {
 }
 
 func (dw *dirWorld) exited(p *Proc, reason ExitReason) {
+	dw.settlePublish(p, reason)
 	if t := p.Table(); t.State != simproc.Zombie || t.Threads <= 1 {
 		dw.recordDeath(p)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/leasekit/leasekit/dirlease"
+	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
 )
 
@@ -57,28 +58,76 @@ func (dw *dirWorld) swap(w *World) {
 		panic(fmt.Sprintf("sim: dirlease swap: %v", err))
 	}
 	syncRoot(root, dirleaseWork)
-	t.foreign = true
+	info, err := root.Lstat(t.path)
+	if err != nil {
+		panic(fmt.Sprintf("sim: dirlease swap: %v", err))
+	}
+	id, ok := info.Identity()
+	if !ok {
+		panic(fmt.Sprintf("sim: dirlease swap: %s has no identity", t.path))
+	}
+	t.foreign, t.foreignID = true, id
 	t.repairAt = w.Step() + 1 + w.Decisions().Intn(dirRepairDelayMax)
 	w.RecordEvent("swap", models.DirSwap{Path: t.path})
 	w.Probe("dirlease-swap")
 }
 
 // repairDue removes the impostor directories whose time has come (all of
-// them when force is set): the operator.
+// them when force is set): the operator. The operator knows the impostor by
+// its identity, not by its path: a recovery that found it at the claimed
+// path renamed it to the claim's removal quarantine name before refusing,
+// and a crash or power loss before its rename back leaves it there. The
+// operator looks for it at the claimed path, then in the parent directory,
+// and removes it wherever it is; only then can a recovery proceed.
 func (dw *dirWorld) repairDue(force bool) {
 	root := dw.volume.Root()
 	for _, t := range dw.sortedTracks() {
 		if !t.foreign || (!force && dw.world.Step() < t.repairAt) {
 			continue
 		}
-		t.foreign = false
-		if err := root.Remove(t.path); err != nil {
-			continue // already gone (its owner removed it)
+		at, found := dw.findForeign(root, t)
+		if !found {
+			t.foreign = false
+			continue // already gone
 		}
+		if root.Remove(at) != nil {
+			continue // an injected error: the operator retries at a later step
+		}
+		t.foreign = false
 		syncRoot(root, dirleaseWork)
+		delete(dw.quarantined, at)
+		if at != t.path {
+			dw.world.Probe("dirlease-operator-repair-quarantined")
+		}
 		dw.world.RecordEvent("remove", models.DirRemove{Path: t.path})
 		dw.world.Probe("dirlease-operator-repair")
 	}
+}
+
+// findForeign returns where t's impostor directory is now: at t.path, or
+// under another name in the parent (a recovery's quarantine name).
+func (dw *dirWorld) findForeign(root lease.FS, t *dirTrack) (string, bool) {
+	holds := func(name string) bool {
+		info, err := root.Lstat(name)
+		if err != nil || !info.IsDir() {
+			return false
+		}
+		id, ok := info.Identity()
+		return ok && id == t.foreignID
+	}
+	if holds(t.path) {
+		return t.path, true
+	}
+	entries, err := root.ReadDir(dirleaseWork)
+	if err != nil {
+		panic(fmt.Sprintf("sim: dirlease operator: read %s: %v", dirleaseWork, err))
+	}
+	for _, e := range entries {
+		if name := path.Join(dirleaseWork, e.Name); holds(name) {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 // dirLiveness is the final phase.
