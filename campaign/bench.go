@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/leasekit/leasekit/lease"
@@ -63,6 +66,10 @@ type EngineBench struct {
 	// Run is the time in sim.Run; Check the time in the engine's history
 	// check (porcupine).
 	Run, Check time.Duration
+	// CPU is the process's CPU time (user+system, every thread: the GC's
+	// included) over the measurement: on a loaded machine the wall-time
+	// rates fall, the per-CPU-second ones much less.
+	CPU time.Duration
 	// Failures counts seeds that did not pass (a bench is not a campaign,
 	// but a failing seed is worth knowing).
 	Failures int
@@ -82,6 +89,12 @@ func (e EngineBench) StepsPerSecondSimulating() float64 { return perSecond(float
 
 // SeedsPerSecond counts seeds (simulated and checked) per second.
 func (e EngineBench) SeedsPerSecond() float64 { return perSecond(float64(e.Seeds), e.Total()) }
+
+// StepsPerCPUSecond counts steps per second of process CPU time.
+func (e EngineBench) StepsPerCPUSecond() float64 { return perSecond(float64(e.Steps), e.CPU) }
+
+// SeedsPerCPUSecond counts seeds per second of process CPU time.
+func (e EngineBench) SeedsPerCPUSecond() float64 { return perSecond(float64(e.Seeds), e.CPU) }
 
 // PorcupineShare is the fraction of the time spent checking histories.
 func (e EngineBench) PorcupineShare() float64 {
@@ -113,8 +126,11 @@ type BenchReport struct {
 	OS, Arch  string
 	CPUs      int
 	Started   time.Time
-	Engines   []EngineBench
-	Scaling   []ScalingBench
+	// LoadAverage is /proc/loadavg's first three fields ("" elsewhere):
+	// the machine is shared, and the wall-time rates depend on it.
+	LoadAverage string
+	Engines     []EngineBench
+	Scaling     []ScalingBench
 	// OpMix holds the lease operation mix on simfs and, with RealFS, on
 	// the real OS.
 	OpMix []OpMixBench
@@ -144,12 +160,14 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 		}
 	}
 	report := &BenchReport{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
-		CPUs: runtime.NumCPU(), Started: time.Now().UTC()}
+		CPUs: runtime.NumCPU(), Started: time.Now().UTC(), LoadAverage: loadAverage()}
 	for _, name := range o.Engines {
+		cpuBefore := processCPU()
 		engine, err := BenchEngine(ctx, name, 1, o.Seeds)
 		if err != nil {
 			return nil, err
 		}
+		engine.CPU = processCPU() - cpuBefore
 		report.Engines = append(report.Engines, engine)
 	}
 	for _, workers := range o.Workers {
@@ -281,4 +299,23 @@ func perSecond(count float64, d time.Duration) float64 {
 		return 0
 	}
 	return count / d.Seconds()
+}
+
+// processCPU is the process's user+system CPU time so far (zero where
+// getrusage fails: the CPU columns then read 0).
+func processCPU() time.Duration {
+	var usage syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
+		return 0
+	}
+	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
+}
+
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	fields := strings.Fields(string(data))
+	return strings.Join(fields[:min(3, len(fields))], " ")
 }

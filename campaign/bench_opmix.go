@@ -38,6 +38,8 @@ type OpMixBench struct {
 	// Elapsed is the wall time of the timed pass: Rounds acquire/release
 	// pairs straight on the filesystem, no wrapper.
 	Elapsed time.Duration
+	// CPU is the process CPU time of the timed pass.
+	CPU time.Duration
 	// FirstAcquire is the fsyncs of the first acquire, which also makes
 	// the namespace's directories and epoch file.
 	FirstAcquire FsyncCount
@@ -53,6 +55,9 @@ type OpMixBench struct {
 
 // PairsPerSecond is acquire/release pairs per second of the timed pass.
 func (b OpMixBench) PairsPerSecond() float64 { return perSecond(float64(b.Rounds), b.Elapsed) }
+
+// PairsPerCPUSecond is acquire/release pairs per second of process CPU.
+func (b OpMixBench) PairsPerCPUSecond() float64 { return perSecond(float64(b.Rounds), b.CPU) }
 
 // opMixCountedRounds is how many rounds the counting pass runs: each round
 // after the first does the same calls, so a few are enough.
@@ -84,13 +89,13 @@ func BenchOpMix(name string, fsys lease.FS, dir string, rounds int) (OpMixBench,
 	if err != nil {
 		return bench, err
 	}
-	start := time.Now()
+	start, cpuBefore := time.Now(), processCPU()
 	for round := range rounds {
 		if err := opMixRound(manager); err != nil {
 			return bench, fmt.Errorf("bench: %s: timed round %d: %w", name, round, err)
 		}
 	}
-	bench.Elapsed = time.Since(start)
+	bench.Elapsed, bench.CPU = time.Since(start), processCPU()-cpuBefore
 	return bench, nil
 }
 

@@ -16,16 +16,16 @@ const (
 // them as they are).
 func (r *BenchReport) WriteTable(w io.Writer) error {
 	var out strings.Builder
-	fmt.Fprintf(&out, "Measured %s, %s %s/%s, %d CPUs.\n\n", r.Started.Format("2006-01-02 15:04 UTC"),
-		r.GoVersion, r.OS, r.Arch, r.CPUs)
+	fmt.Fprintf(&out, "Measured %s, %s %s/%s, %d CPUs, load average %s at the start.\n\n",
+		r.Started.Format("2006-01-02 15:04 UTC"), r.GoVersion, r.OS, r.Arch, r.CPUs, r.LoadAverage)
 	out.WriteString("### Simulator, one worker (one core), each engine's default scenario\n\n")
-	out.WriteString("| engine | seeds | steps/seed | steps/s/core (sim+check) | steps/s/core (sim only) | seeds/s/core | porcupine share | simulated s per wall s | failures | run hash |\n")
-	out.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	out.WriteString("| engine | seeds | steps/seed | steps/s/core (sim+check) | steps/s/core (sim only) | seeds/s/core | steps per CPU-s | seeds per CPU-s | porcupine share | simulated s per wall s | failures | run hash |\n")
+	out.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, e := range r.Engines {
-		fmt.Fprintf(&out, "| %s | %d | %.0f | %s | %s | %.1f | %.1f%% | %.1f | %d | %016x |\n",
+		fmt.Fprintf(&out, "| %s | %d | %.0f | %s | %s | %.1f | %s | %.1f | %.1f%% | %.1f | %d | %016x |\n",
 			e.Engine, e.Seeds, float64(e.Steps)/float64(max(e.Seeds, 1)), thousands(e.StepsPerSecond()),
-			thousands(e.StepsPerSecondSimulating()), e.SeedsPerSecond(), 100*e.PorcupineShare(),
-			e.Compression(), e.Failures, e.Hash)
+			thousands(e.StepsPerSecondSimulating()), e.SeedsPerSecond(), thousands(e.StepsPerCPUSecond()),
+			e.SeedsPerCPUSecond(), 100*e.PorcupineShare(), e.Compression(), e.Failures, e.Hash)
 	}
 	fmt.Fprintf(&out, "\nTargets: >= %s steps/s per core; >= %d lease seeds/s per core.\n",
 		thousands(benchStepsPerSecondTarget), benchSeedsPerSecondTarget)
@@ -39,11 +39,11 @@ func (r *BenchReport) WriteTable(w io.Writer) error {
 	}
 	if len(r.OpMix) > 0 {
 		out.WriteString("\n### Lease operation mix: acquire + release by one process (package lease)\n\n")
-		out.WriteString("| filesystem | pairs | pairs/s | first acquire fsyncs (file+dir) | acquire fsyncs (file+dir) | release fsyncs (file+dir) | FS calls per acquire / release |\n")
-		out.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
+		out.WriteString("| filesystem | pairs | pairs/s | pairs per CPU-s | first acquire fsyncs (file+dir) | acquire fsyncs (file+dir) | release fsyncs (file+dir) | FS calls per acquire / release |\n")
+		out.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, m := range r.OpMix {
-			fmt.Fprintf(&out, "| %s | %d | %s | %s | %s | %s | %.0f / %.0f |\n", m.FS, m.Rounds,
-				thousands(m.PairsPerSecond()), m.FirstAcquire.format(), m.Acquire.format(), m.Release.format(),
+			fmt.Fprintf(&out, "| %s | %d | %s | %s | %s | %s | %s | %.0f / %.0f |\n", m.FS, m.Rounds,
+				thousands(m.PairsPerSecond()), thousands(m.PairsPerCPUSecond()), m.FirstAcquire.format(), m.Acquire.format(), m.Release.format(),
 				m.AcquireCalls, m.ReleaseCalls)
 		}
 		if len(r.OpMix) > 1 && r.OpMix[1].PairsPerSecond() > 0 {
