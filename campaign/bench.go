@@ -115,6 +115,13 @@ type ScalingBench struct {
 	Seeds   int
 	Wall    time.Duration
 	Speedup float64
+	// CPU is the process CPU time of the measurement; Efficiency is seeds
+	// per CPU-second over the first measurement's. On a machine of its own
+	// Speedup approaches Workers x Efficiency; on a shared one Speedup
+	// says little and Efficiency still says whether workers slow each
+	// other down (allocator, GC, memory bandwidth).
+	CPU        time.Duration
+	Efficiency float64
 }
 
 // SeedsPerSecond counts seeds per wall second over all workers.
@@ -171,15 +178,16 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 		report.Engines = append(report.Engines, engine)
 	}
 	for _, workers := range o.Workers {
+		cpuBefore := processCPU()
 		wall, err := benchWorkers(ctx, "lease", workers, o.Seeds)
 		if err != nil {
 			return nil, err
 		}
-		scaling := ScalingBench{Workers: workers, Seeds: o.Seeds, Wall: wall}
-		if len(report.Scaling) > 0 && wall > 0 {
-			scaling.Speedup = float64(report.Scaling[0].Wall) / float64(wall)
-		} else {
-			scaling.Speedup = 1
+		scaling := ScalingBench{Workers: workers, Seeds: o.Seeds, Wall: wall, CPU: processCPU() - cpuBefore,
+			Speedup: 1, Efficiency: 1}
+		if first := report.Scaling; len(first) > 0 && wall > 0 && scaling.CPU > 0 {
+			scaling.Speedup = float64(first[0].Wall) / float64(wall)
+			scaling.Efficiency = float64(first[0].CPU) / float64(scaling.CPU)
 		}
 		report.Scaling = append(report.Scaling, scaling)
 	}

@@ -31,10 +31,12 @@ func (r *BenchReport) WriteTable(w io.Writer) error {
 		thousands(benchStepsPerSecondTarget), benchSeedsPerSecondTarget)
 	if len(r.Scaling) > 0 {
 		out.WriteString("\n### Scaling with workers (lease default scenario)\n\n")
-		out.WriteString("| workers | seeds | wall | seeds/s | speedup |\n|---:|---:|---:|---:|---:|\n")
+		out.WriteString("| workers | seeds | wall | seeds/s | speedup (wall) | CPU | seeds per CPU-s | efficiency (per CPU-s vs first) |\n")
+		out.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, s := range r.Scaling {
-			fmt.Fprintf(&out, "| %d | %d | %.2fs | %.1f | %.2fx |\n", s.Workers, s.Seeds, s.Wall.Seconds(),
-				s.SeedsPerSecond(), s.Speedup)
+			fmt.Fprintf(&out, "| %d | %d | %.2fs | %.1f | %.2fx | %.2fs | %.1f | %.2f |\n", s.Workers, s.Seeds,
+				s.Wall.Seconds(), s.SeedsPerSecond(), s.Speedup, s.CPU.Seconds(), perSecond(float64(s.Seeds), s.CPU),
+				s.Efficiency)
 		}
 	}
 	if len(r.OpMix) > 0 {
