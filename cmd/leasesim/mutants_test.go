@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/sim"
 	"github.com/stretchr/testify/require"
 )
 
@@ -59,17 +60,18 @@ func TestMutantCatalogIsFound(t *testing.T) {
 // every run, and the real engine passes the same exploration.
 func TestExploreFindsShallowMutantsDeterministically(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds two mutant leasesims and explores each twice (about 40 s); skipped with -short")
+		t.Skip("builds three mutant leasesims and explores each twice (about 40 s); skipped with -short")
 	}
 	for _, c := range []struct {
-		name      string
-		powerloss bool
+		name, engine string
+		powerloss    bool
 	}{
-		{"statefile-excl-final-name", false},
-		{"statefile-no-file-fsync", true},
+		{"statefile-excl-final-name", "lease", false},
+		{"statefile-no-file-fsync", "lease", true},
+		{"dirlease-recover-ignores-liveness", "dirlease", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			args := []string{"explore", "--json", "--engine", "lease", "--choices-max", "1", "--decisions-max", "400"}
+			args := []string{"explore", "--json", "--engine", c.engine, "--choices-max", "1", "--decisions-max", "400"}
 			if c.powerloss {
 				args = append(args, "--powerloss")
 			}
@@ -83,9 +85,10 @@ func TestExploreFindsShallowMutantsDeterministically(t *testing.T) {
 				require.NoError(t, json.Unmarshal([]byte(output), &results[i]), output)
 				require.True(t, results[i].Found, output)
 				require.Equal(t, 1, campaign.Choices(results[i].Counterexample), output)
+				require.False(t, results[i].Complete, "stopped at the first failure")
 			}
-			t.Logf("%s: found at execution %d: %v, counterexample %v", c.name, results[0].FoundAt, results[0].Finding,
-				results[0].Counterexample)
+			t.Logf("%s: found at execution %d: %v, counterexample decisions=%s", c.name, results[0].FoundAt, results[0].Finding,
+				sim.FormatDecisions(results[0].Counterexample))
 			require.Equal(t, results[0].Counterexample, results[1].Counterexample, "the same counterexample every run")
 			require.Equal(t, results[0].FoundAt, results[1].FoundAt)
 			require.Equal(t, results[0].Finding, results[1].Finding)
