@@ -46,7 +46,7 @@ func TestExploreFindsTheToyBugWithFewestChoices(t *testing.T) {
 	spec := ExploreScenario("toylock-buggy")
 	failingChoicesMin := -1
 	options := ExploreOptions{Spec: spec, ChoicesMax: 2, DecisionsMax: 16, OnExecution: func(list []uint32, finding Finding) {
-		if !finding.OK() && failingChoicesMin < 0 {
+		if !finding.OK() && (failingChoicesMin < 0 || Choices(list) < failingChoicesMin) {
 			failingChoicesMin = Choices(list)
 		}
 	}}
