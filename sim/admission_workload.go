@@ -111,7 +111,11 @@ type admissionWorld struct {
 	boot  string
 	// legacy is true while setup's legacy record is still in the slot.
 	legacy bool
-	// corruption is the hostile bytes in the slot, if any, and its repair step.
+	// corrupted is set while a hostile corruption sits in the slot; its
+	// bytes are corruption (empty when garble truncated the record to zero
+	// bytes, so a nil corruption cannot mean "none") and its repair step
+	// repairAt.
+	corrupted  bool
 	corruption []byte
 	repairAt   int
 	swaps      int
@@ -558,7 +562,7 @@ func (aw *admissionWorld) check() error {
 			aw.legacy = false
 		}
 	}
-	if aw.corruption != nil && w.Step() >= aw.repairAt {
+	if aw.corrupted && w.Step() >= aw.repairAt {
 		aw.repair(false)
 	}
 	if aw.liveness != nil && aw.failure == nil && !aw.liveness.done && w.Step()-aw.liveness.startStep > aw.opts.LivenessStepsMax {

@@ -28,7 +28,7 @@ func (aw *admissionWorld) claimBusy() bool {
 
 // corrupt is the FaultCorrupt hook: it garbles a valid slot record.
 func (aw *admissionWorld) corrupt(w *World) {
-	if aw.corruption != nil || aw.claimBusy() {
+	if aw.corrupted || aw.claimBusy() {
 		return
 	}
 	root := aw.volume.FS().View(admissionUID)
@@ -41,7 +41,7 @@ func (aw *admissionWorld) corrupt(w *World) {
 		return
 	}
 	syncRoot(root, path.Dir(admissionFile))
-	aw.corruption = written
+	aw.corrupted, aw.corruption = true, written
 	aw.repairAt = w.Step() + 1 + w.Decisions().Intn(admissionRepairDelayMax)
 	aw.legacy = false
 	w.RecordEvent("corrupt", models.AdmissionCorruption{})
@@ -66,7 +66,7 @@ func (aw *admissionWorld) repair(force bool) {
 		return
 	}
 	syncRoot(root, path.Dir(admissionFile))
-	aw.corruption = nil
+	aw.corrupted, aw.corruption = false, nil
 	aw.world.RecordEvent("clear", models.AdmissionClear{})
 	aw.world.Probe("admission-operator-repair")
 }
@@ -116,7 +116,7 @@ func (aw *admissionWorld) startLiveness() {
 			w.Crash(p)
 		}
 	}
-	if aw.corruption != nil {
+	if aw.corrupted {
 		aw.repair(true)
 	}
 	w.Tracef("admission-liveness start")
@@ -165,7 +165,7 @@ func (l *admissionLiveness) body(p *Proc) {
 		case kind == models.AdmissionIndeterminate && !l.rebooted:
 			l.wantReboot = true
 			return
-		case kind == models.AdmissionCorrupt && aw.corruption != nil:
+		case kind == models.AdmissionCorrupt && aw.corrupted:
 		default:
 			aw.fail(fmt.Errorf("liveness: with every process dead and faults off (rebooted %t), the probe's acquire "+
 				"answered %s", l.rebooted, models.DescribeAdmissionOperation(models.AdmissionAcquire{Proc: p.ID(), Host: "host0"},
