@@ -68,7 +68,10 @@ import (
 // receiver.lock into quarantine as its own LeaseReclaim event at the step
 // it happens, which the model accepts only while the owner is dead (a
 // reclaim of a live owner is the two-owners bug); the ground truth checks
-// the same. Restarted workers run their own
+// the same. That move is durable only once the reclaimer has fsynced both
+// directories, which it has when its acquire answers: a power loss before
+// then may undo it, and the event is then marked undone and left out of
+// the history (settleReclaims). Restarted workers run their own
 // executable, so no restart is an exact identity twin (same PID, start tick
 // and executable) of a dead owner: no identity rule, and no model, can tell
 // such a twin from the owner.
@@ -273,6 +276,9 @@ type leaseWorld struct {
 	checks      []leaseReclaimCheck
 	moves       []leaseMove
 	allReclaims []leaseReclaimCheck
+	// reclaimsPending are the reclaim events whose move into quarantine is
+	// not known durable yet: their acquire has not answered.
+	reclaimsPending []leasePendingReclaim
 	// failure is a ground-truth violation found inside a body or hook,
 	// reported by the next invariant check.
 	failure  error
@@ -387,8 +393,62 @@ func (f *leaseFS) observe(oldpath, newpath string, err error) {
 	}
 	lw, space := f.lw, f.lw.space(f.p)
 	lw.world.RecordEvent("reclaim", models.LeaseReclaim{Namespace: space.key})
+	lw.reclaimsPending = append(lw.reclaimsPending, leasePendingReclaim{event: len(lw.world.history) - 1,
+		space: space, path: newpath, proc: f.p})
 	lw.moves = append(lw.moves, leaseMove{space: space, path: newpath, proc: f.p})
 	lw.world.Probe("lease-reclaim-observed")
+}
+
+// leaseReclaimUndone is the Op of a reclaim event that a power loss undid
+// before it was durable; LeaseOperations leaves it out of the history.
+const leaseReclaimUndone = "reclaim-undone"
+
+// leasePendingReclaim is a recorded reclaim event (history index) whose
+// move into quarantine is not known durable yet: the reclaimer has not
+// answered, so it may not have fsynced both directories.
+type leasePendingReclaim struct {
+	event int
+	space *leaseSpace
+	path  string
+	proc  *Proc
+}
+
+// settleReclaims resolves p's pending reclaims once its Acquire answered
+// (answered, with err) or p exited (reason). An answer makes them durable
+// by the engine's contract (both directories fsynced before it returns),
+// unless the answer is an error. After a power loss the volume is already
+// in its crash state: a move that it undid (receiver.lock back, the
+// quarantine entry gone) never happened for any later observer, so its
+// event is marked undone; an unanswered reclaim is not acknowledged, so
+// the engine may lose it. After an error or any other exit the move is in
+// the page cache, which writeback may flush at any time: the operator's
+// view flushes both directories so that a later power loss cannot undo it.
+func (lw *leaseWorld) settleReclaims(p *Proc, answered bool, err error, reason ExitReason) {
+	kept := lw.reclaimsPending[:0]
+	for _, r := range lw.reclaimsPending {
+		if r.proc != p {
+			kept = append(kept, r)
+			continue
+		}
+		if _, ok := lw.world.history[r.event].Input.(models.LeaseReclaim); !ok {
+			panic(fmt.Sprintf("sim: pending reclaim %d of %s is a %s event", r.event, p.Name(), lw.world.history[r.event].Op))
+		}
+		root := r.space.volume.Root()
+		switch {
+		case answered && err == nil:
+		case !answered && reason == ExitPowerLoss:
+			_, errQuarantine := root.Lstat(r.path)
+			_, errReceiver := root.Lstat(leaseReceiver())
+			if errQuarantine != nil && errReceiver == nil {
+				lw.world.history[r.event].Op = leaseReclaimUndone
+				lw.world.Probe("lease-reclaim-undone-by-powerloss")
+			}
+		default:
+			syncRoot(root, leaseNamespace)
+			syncRoot(root, leaseQuarantinePath)
+		}
+	}
+	lw.reclaimsPending = kept
 }
 
 // leaseMove is a move of receiver.lock into quarantine, checked between
@@ -505,6 +565,7 @@ func (lw *leaseWorld) acquireRecorded(p *Proc, m *lease.Manager) (lease.AcquireR
 	swapsBefore := lw.hostileSwaps()
 	op := p.Begin("acquire", in)
 	res, err := m.Acquire(context.Background(), lease.AcquireRequest{SessionID: session, SessionFile: "/sessions/" + session})
+	lw.settleReclaims(p, true, err, ExitFinished)
 	lw.noteReclaims(p, space, res.Reclaimed)
 	if err != nil {
 		p.End(op, nil)
@@ -772,6 +833,7 @@ func (lw *leaseWorld) fail(err error, liveness bool) {
 // crashed workers, and starts the liveness phase after the last worker.
 func (lw *leaseWorld) exited(p *Proc, reason ExitReason) {
 	w := lw.world
+	lw.settleReclaims(p, false, nil, reason)
 	for space, in := range lw.inside {
 		if in.proc == p {
 			delete(lw.inside, space)

@@ -17,7 +17,8 @@ import (
 // (Operation.CallOrder, ReturnOrder); those ranks are the stamps. An
 // operation whose outcome is unknown gets models.Unknown{} and keeps its
 // return bound (the crash, ranked just before the death event). Read-only
-// inspects with an unknown outcome are dropped (CHECKING.md).
+// inspects with an unknown outcome are dropped (CHECKING.md), and so are
+// reclaim moves that a power loss undid before they were durable.
 func LeaseOperations(history []Operation) []porcupine.Operation {
 	ops := make([]porcupine.Operation, 0, len(history))
 	for _, op := range history {
@@ -41,6 +42,9 @@ func LeaseOperations(history []Operation) []porcupine.Operation {
 }
 
 func leaseSkipped(op Operation) bool {
+	if op.Op == leaseReclaimUndone {
+		return true // a power loss undid the move before it was durable
+	}
 	_, inspect := op.Input.(models.LeaseInspect)
 	return inspect && (op.Unknown || op.Output == nil)
 }
