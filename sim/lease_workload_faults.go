@@ -86,6 +86,11 @@ type recordIdentity struct {
 	Boot       *string `json:"bootIdentity"`
 	Hostname   string  `json:"hostname"`
 	UID        int     `json:"uid"`
+	// Executable, ExecutableDevice and ExecutableInode name the writer's
+	// executable (the path may carry " (deleted)" after an upgrade).
+	Executable       string `json:"executable"`
+	ExecutableDevice string `json:"executableDevice"`
+	ExecutableInode  string `json:"executableInode"`
 }
 
 func parseRecord(data []byte) (recordIdentity, bool) {
@@ -520,8 +525,12 @@ func (l *leaseLiveness) launch() {
 			host = h
 		}
 	}
-	if ownerOK && owner.Hostname == host.Name() && owner.Boot != nil && *owner.Boot == host.Table().BootID() {
-		l.bystander(host, owner.PID)
+	if ownerOK && owner.Hostname == host.Name() && owner.Boot != nil {
+		if *owner.Boot == host.Table().BootID() {
+			l.bystander(host, owner.PID, ProcSpec{Name: "bystander", UID: leaseUID + 1}, "lease-bystander-on-owner-pid")
+		} else if spec, ok := twinSpec(host, owner); ok {
+			l.bystander(host, owner.PID, spec, leaseProbeTwinAfterReboot)
+		}
 	}
 	probe, err := w.Spawn(host, ProcSpec{Name: "probe", UID: leaseUID}, l.body)
 	if err != nil {
@@ -532,9 +541,48 @@ func (l *leaseLiveness) launch() {
 	l.probe = probe
 }
 
-// bystander puts an unrelated live process (same executable) on the dead
-// owner's PID: a start-time check must still call the owner stale.
-func (l *leaseLiveness) bystander(h *Host, pid int) {
+// leaseProbeTwinAfterReboot fires when a bystander with a dead owner's PID,
+// start tick and executable runs after the owner's host rebooted.
+const leaseProbeTwinAfterReboot = "lease-bystander-on-owner-pid-and-tick-after-reboot"
+
+// twinSpec describes a boot-time daemon that is the exact identity twin of
+// owner, a dead owner recorded in an earlier boot of h: its start tick and
+// executable (same inode) are the owner's, so only the boot id tells them
+// apart (ARCHITECTURE.md: PID reuse across reboots with equal start ticks).
+// ok is false when no such process could exist: the owner's tick is still in
+// this boot's future, or its executable has been replaced since.
+func twinSpec(h *Host, owner recordIdentity) (ProcSpec, bool) {
+	ticks, err := strconv.ParseUint(owner.Start, 10, 64)
+	if err != nil || ticks > h.Table().TicksNow() {
+		return ProcSpec{}, false
+	}
+	exe := strings.TrimSuffix(owner.Executable, " (deleted)")
+	if !strings.HasPrefix(exe, "/") || !hostRanExe(h, exe) {
+		return ProcSpec{}, false
+	}
+	ino := strconv.FormatUint(h.Table().ExeInode(exe), 10)
+	if owner.ExecutableDevice != strconv.FormatUint(simproc.ExeDev, 10) || owner.ExecutableInode != ino {
+		return ProcSpec{}, false
+	}
+	return ProcSpec{Name: "bystander", UID: leaseUID + 1, Exe: exe, StartTicks: &ticks}, true
+}
+
+// hostRanExe reports whether some process on h ran exe: only then does the
+// host's table know the inode exe names (asking would assign one).
+func hostRanExe(h *Host, exe string) bool {
+	for _, known := range h.exes {
+		if known == exe {
+			return true
+		}
+	}
+	return false
+}
+
+// bystander puts an unrelated process described by spec on the dead owner's
+// PID, alive until the liveness phase ends, and fires probe once it runs
+// there: a start-time check (or, for a twin from an earlier boot, the boot
+// id check) must still call the owner stale.
+func (l *leaseLiveness) bystander(h *Host, pid int, spec ProcSpec, probe string) {
 	w := l.lw.world
 	if h.Table().Lookup(0, pid) != nil {
 		return
@@ -543,12 +591,12 @@ func (l *leaseLiveness) bystander(h *Host, pid int) {
 		if p.Table().PID != pid {
 			return
 		}
-		w.Probe("lease-bystander-on-owner-pid")
+		w.Probe(probe)
 		for i := 0; i < 4096 && !l.done; i++ {
 			_ = p.Clock().Sleep(context.Background(), 5*time.Millisecond)
 		}
 	}
-	first, err := w.Spawn(h, ProcSpec{Name: "bystander", UID: leaseUID + 1}, body)
+	first, err := w.Spawn(h, spec, body)
 	if err != nil || first.Table().PID == pid {
 		return
 	}
@@ -559,7 +607,7 @@ func (l *leaseLiveness) bystander(h *Host, pid int) {
 		}
 	}
 	if h.Table().Churn(0, free) == nil {
-		_, _ = w.Spawn(h, ProcSpec{Name: "bystander", UID: leaseUID + 1}, body)
+		_, _ = w.Spawn(h, spec, body)
 	}
 }
 

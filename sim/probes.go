@@ -85,6 +85,8 @@ func DeclaredProbes(engine string) []string {
 			"lease-held",                       // disposition: held by a live owner
 			"lease-refused-unverifiable-owner", // disposition: unverifiable
 			"lease-refused-corrupt-owner",      // disposition: corrupt
+			// a boot-time twin (owner's PID, start tick, executable) after a reboot
+			"lease-bystander-on-owner-pid-and-tick-after-reboot",
 		}
 	case "admission":
 		return []string{

@@ -20,6 +20,9 @@ type ProcSpec struct {
 	Namespace int
 	// Threads is the thread count; zero means one.
 	Threads int
+	// StartTicks, when set, is an earlier start tick of this boot (a
+	// boot-time daemon): see simproc.SpawnSpec.StartTicks.
+	StartTicks *uint64
 }
 
 // procStatus is where a process is in its life.
@@ -118,7 +121,8 @@ func (w *World) Spawn(h *Host, spec ProcSpec, body func(p *Proc)) (*Proc, error)
 	if spec.Exe == "" {
 		spec.Exe = "/usr/bin/leasekit"
 	}
-	table, err := h.table.Spawn(simproc.SpawnSpec{Exe: spec.Exe, UID: spec.UID, Namespace: spec.Namespace, Threads: spec.Threads})
+	table, err := h.table.Spawn(simproc.SpawnSpec{Exe: spec.Exe, UID: spec.UID, Namespace: spec.Namespace,
+		Threads: spec.Threads, StartTicks: spec.StartTicks})
 	if err != nil {
 		return nil, fmt.Errorf("sim: spawn %s on %s: %w", spec.Name, h.Name(), err)
 	}

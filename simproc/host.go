@@ -95,6 +95,12 @@ type SpawnSpec struct {
 	Namespace int
 	// Threads is the thread count; zero means one.
 	Threads int
+	// StartTicks, when set, is the start time (ticks since the current
+	// boot) instead of now. It models a process that started earlier in
+	// this boot, such as a boot-time daemon, which starts at the same tick
+	// and often gets the same PID every boot. It must not exceed the
+	// host's current tick: a process cannot start in the future.
+	StartTicks *uint64
 }
 
 // Proc is one process incarnation. Its fields are read-only for callers; the
@@ -232,6 +238,14 @@ func (h *Host) Spawn(spec SpawnSpec) (*Proc, error) {
 	if spec.Threads < 0 {
 		panic(fmt.Sprintf("simproc: %d threads", spec.Threads))
 	}
+	startTicks := h.TicksNow()
+	if spec.StartTicks != nil {
+		if *spec.StartTicks > startTicks {
+			panic(fmt.Sprintf("simproc: host %s: start tick %d is after the current tick %d",
+				h.name, *spec.StartTicks, startTicks))
+		}
+		startTicks = *spec.StartTicks
+	}
 	ns := &h.namespaces[spec.Namespace]
 	pid, err := h.allocate(ns)
 	if err != nil {
@@ -239,7 +253,7 @@ func (h *Host) Spawn(spec SpawnSpec) (*Proc, error) {
 	}
 	p := &Proc{
 		PID:        pid,
-		StartTicks: h.ticksNow(),
+		StartTicks: startTicks,
 		ExePath:    spec.Exe,
 		ExeIno:     h.ExeInode(spec.Exe),
 		UID:        spec.UID,
@@ -272,8 +286,9 @@ func (h *Host) allocate(ns *namespace) (int, error) {
 	panic(fmt.Sprintf("simproc: %d PIDs in use of %d yet none free", len(ns.procs), h.pidMax-1))
 }
 
-// ticksNow is the current time since boot in start-time ticks.
-func (h *Host) ticksNow() uint64 {
+// TicksNow is the current time since boot in start-time ticks: the start
+// time a process spawned now gets.
+func (h *Host) TicksNow() uint64 {
 	since := h.sinceBoot()
 	if since < 0 {
 		panic(fmt.Sprintf("simproc: host %s: time since boot %v is negative", h.name, since))

@@ -291,3 +291,43 @@ func TestChurnOnFullTableFailsBounded(t *testing.T) {
 		t.Fatalf("PID %d, want the only free one, 2", p.PID)
 	}
 }
+
+// TestSpawnAtEarlierTick: a boot-time daemon after a reboot can take a dead
+// owner's PID with its start tick and executable; only the boot id then
+// tells them apart. A start tick after now is refused with a panic.
+func TestSpawnAtEarlierTick(t *testing.T) {
+	h, now := testHost(t, 100, 1)
+	*now = 70 * time.Millisecond
+	owner := spawn(t, h, SpawnSpec{})
+	record := mustCurrent(t, h, owner)
+	h.Reboot("boot-2")
+	*now = 500 * time.Millisecond
+	ticks := owner.StartTicks
+	daemon := spawn(t, h, SpawnSpec{StartTicks: &ticks, UID: 7})
+	if daemon.PID != owner.PID || daemon.StartTicks != 7 || daemon.ExeIno != owner.ExeIno {
+		t.Fatalf("daemon pid %d tick %d ino %d, want pid %d tick 7 ino %d", daemon.PID, daemon.StartTicks,
+			daemon.ExeIno, owner.PID, owner.ExeIno)
+	}
+	if h.TicksNow() != 50 {
+		t.Fatalf("ticks now %d, want 50", h.TicksNow())
+	}
+	later := spawn(t, h, SpawnSpec{})
+	if later.StartTicks != 50 {
+		t.Fatalf("spawn without an explicit tick started at %d, want now (50)", later.StartTicks)
+	}
+	state := lease.ClassifyRecord(record, mustCurrent(t, h, later), h.Inspector(later))
+	if state.Kind != lease.OwnerStale || state.Reason != lease.StaleBootChanged {
+		t.Fatalf("classify of the owner with its twin on its PID: %+v, want stale by boot id", state)
+	}
+	observed := h.Inspector(later).Inspect(owner.PID)
+	if observed.Identity.StartTime != record.StartTime || observed.Identity.ExecutableIno != record.ExecutableIno {
+		t.Fatalf("twin identity %+v, want the owner's start time and executable", observed.Identity)
+	}
+	future := uint64(51)
+	defer func() {
+		if recover() == nil {
+			t.Fatalf("spawn at tick 51 with the clock at tick 50 did not panic")
+		}
+	}()
+	_, _ = h.Spawn(SpawnSpec{Exe: "/usr/bin/agent", StartTicks: &future})
+}
