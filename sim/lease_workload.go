@@ -56,7 +56,9 @@ import (
 // a zombie reaped, or a corruption repaired, during the call may explain it.
 // Before the probe, a bystander process with the same executable is put on
 // a dead owner's free PID (simproc's PID churn moves the cursor), so a
-// start-time check is what must call that owner stale.
+// start-time check is what must call that owner stale. An owner from an
+// earlier boot gets a twin instead: a boot-time daemon with its PID, its
+// start tick and its executable, so only the boot-id check can call it stale.
 //
 // History. Each process incarnation has its own lane; every acquire sends a
 // fresh session nonce; deaths (exit, crash, power loss, or the reap of a

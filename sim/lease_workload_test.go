@@ -74,6 +74,7 @@ var leaseProbesDeclared = []string{
 	"lease-hostile-swap-receiver", "lease-hostile-swap-owner", "lease-hostile-swap-guard",
 	"lease-operator-repair-owner", "lease-died-inside-fence", "lease-respawn", "lease-probe-acquired",
 	"lease-probe-waits-live-zombie", "lease-bystander-on-owner-pid",
+	"lease-bystander-on-owner-pid-and-tick-after-reboot",
 	"crash", "powerloss", "pid-reused", "zombie-threads", "upgrade", "fserror", "clockstep",
 	"lease-refused-unverifiable-owner",
 }
