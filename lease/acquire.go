@@ -229,11 +229,11 @@ func (m *Manager) createOwner(c *call, req AcquireRequest, epochFloor uint64) (O
 }
 
 func (m *Manager) install(prepared string, data []byte) (bool, error) {
+	// CreateOnly fsyncs owner.json's data before naming it and fsyncs the
+	// prepare directory after: the whole directory is durable before it is
+	// published, so no second fsync of it is needed here.
 	if err := statefile.CreateOnly(m.fs, m.ids, path.Join(prepared, ownerName), ownerTempTag, data); err != nil {
 		return false, fmt.Errorf("lease: writing owner.json: %w", err)
-	}
-	if err := statefile.SyncDir(m.fs, prepared); err != nil {
-		return false, err
 	}
 	if err := m.renameNoReplace(prepared, m.receiverPath()); err != nil {
 		if errors.Is(err, fs.ErrExist) {
