@@ -1,8 +1,9 @@
 package dirlease
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/leasekit/leasekit/internal/seederr"
 )
 
 // Kind classifies an *Error; each Kind is an errors.Is sentinel.
@@ -46,43 +47,16 @@ func (k Kind) String() string {
 // Error makes a Kind usable as an errors.Is target.
 func (k Kind) Error() string { return "dirlease: " + k.String() }
 
-// Error is every refusal of the package. Msg is the seed's message; Err,
-// when set, the cause (errors.Unwrap reaches *fs.PathError and friends).
-type Error struct {
-	Kind Kind
-	Path string
-	Msg  string
-	Err  error
-}
-
-func (e *Error) Error() string {
-	text := "Beeper Message Like Me recovery: " + e.Msg
-	if e.Path != "" {
-		text += " (" + e.Path + ")"
-	}
-	if e.Err != nil {
-		text += ": " + e.Err.Error()
-	}
-	return text
-}
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// Is matches the Kind sentinel.
-func (e *Error) Is(target error) bool {
-	kind, ok := target.(Kind)
-	return ok && kind == e.Kind
-}
+// Error is every refusal of the package (see internal/seederr): Msg is the
+// seed's message, Err the cause, Kind an errors.Is sentinel.
+type Error = seederr.Error[Kind]
 
 func fail(kind Kind, path, msg string, cause error) *Error {
-	return &Error{Kind: kind, Path: path, Msg: msg, Err: cause}
+	return seederr.New(kind, path, msg, cause)
 }
 
+// wrapUnexpected passes an *Error through and wraps anything else as
+// ErrUnsafe with the seed's "could not ... safely" message.
 func wrapUnexpected(err error, path, msg string) error {
-	var own *Error
-	if errors.As(err, &own) {
-		return err
-	}
-	return fail(ErrUnsafe, path, msg, err)
+	return seederr.WrapUnexpected(err, ErrUnsafe, path, msg)
 }
