@@ -14,7 +14,6 @@ import (
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
-	"github.com/leasekit/leasekit/simproc"
 )
 
 // The admission workload: controller processes on one host acquire the
@@ -106,9 +105,7 @@ type admissionWorld struct {
 	exes        int
 	controllers int
 	respawns    int
-	// alive maps a live (or live-thread zombie) process to its Proc.
-	alive map[*simproc.Proc]*Proc
-	boot  string
+	lifeLedger
 	// legacy is true while setup's legacy record is still in the slot.
 	legacy bool
 	// corrupted is set while a hostile corruption sits in the slot; its
@@ -125,11 +122,10 @@ type admissionWorld struct {
 
 func (aw *admissionWorld) setup() error {
 	w, opts := aw.world, aw.opts
-	aw.alive = make(map[*simproc.Proc]*Proc)
 	aw.volume = w.AddVolume("disk0")
 	aw.volume.FS().MkdirAll(admissionHome, 0o700, admissionUID)
 	aw.host = w.AddHost(HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: aw.volume})
-	aw.boot = aw.host.Table().BootID()
+	aw.startLedger(w, aw.host)
 	legacy := opts.Legacy
 	if legacy == 0 {
 		legacy = 1 + w.Decisions().Intn(3)
@@ -149,7 +145,6 @@ func (aw *admissionWorld) setup() error {
 	w.FaultHook(FaultCorrupt, aw.corrupt)
 	w.FaultHook(FaultRenameRace, aw.renameRace)
 	w.OnExit(aw.exited)
-	w.OnReap(aw.reaped)
 	w.Invariant("admission", aw.check)
 	return nil
 }
@@ -186,7 +181,7 @@ func (aw *admissionWorld) spawn(name string, body func(p *Proc)) (*Proc, error) 
 	if err != nil {
 		return nil, err
 	}
-	aw.alive[p.Table()] = p
+	aw.track(p)
 	return p, nil
 }
 
@@ -511,9 +506,7 @@ func (aw *admissionWorld) fail(err error, liveness bool) {
 // exited records deaths, restarts crashed controllers, and starts the
 // liveness phase after the last controller.
 func (aw *admissionWorld) exited(p *Proc, reason ExitReason) {
-	if t := p.Table(); t.State != simproc.Zombie || t.Threads <= 1 {
-		aw.recordDeath(p)
-	}
+	aw.noteExit(p)
 	if aw.liveness != nil {
 		aw.liveness.exited(p)
 		return
@@ -534,28 +527,11 @@ func (aw *admissionWorld) exited(p *Proc, reason ExitReason) {
 	}
 }
 
-func (aw *admissionWorld) reaped(_ *Host, proc *simproc.Proc) {
-	if p := aw.alive[proc]; p != nil {
-		aw.recordDeath(p)
-	}
-}
-
-func (aw *admissionWorld) recordDeath(p *Proc) {
-	if aw.alive[p.Table()] != p {
-		return
-	}
-	delete(aw.alive, p.Table())
-	aw.world.RecordEvent("death", models.ProcessDeath{Proc: p.ID()})
-}
-
 // check is the per-step invariant: reboots into the history, the legacy
 // record's presence, hostile repairs, and the liveness bound.
 func (aw *admissionWorld) check() error {
 	w := aw.world
-	if boot := aw.host.Table().BootID(); boot != aw.boot {
-		aw.boot = boot
-		w.RecordEvent("reboot", models.Reboot{Host: aw.host.Name()})
-	}
+	aw.noteReboot()
 	if aw.legacy {
 		data, err := readRoot(aw.volume.Root(), admissionFile)
 		if err != nil || !strings.Contains(string(data), `"bootId"`) || strings.Contains(string(data), `"hostname"`) {

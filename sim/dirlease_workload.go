@@ -13,7 +13,6 @@ import (
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
-	"github.com/leasekit/leasekit/simproc"
 )
 
 // The dirlease workload: creator processes make private 0700 working
@@ -118,11 +117,10 @@ type dirWorld struct {
 	respawns int
 	paths    int
 	swaps    int
-	alive    map[*simproc.Proc]*Proc
-	tracks   map[string]*dirTrack
+	lifeLedger
+	tracks map[string]*dirTrack
 	// quarantined maps a quarantine path to the directory moved there.
 	quarantined map[string]*dirMoved
-	boot        string
 	// creating and recovering count calls in flight (the race probe).
 	creating, recovering int
 	failure              error
@@ -131,14 +129,13 @@ type dirWorld struct {
 
 func (dw *dirWorld) setup() error {
 	w, opts := dw.world, dw.opts
-	dw.alive = make(map[*simproc.Proc]*Proc)
 	dw.tracks = make(map[string]*dirTrack)
 	dw.quarantined = make(map[string]*dirMoved)
 	dw.volume = w.AddVolume("disk0")
 	dw.volume.FS().MkdirAll(dirleaseHome, 0o700, dirleaseUID)
 	dw.volume.FS().MkdirAll(dirleaseWork, 0o755, dirleaseUID)
 	dw.host = w.AddHost(HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: dw.volume})
-	dw.boot = dw.host.Table().BootID()
+	dw.startLedger(w, dw.host)
 	w.Tracef("dirlease-workload creators=%d recoverers=%d ops=%d", opts.Creators, opts.Recoverers, opts.OpsPerProc)
 	for i := 0; i < opts.Creators; i++ {
 		if _, err := dw.spawn(fmt.Sprintf("creator-%d", i), dw.creator); err != nil {
@@ -154,7 +151,6 @@ func (dw *dirWorld) setup() error {
 	}
 	w.FaultHook(FaultRenameRace, dw.swap)
 	w.OnExit(dw.exited)
-	w.OnReap(dw.reaped)
 	w.Invariant("dirlease", dw.check)
 	return nil
 }
@@ -166,7 +162,7 @@ func (dw *dirWorld) spawn(name string, body func(p *Proc)) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	dw.alive[p.Table()] = p
+	dw.track(p)
 	return p, nil
 }
 
@@ -613,9 +609,7 @@ func (dw *dirWorld) fail(err error, liveness bool) {
 
 func (dw *dirWorld) exited(p *Proc, reason ExitReason) {
 	dw.settlePublish(p, reason)
-	if t := p.Table(); t.State != simproc.Zombie || t.Threads <= 1 {
-		dw.recordDeath(p)
-	}
+	dw.noteExit(p)
 	if dw.liveness != nil {
 		dw.liveness.exited(p)
 		return
@@ -640,26 +634,9 @@ func (dw *dirWorld) exited(p *Proc, reason ExitReason) {
 	}
 }
 
-func (dw *dirWorld) reaped(_ *Host, proc *simproc.Proc) {
-	if p := dw.alive[proc]; p != nil {
-		dw.recordDeath(p)
-	}
-}
-
-func (dw *dirWorld) recordDeath(p *Proc) {
-	if dw.alive[p.Table()] != p {
-		return
-	}
-	delete(dw.alive, p.Table())
-	dw.world.RecordEvent("death", models.ProcessDeath{Proc: p.ID()})
-}
-
 func (dw *dirWorld) check() error {
 	w := dw.world
-	if boot := dw.host.Table().BootID(); boot != dw.boot {
-		dw.boot = boot
-		w.RecordEvent("reboot", models.Reboot{Host: dw.host.Name()})
-	}
+	dw.noteReboot()
 	dw.repairDue(false)
 	if l := dw.liveness; l != nil && dw.failure == nil && !l.done && w.Step()-l.startStep > dw.opts.LivenessStepsMax {
 		dw.fail(fmt.Errorf("liveness: claims left %d steps after the workload ended", dw.opts.LivenessStepsMax), true)
