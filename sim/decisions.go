@@ -23,8 +23,13 @@ type Decisions struct {
 
 // NewDecisions returns a source seeded with seed.
 func NewDecisions(seed uint64) *Decisions {
-	return &Decisions{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), recorded: make([]uint32, 0, 1024)}
+	return &Decisions{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), recorded: make([]uint32, 0, decisionsCapInitial)}
 }
+
+// decisionsCapInitial is the recorded list's first capacity: a default lease
+// run draws about five answers per step over about two thousand steps, and
+// growing from a small list copied each answer several times.
+const decisionsCapInitial = 16384
 
 // ReplayDecisions returns a source that answers from list, then 0.
 func ReplayDecisions(list []uint32) *Decisions {

@@ -30,27 +30,27 @@ var (
 // operator's repair.
 const leaseRepairDelayMax = 800
 
-// readRoot reads a whole small file through a root view.
+// readRoot reads a whole small file through a root view. It is called
+// between most steps, so it reads into a buffer sized for one record
+// instead of a page.
 func readRoot(root lease.FS, name string) ([]byte, error) {
 	f, err := root.OpenFile(name, lease.O_RDONLY|lease.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var out bytes.Buffer
-	buf := make([]byte, 4096)
-	for range 64 {
-		n, err := f.Read(buf)
-		out.Write(buf[:n])
-		if errors.Is(err, io.EOF) || (err == nil && n == 0) {
-			return out.Bytes(), nil
-		}
-		if err != nil {
-			return nil, err
-		}
+	data, err := io.ReadAll(io.LimitReader(f, readRootMax+1))
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%s: too large for a lease record", name)
+	if len(data) > readRootMax {
+		return nil, fmt.Errorf("%s: too large for a lease record", name)
+	}
+	return data, nil
 }
+
+// readRootMax is the largest file readRoot returns.
+const readRootMax = 64 * 4096
 
 // writeRoot writes data to name durably through a root view.
 func writeRoot(root lease.FS, name string, flag lease.OpenFlag, data []byte) error {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 )
@@ -28,8 +27,29 @@ func (e *SchemaError) Error() string { return e.Record + ": " + e.Problem }
 // parser reads straight through and asks Err once at the end.
 type Object struct {
 	record string
-	fields map[string]json.RawMessage
+	fields fieldList
 	err    error
+}
+
+// field is one member of a decoded object: its key (unescaped) and its value
+// as written, without the whitespace around it, as json.RawMessage keeps it.
+type field struct {
+	key   []byte
+	value json.RawMessage
+}
+
+// fieldList holds an object's members in document order. Records have a
+// dozen keys, so a linear search beats a map and allocates nothing.
+type fieldList []field
+
+// get returns the value of key.
+func (l fieldList) get(key string) (json.RawMessage, bool) {
+	for i := range l {
+		if string(l[i].key) == key {
+			return l[i].value, true
+		}
+	}
+	return nil, false
 }
 
 // DecodeObject decodes b as exactly one JSON object whose keys are all in
@@ -62,88 +82,223 @@ func ObjectFrom(raw json.RawMessage, record string, required, optional []string)
 	return DecodeObject(raw, record, required, optional)
 }
 
-// decodeFields splits b into its object's members. Valid JSON objects take
-// a direct scan; everything else goes through encoding/json's token loop,
-// which also words the error. Both give the same fields and errors:
+// decodeFields splits b into its object's members. Objects the direct scan
+// understands take it; everything else goes through encoding/json's token
+// loop, which also words the error. Both give the same fields and errors:
 // TestDecodeFieldsFastEqualsDecoder and FuzzDecodeFieldsFastEqualsDecoder
 // hold them to it.
-func decodeFields(b []byte) (map[string]json.RawMessage, error) {
+func decodeFields(b []byte) (fieldList, error) {
 	if fields, ok := decodeFieldsFast(b); ok {
 		return fields, nil
 	}
 	return decodeFieldsDecoder(b)
 }
 
-// decodeFieldsFast scans a valid JSON object with plain keys (printable
-// ASCII, no escapes) and no duplicate key; it reports false for anything
-// else, and decodeFieldsDecoder then decides. Values are kept as written,
-// without the whitespace around them, as json.RawMessage keeps them.
-func decodeFieldsFast(b []byte) (map[string]json.RawMessage, bool) {
-	if !json.Valid(b) {
-		return nil, false
-	}
+// fastFieldsMax and fastDepthMax bound what the direct scan takes on: more
+// members make its duplicate check quadratic, deeper nesting its recursion
+// deep. Records have about a dozen flat members; anything past the bounds is
+// hostile or foreign and the token loop handles it.
+const (
+	fastFieldsMax = 64
+	fastDepthMax  = 16
+)
+
+// decodeFieldsFast scans and validates, in one pass, a JSON object with
+// plain keys (printable ASCII, no escapes), no duplicate key, at most
+// fastFieldsMax members and values nested at most fastDepthMax deep. It
+// reports false for anything else, valid or not, and decodeFieldsDecoder
+// then decides.
+func decodeFieldsFast(b []byte) (fieldList, bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, false
 	}
 	b = bytes.Clone(b) // the fields must not change when the caller reuses b
-	fields := make(map[string]json.RawMessage, 20)
+	fields := make(fieldList, 0, 16)
 	i = skipSpace(b, i+1)
-	for b[i] != '}' {
-		if len(fields) > 0 {
-			i = skipSpace(b, i+1) // the comma; valid JSON has one here
-		}
-		end := plainStringEnd(b[i:])
-		if end < 0 {
-			return nil, false
-		}
-		key := string(b[i+1 : i+end-1])
-		i = skipSpace(b, i+end)
-		i = skipSpace(b, i+1) // the colon
-		valueEnd := validValueEnd(b, i)
-		if _, dup := fields[key]; dup {
-			return nil, false
-		}
-		fields[key] = b[i:valueEnd:valueEnd]
-		i = skipSpace(b, valueEnd)
+	if i < len(b) && b[i] == '}' {
+		return fields, skipSpace(b, i+1) == len(b)
 	}
-	return fields, true
+	for {
+		end := plainStringEnd(b[i:])
+		if end < 0 || len(fields) == fastFieldsMax {
+			return nil, false
+		}
+		key := b[i+1 : i+end-1 : i+end-1]
+		if _, dup := fields.get(string(key)); dup {
+			return nil, false
+		}
+		i = skipSpace(b, i+end)
+		if i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(b, i+1)
+		valueEnd := scanValue(b, i, 0)
+		if valueEnd < 0 {
+			return nil, false
+		}
+		fields = append(fields, field{key: key, value: b[i:valueEnd:valueEnd]})
+		i = skipSpace(b, valueEnd)
+		if i >= len(b) {
+			return nil, false
+		}
+		switch b[i] {
+		case '}':
+			return fields, skipSpace(b, i+1) == len(b)
+		case ',':
+			i = skipSpace(b, i+1)
+		default:
+			return nil, false
+		}
+	}
 }
 
-// validValueEnd returns where the value starting at b[i] ends; b is valid
-// JSON, so strings are the only thing to step over with care.
-func validValueEnd(b []byte, i int) int {
-	depth := 0
-	for ; i < len(b); i++ {
+// scanValue validates the JSON value starting at b[i] and returns where it
+// ends, or -1 when it is not valid JSON or nests deeper than fastDepthMax.
+func scanValue(b []byte, i, depth int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return scanString(b, i)
+	case c == '{' || c == '[':
+		if depth == fastDepthMax {
+			return -1
+		}
+		return scanComposite(b, i, depth+1)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return scanNumber(b, i)
+	case c == 't':
+		return scanLiteral(b, i, "true")
+	case c == 'f':
+		return scanLiteral(b, i, "false")
+	case c == 'n':
+		return scanLiteral(b, i, "null")
+	}
+	return -1
+}
+
+// scanComposite validates the object or array opening at b[i].
+func scanComposite(b []byte, i, depth int) int {
+	closing, isObject := byte(']'), b[i] == '{'
+	if isObject {
+		closing = '}'
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == closing {
+		return i + 1
+	}
+	for {
+		if isObject {
+			if i = scanString(b, i); i < 0 {
+				return -1
+			}
+			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+				return -1
+			}
+			i = skipSpace(b, i+1)
+		}
+		if i = scanValue(b, i, depth); i < 0 {
+			return -1
+		}
+		if i = skipSpace(b, i); i >= len(b) {
+			return -1
+		}
 		switch b[i] {
-		case '"':
-			i++
-			for b[i] != '"' {
-				if b[i] == '\\' {
-					i++
+		case closing:
+			return i + 1
+		case ',':
+			i = skipSpace(b, i+1)
+		default:
+			return -1
+		}
+	}
+}
+
+// scanString validates the string opening at b[i]: no control bytes, and
+// only JSON's escapes. Other bytes, invalid UTF-8 included, are taken as
+// encoding/json takes them.
+func scanString(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	for i++; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1
+		case c < 0x20:
+			return -1
+		case c == '\\':
+			if i++; i >= len(b) {
+				return -1
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
+					return -1
 				}
-				i++
-			}
-			if depth == 0 {
-				return i + 1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return i
-			}
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i
+				i += 4
+			default:
+				return -1
 			}
 		}
 	}
+	return -1
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// scanNumber validates the number starting at b[i]:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func scanNumber(b []byte, i int) int {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = skipDigits(b, i)
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		if i++; i >= len(b) || !isDigit(b[i]) {
+			return -1
+		}
+		i = skipDigits(b, i)
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		if i++; i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || !isDigit(b[i]) {
+			return -1
+		}
+		i = skipDigits(b, i)
+	}
 	return i
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && isDigit(b[i]) {
+		i++
+	}
+	return i
+}
+
+// scanLiteral validates that b[i:] starts with word.
+func scanLiteral(b []byte, i int, word string) int {
+	if !bytes.HasPrefix(b[i:], []byte(word)) {
+		return -1
+	}
+	return i + len(word)
 }
 
 // skipSpace returns the index of the first non-space byte at or after i.
@@ -155,7 +310,7 @@ func skipSpace(b []byte, i int) int {
 }
 
 // decodeFieldsDecoder is the token loop of encoding/json.
-func decodeFieldsDecoder(b []byte) (map[string]json.RawMessage, error) {
+func decodeFieldsDecoder(b []byte) (fieldList, error) {
 	decoder := json.NewDecoder(bytes.NewReader(b))
 	token, err := decoder.Token()
 	if err != nil {
@@ -164,7 +319,8 @@ func decodeFieldsDecoder(b []byte) (map[string]json.RawMessage, error) {
 	if delim, ok := token.(json.Delim); !ok || delim != '{' {
 		return nil, errors.New("must be a JSON object")
 	}
-	fields := make(map[string]json.RawMessage)
+	fields := make(fieldList, 0, 16)
+	seen := make(map[string]bool)
 	for decoder.More() {
 		keyToken, err := decoder.Token()
 		if err != nil {
@@ -175,10 +331,11 @@ func decodeFieldsDecoder(b []byte) (map[string]json.RawMessage, error) {
 		if err := decoder.Decode(&value); err != nil {
 			return nil, fmt.Errorf("not valid JSON: %v", err)
 		}
-		if _, dup := fields[key]; dup {
+		if seen[key] {
 			return nil, fmt.Errorf("duplicate field %q", key)
 		}
-		fields[key] = value
+		seen[key] = true
+		fields = append(fields, field{key: []byte(key), value: value})
 	}
 	if _, err := decoder.Token(); err != nil {
 		return nil, fmt.Errorf("not valid JSON: %v", err)
@@ -189,16 +346,16 @@ func decodeFieldsDecoder(b []byte) (map[string]json.RawMessage, error) {
 	return fields, nil
 }
 
-func checkKeys(fields map[string]json.RawMessage, required, optional []string) error {
+func checkKeys(fields fieldList, required, optional []string) error {
 	for _, key := range required {
-		if _, ok := fields[key]; !ok {
+		if _, ok := fields.get(key); !ok {
 			return fmt.Errorf("missing field %q", key)
 		}
 	}
 	var unknown []string
-	for key := range fields {
-		if !slices.Contains(required, key) && !slices.Contains(optional, key) {
-			unknown = append(unknown, key)
+	for _, f := range fields {
+		if !containsKey(required, f.key) && !containsKey(optional, f.key) {
+			unknown = append(unknown, string(f.key))
 		}
 	}
 	if len(unknown) > 0 {
@@ -208,19 +365,32 @@ func checkKeys(fields map[string]json.RawMessage, required, optional []string) e
 	return nil
 }
 
+func containsKey(keys []string, key []byte) bool {
+	for _, k := range keys {
+		if k == string(key) {
+			return true
+		}
+	}
+	return false
+}
+
 // Has reports whether the object holds key.
 func (o *Object) Has(key string) bool {
-	_, ok := o.fields[key]
+	_, ok := o.fields.get(key)
 	return ok
 }
 
 // IsNull reports whether key holds JSON null.
 func (o *Object) IsNull(key string) bool {
-	return string(bytes.TrimSpace(o.fields[key])) == "null"
+	raw, _ := o.fields.get(key)
+	return string(bytes.TrimSpace(raw)) == "null"
 }
 
 // Raw returns the undecoded value of key.
-func (o *Object) Raw(key string) json.RawMessage { return o.fields[key] }
+func (o *Object) Raw(key string) json.RawMessage {
+	raw, _ := o.fields.get(key)
+	return raw
+}
 
 // Err returns the first problem any getter met.
 func (o *Object) Err() error { return o.err }
@@ -287,7 +457,7 @@ func (o *Object) decodeStrict(key string, target any, want string) bool {
 	if o.err != nil {
 		return false
 	}
-	raw, ok := o.fields[key]
+	raw, ok := o.fields.get(key)
 	if !ok {
 		o.Fail("missing field %q", key)
 		return false

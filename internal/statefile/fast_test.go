@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -138,6 +139,38 @@ func TestDecodeFieldsFastEqualsDecoder(t *testing.T) {
 	})
 }
 
+// decodeEdgeCases are inputs at every edge of the direct scan's grammar,
+// valid and not: each must give the token loop's fields or error. The
+// fuzzer starts from them too.
+var decodeEdgeCases = []string{
+	`{}`, ` {} `, `{} {}`, `{}x`, `{`, `}`, `{,}`, `{"a"}`, `{"a" 1}`, `{"a":}`, `{"a":1,}`, `{"a":1 "b":2}`,
+	`{"a":0}`, `{"a":01}`, `{"a":-}`, `{"a":-0}`, `{"a":-01}`, `{"a":1.}`, `{"a":1.5}`, `{"a":.5}`, `{"a":1e}`,
+	`{"a":1e+}`, `{"a":1E+5}`, `{"a":1e-05}`, `{"a":-0.0E-0}`, `{"a":+1}`, `{"a":1x}`, `{"a":12 34}`,
+	`{"a":true}`, `{"a":tru}`, `{"a":trxe}`, `{"a":faxse}`, `{"a":nuxl}`, `{"a":truex}`, `{"a":false}`, `{"a":fals}`, `{"a":null}`, `{"a":nul}`, `{"a":NaN}`,
+	`{"a":"x"}`, `{"a":"\/"}`, `{"a":"\q"}`, `{"a":"\u00e9"}`, `{"a":"\u12"}`, `{"a":"\u12g4"}`, `{"a":"\ug123"}`, `{"a":"\u1g23"}`, `{"a":"\`,
+	"{\"a\":\"\x01\"}", "{\"a\":\"\x7f\xff\xfe\"}", "{\"a\":\"tab\there\"}", `{"a":"unterminated}`,
+	`{"a":[]}`, `{"a":[1,]}`, `{"a":[,1]}`, `{"a":[1 2]}`, `{"a":[1,[2,{"b":[]}]]}`, `{"a":[}`, `{"a":]}`,
+	`{"a":{}}`, `{"a":{"b":1,}}`, `{"a":{"b"}}`, `{"a":{1:2}}`, `{"a":{"b":1}}}`, `{"a":{"b":1,"b":2}}`,
+	`{"a":1,"a":2}`, `{"a\u0062":1,"ab":2}`, `{"\"":1}`, "{\"\xc3\xa9\":1}", `{"a":1}` + "\n\t\r ",
+	strings.Repeat(`{"a":`, 20) + `1` + strings.Repeat(`}`, 20),
+	`{"a":` + strings.Repeat(`[`, 17) + strings.Repeat(`]`, 17) + `}`,
+	`{"a":` + strings.Repeat(`[`, 16) + strings.Repeat(`]`, 16) + `}`,
+	`{"a":` + strings.Repeat(`[`, 15) + strings.Repeat(`]`, 15) + `}`,
+	`{` + strings.Repeat(`"k":1,`, 70) + `"z":1}`,
+	`[]`, `"x"`, `1`, `null`, ``, ` `,
+}
+
+func TestDecodeFieldsFastEdgeCases(t *testing.T) {
+	for _, data := range decodeEdgeCases {
+		assertDecodeFieldsEqual(t, []byte(data))
+	}
+	var members []string
+	for i := range 70 {
+		members = append(members, fmt.Sprintf(`"k%d":%d`, i, i))
+	}
+	assertDecodeFieldsEqual(t, []byte("{"+strings.Join(members, ",")+"}"))
+}
+
 // FuzzDecodeFieldsFastEqualsDecoder: for any bytes, the fields (or the
 // error) of DecodeObject are the token loop's, and so are the getters'.
 func FuzzDecodeFieldsFastEqualsDecoder(f *testing.F) {
@@ -147,6 +180,9 @@ func FuzzDecodeFieldsFastEqualsDecoder(f *testing.F) {
 	f.Add([]byte(`{"schema":"1","pid":"\u0041","epoch":1.5e3}`))
 	f.Add([]byte("{\"schema\":1}\x00"))
 	f.Add([]byte(`[]`))
+	for _, data := range decodeEdgeCases {
+		f.Add([]byte(data))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) { assertDecodeFieldsEqual(t, data) })
 }
 
@@ -156,7 +192,8 @@ func assertDecodeFieldsEqual(t interface{ Fatalf(string, ...any) }, data []byte)
 	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
 		t.Fatalf("decodeFields(%q) = %q, %v; the token loop: %q, %v", data, got, gotErr, want, wantErr)
 	}
-	for key, raw := range want {
+	for _, member := range want {
+		key, raw := member.key, member.value
 		for _, target := range []func() any{func() any { return new(string) }, func() any { return new(json.Number) }} {
 			fast, slow := target(), target()
 			if !decodeStrictFast(raw, fast) {
