@@ -78,6 +78,24 @@ type Manager struct {
 	inspector Inspector
 	ids       IDSource
 	guardWait time.Duration
+	paths     namespacePaths
+}
+
+// namespacePaths are the fixed names inside the namespace, joined once:
+// every call names several of them, often in a retry loop.
+type namespacePaths struct {
+	receiver, owner, guard, epoch, reclaims, quarantine string
+}
+
+func newNamespacePaths(namespace string) namespacePaths {
+	return namespacePaths{
+		receiver:   path.Join(namespace, receiverName),
+		owner:      path.Join(namespace, receiverName, ownerName),
+		guard:      path.Join(namespace, guardName),
+		epoch:      path.Join(namespace, epochName),
+		reclaims:   path.Join(namespace, reclaimsName),
+		quarantine: path.Join(namespace, quarantineName),
+	}
 }
 
 // ConfigError says a Config is unusable.
@@ -105,19 +123,19 @@ func NewManager(cfg Config) (*Manager, error) {
 	}
 	return &Manager{
 		namespace: cfg.Namespace, rootID: cfg.RootID, fs: cfg.FS, clock: cfg.Clock,
-		inspector: cfg.Inspector, ids: cfg.IDs, guardWait: wait,
+		inspector: cfg.Inspector, ids: cfg.IDs, guardWait: wait, paths: newNamespacePaths(cfg.Namespace),
 	}, nil
 }
 
 // Namespace returns the namespace directory.
 func (m *Manager) Namespace() string { return m.namespace }
 
-func (m *Manager) receiverPath() string   { return path.Join(m.namespace, receiverName) }
-func (m *Manager) ownerPath() string      { return path.Join(m.namespace, receiverName, ownerName) }
-func (m *Manager) guardPath() string      { return path.Join(m.namespace, guardName) }
-func (m *Manager) epochPath() string      { return path.Join(m.namespace, epochName) }
-func (m *Manager) reclaimsPath() string   { return path.Join(m.namespace, reclaimsName) }
-func (m *Manager) quarantinePath() string { return path.Join(m.namespace, quarantineName) }
+func (m *Manager) receiverPath() string   { return m.paths.receiver }
+func (m *Manager) ownerPath() string      { return m.paths.owner }
+func (m *Manager) guardPath() string      { return m.paths.guard }
+func (m *Manager) epochPath() string      { return m.paths.epoch }
+func (m *Manager) reclaimsPath() string   { return m.paths.reclaims }
+func (m *Manager) quarantinePath() string { return m.paths.quarantine }
 
 // call is the per-call context: who we are and when the call must end.
 // One deadline for the whole call (no restart on retry or reclaim).

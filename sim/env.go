@@ -70,6 +70,11 @@ func resultCode(err error) uint64 {
 	if err == nil {
 		return 0
 	}
+	if pathErr, ok := err.(*fs.PathError); ok {
+		if errno, ok := pathErr.Err.(syscall.Errno); ok {
+			return uint64(errno) // what simfs returns, without errors.As's allocations
+		}
+	}
 	var pathErr *fs.PathError
 	var linkErr *os.LinkError
 	var errno syscall.Errno

@@ -404,8 +404,15 @@ func (o *Object) Fail(format string, args ...any) {
 
 // String returns key as a string; wrong types are a problem.
 func (o *Object) String(key string) string {
+	raw, ok := o.member(key)
+	if !ok {
+		return ""
+	}
+	if end := plainStringEnd(raw); end == len(raw) {
+		return string(raw[1 : end-1]) // the common case, without a decoder
+	}
 	var value string
-	if !o.decodeStrict(key, &value, "a string") {
+	if !o.decodeStrict(key, raw, &value, "a string") {
 		return ""
 	}
 	return value
@@ -436,16 +443,48 @@ func (o *Object) NullableString(key string) (string, bool) {
 // Int returns key as an integer in [minimum, maximum]. Fractions, exponents
 // beyond the range and non-numbers are problems.
 func (o *Object) Int(key string, minimum, maximum int64) int64 {
-	var number json.Number
-	if !o.decodeStrict(key, &number, "a number") {
+	raw, ok := o.member(key)
+	if !ok {
 		return 0
 	}
-	value, err := number.Int64()
-	if err != nil || value < minimum || value > maximum {
+	value, isInt := smallInteger(raw)
+	if !isInt {
+		var number json.Number
+		if !o.decodeStrict(key, raw, &number, "a number") {
+			return 0
+		}
+		parsed, err := number.Int64()
+		value, isInt = parsed, err == nil
+	}
+	if !isInt || value < minimum || value > maximum {
 		o.Fail("%s must be an integer in [%d, %d]", key, minimum, maximum)
 		return 0
 	}
 	return value
+}
+
+// smallInteger parses raw when it is an integer literal of at most 18
+// digits, which always fits an int64: the common case, without a decoder
+// or an allocation. Anything else reports false.
+func smallInteger(raw []byte) (int64, bool) {
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	var value int64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		value = value*10 + int64(c-'0')
+	}
+	if len(digits) < len(raw) {
+		value = -value
+	}
+	return value, true
 }
 
 // Uint returns key as a non-negative integer up to math.MaxInt64.
@@ -453,15 +492,21 @@ func (o *Object) Uint(key string) uint64 {
 	return uint64(o.Int(key, 0, math.MaxInt64))
 }
 
-func (o *Object) decodeStrict(key string, target any, want string) bool {
+// member returns key's raw value, or records that it is missing.
+func (o *Object) member(key string) (json.RawMessage, bool) {
 	if o.err != nil {
-		return false
+		return nil, false
 	}
 	raw, ok := o.fields.get(key)
 	if !ok {
 		o.Fail("missing field %q", key)
-		return false
 	}
+	return raw, ok
+}
+
+// decodeStrict decodes raw, the value of key, into target with
+// encoding/json: the cases the getters do not take directly.
+func (o *Object) decodeStrict(key string, raw json.RawMessage, target any, want string) bool {
 	if decodeStrictFast(raw, target) {
 		return true
 	}

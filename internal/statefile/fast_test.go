@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"reflect"
 	"strings"
 	"testing"
@@ -194,6 +196,7 @@ func assertDecodeFieldsEqual(t interface{ Fatalf(string, ...any) }, data []byte)
 	}
 	for _, member := range want {
 		key, raw := member.key, member.value
+		assertGettersEqualDecoder(t, string(key), raw)
 		for _, target := range []func() any{func() any { return new(string) }, func() any { return new(json.Number) }} {
 			fast, slow := target(), target()
 			if !decodeStrictFast(raw, fast) {
@@ -257,5 +260,45 @@ func TestCanonicalObjectRefusesKeysOutOfOrder(t *testing.T) {
 				object.Int(key, 1)
 			}
 		}()
+	}
+}
+
+// assertGettersEqualDecoder: String and Int, which read common values
+// directly, return what encoding/json makes of raw, and refuse what it
+// refuses.
+func assertGettersEqualDecoder(t interface{ Fatalf(string, ...any) }, key string, raw json.RawMessage) {
+	object := &Object{record: "r", fields: fieldList{{key: []byte(key), value: raw}}}
+	got := object.String(key)
+	var want string
+	wantErr := json.Unmarshal(raw, &want)
+	if (object.Err() == nil) != (wantErr == nil) || got != want {
+		t.Fatalf("String(%s) = %q, %v; encoding/json: %q, %v", raw, got, object.Err(), want, wantErr)
+	}
+	for _, bounds := range [][2]int64{{math.MinInt64, math.MaxInt64}, {0, 1 << 32}, {1, math.MaxInt32}} {
+		object = &Object{record: "r", fields: object.fields}
+		gotInt := object.Int(key, bounds[0], bounds[1])
+		var number json.Number
+		decoder := json.NewDecoder(bytes.NewReader(raw))
+		decoder.UseNumber()
+		wantInt, wantOK := int64(0), decoder.Decode(&number) == nil && looksNumeric(raw)
+		if wantOK {
+			parsed, err := strconv.ParseInt(string(number), 10, 64)
+			wantOK = err == nil && parsed >= bounds[0] && parsed <= bounds[1]
+			if wantOK {
+				wantInt = parsed
+			}
+		}
+		if (object.Err() == nil) != wantOK || gotInt != wantInt {
+			t.Fatalf("Int(%s, %v) = %d, %v; encoding/json: %d, ok %v", raw, bounds, gotInt, object.Err(), wantInt, wantOK)
+		}
+	}
+}
+
+func TestGettersEqualDecoder(t *testing.T) {
+	for _, raw := range []string{`0`, `-0`, `7`, `-7`, `1.5`, `1e3`, `-1E+2`, `999999999999999999`,
+		`9223372036854775807`, `9223372036854775808`, `-9223372036854775808`, `-9223372036854775809`,
+		`4294967296`, `4294967297`, `2147483648`, `"12"`, `"x"`, `"\u0041"`, `"a\"b"`, `""`, `null`, `true`,
+		`[]`, `{}`, `"\ud800"`, "\"\xff\""} {
+		assertGettersEqualDecoder(t, "k", json.RawMessage(raw))
 	}
 }
