@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
