@@ -31,26 +31,42 @@ type Object struct {
 	err    error
 }
 
-// field is one member of a decoded object: its key (unescaped) and its value
-// as written, without the whitespace around it, as json.RawMessage keeps it.
-type field struct {
-	key   []byte
-	value json.RawMessage
+// fieldList holds an object's members in document order: spans into data,
+// a private copy of the object's bytes (or, for the token loop's members,
+// their unescaped keys and raw values laid end to end). Records have a dozen
+// keys, so a linear search beats a map, and spans hold no pointers for the
+// garbage collector to trace.
+type fieldList struct {
+	data  []byte
+	spans []span
 }
 
-// fieldList holds an object's members in document order. Records have a
-// dozen keys, so a linear search beats a map and allocates nothing.
-type fieldList []field
+// span locates one member: data[keyStart:keyEnd] is its key (unescaped),
+// data[valueStart:valueEnd] its value as written, without the whitespace
+// around it, as json.RawMessage keeps it.
+type span struct{ keyStart, keyEnd, valueStart, valueEnd int32 }
+
+func (l *fieldList) add(keyStart, keyEnd, valueStart, valueEnd int) {
+	l.spans = append(l.spans, span{int32(keyStart), int32(keyEnd), int32(valueStart), int32(valueEnd)})
+}
+
+func (l fieldList) key(s span) []byte { return l.data[s.keyStart:s.keyEnd:s.keyEnd] }
+
+func (l fieldList) value(s span) json.RawMessage { return l.data[s.valueStart:s.valueEnd:s.valueEnd] }
 
 // get returns the value of key.
 func (l fieldList) get(key string) (json.RawMessage, bool) {
-	for i := range l {
-		if string(l[i].key) == key {
-			return l[i].value, true
+	for _, s := range l.spans {
+		if string(l.key(s)) == key {
+			return l.value(s), true
 		}
 	}
 	return nil, false
 }
+
+// fieldsMaxBytes bounds what a fieldList can index with int32 spans; the
+// engines' reads are bounded far below it.
+const fieldsMaxBytes = 1 << 30
 
 // DecodeObject decodes b as exactly one JSON object whose keys are all in
 // required or optional and include every required one. Duplicate keys,
@@ -111,36 +127,39 @@ const (
 func decodeFieldsFast(b []byte) (fieldList, bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return nil, false
+		return fieldList{}, false
+	}
+	if len(b) > fieldsMaxBytes {
+		return fieldList{}, false
 	}
 	b = bytes.Clone(b) // the fields must not change when the caller reuses b
-	fields := make(fieldList, 0, 16)
+	fields := fieldList{data: b, spans: make([]span, 0, 16)}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return fields, skipSpace(b, i+1) == len(b)
 	}
 	for {
 		end := plainStringEnd(b[i:])
-		if end < 0 || len(fields) == fastFieldsMax {
-			return nil, false
+		if end < 0 || len(fields.spans) == fastFieldsMax {
+			return fieldList{}, false
 		}
-		key := b[i+1 : i+end-1 : i+end-1]
-		if _, dup := fields.get(string(key)); dup {
-			return nil, false
+		keyStart, keyEnd := i+1, i+end-1
+		if _, dup := fields.get(string(b[keyStart:keyEnd])); dup {
+			return fieldList{}, false
 		}
 		i = skipSpace(b, i+end)
 		if i >= len(b) || b[i] != ':' {
-			return nil, false
+			return fieldList{}, false
 		}
 		i = skipSpace(b, i+1)
 		valueEnd := scanValue(b, i, 0)
 		if valueEnd < 0 {
-			return nil, false
+			return fieldList{}, false
 		}
-		fields = append(fields, field{key: key, value: b[i:valueEnd:valueEnd]})
+		fields.add(keyStart, keyEnd, i, valueEnd)
 		i = skipSpace(b, valueEnd)
 		if i >= len(b) {
-			return nil, false
+			return fieldList{}, false
 		}
 		switch b[i] {
 		case '}':
@@ -148,7 +167,7 @@ func decodeFieldsFast(b []byte) (fieldList, bool) {
 		case ',':
 			i = skipSpace(b, i+1)
 		default:
-			return nil, false
+			return fieldList{}, false
 		}
 	}
 }
@@ -311,37 +330,42 @@ func skipSpace(b []byte, i int) int {
 
 // decodeFieldsDecoder is the token loop of encoding/json.
 func decodeFieldsDecoder(b []byte) (fieldList, error) {
+	if len(b) > fieldsMaxBytes {
+		return fieldList{}, errors.New("too large for a record")
+	}
 	decoder := json.NewDecoder(bytes.NewReader(b))
 	token, err := decoder.Token()
 	if err != nil {
-		return nil, fmt.Errorf("not valid JSON: %v", err)
+		return fieldList{}, fmt.Errorf("not valid JSON: %v", err)
 	}
 	if delim, ok := token.(json.Delim); !ok || delim != '{' {
-		return nil, errors.New("must be a JSON object")
+		return fieldList{}, errors.New("must be a JSON object")
 	}
-	fields := make(fieldList, 0, 16)
+	var fields fieldList
 	seen := make(map[string]bool)
 	for decoder.More() {
 		keyToken, err := decoder.Token()
 		if err != nil {
-			return nil, fmt.Errorf("not valid JSON: %v", err)
+			return fieldList{}, fmt.Errorf("not valid JSON: %v", err)
 		}
 		key := keyToken.(string) // the decoder guarantees object keys are strings
 		var value json.RawMessage
 		if err := decoder.Decode(&value); err != nil {
-			return nil, fmt.Errorf("not valid JSON: %v", err)
+			return fieldList{}, fmt.Errorf("not valid JSON: %v", err)
 		}
 		if seen[key] {
-			return nil, fmt.Errorf("duplicate field %q", key)
+			return fieldList{}, fmt.Errorf("duplicate field %q", key)
 		}
 		seen[key] = true
-		fields = append(fields, field{key: []byte(key), value: value})
+		keyStart := len(fields.data)
+		fields.data = append(append(fields.data, key...), value...)
+		fields.add(keyStart, keyStart+len(key), keyStart+len(key), len(fields.data))
 	}
 	if _, err := decoder.Token(); err != nil {
-		return nil, fmt.Errorf("not valid JSON: %v", err)
+		return fieldList{}, fmt.Errorf("not valid JSON: %v", err)
 	}
 	if _, err := decoder.Token(); err != io.EOF {
-		return nil, errors.New("trailing data after the JSON object")
+		return fieldList{}, errors.New("trailing data after the JSON object")
 	}
 	return fields, nil
 }
@@ -353,9 +377,9 @@ func checkKeys(fields fieldList, required, optional []string) error {
 		}
 	}
 	var unknown []string
-	for _, f := range fields {
-		if !containsKey(required, f.key) && !containsKey(optional, f.key) {
-			unknown = append(unknown, string(f.key))
+	for _, s := range fields.spans {
+		if key := fields.key(s); !containsKey(required, key) && !containsKey(optional, key) {
+			unknown = append(unknown, string(key))
 		}
 	}
 	if len(unknown) > 0 {

@@ -110,18 +110,45 @@ func readFile(fsys FS, name string, maxBytes int64, uid *uint32) ([]byte, error)
 	if uid != nil && opened.UID != *uid {
 		return nil, &ForeignOwnerError{Path: name, UID: opened.UID, Want: *uid}
 	}
-	return readBounded(file, name, maxBytes)
+	return readBounded(file, name, maxBytes, opened.Size)
 }
 
-func readBounded(file File, name string, maxBytes int64) ([]byte, error) {
-	content, err := io.ReadAll(io.LimitReader(file, maxBytes+1))
-	if err != nil {
-		return nil, err
+func readBounded(file File, name string, maxBytes, sizeHint int64) ([]byte, error) {
+	// One buffer of the size the file had when it was opened, plus the byte
+	// that shows it grew: a record is read in one allocation.
+	content := make([]byte, 0, min(max(sizeHint, 0), maxBytes)+1)
+	limited := io.LimitedReader{R: file, N: maxBytes + 1}
+	for emptyReads := 0; ; {
+		if len(content) == cap(content) {
+			content = append(content, 0)[:len(content)]
+		}
+		n, err := limited.Read(content[len(content):cap(content)])
+		content = content[:len(content)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if emptyReads = emptyReadsAfter(emptyReads, n); emptyReads > emptyReadsMax {
+			return nil, &fs.PathError{Op: "read", Path: name, Err: io.ErrNoProgress}
+		}
 	}
 	if int64(len(content)) > maxBytes {
 		return nil, &TooLargeError{Path: name, Size: int64(len(content)), MaxBytes: maxBytes}
 	}
 	return content, nil
+}
+
+// emptyReadsMax bounds the reads in a row that return nothing and no error
+// (a broken reader); io.ReadAll would spin on them forever.
+const emptyReadsMax = 100
+
+func emptyReadsAfter(emptyReads, n int) int {
+	if n > 0 {
+		return 0
+	}
+	return emptyReads + 1
 }
 
 // SyncDir makes the entries of directory dir durable: open it read-only and

@@ -1,0 +1,75 @@
+package statefile
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+)
+
+// scriptedFile is a File whose Read answers from a script of chunks; the
+// other methods are not called by readBounded.
+type scriptedFile struct {
+	File
+	chunks [][]byte // a nil chunk is a read of nothing and no error
+}
+
+func (f *scriptedFile) Read(p []byte) (int, error) {
+	if len(f.chunks) == 0 {
+		return 0, io.EOF
+	}
+	chunk := f.chunks[0]
+	n := copy(p, chunk)
+	if n < len(chunk) {
+		f.chunks[0] = chunk[n:]
+	} else {
+		f.chunks = f.chunks[1:]
+	}
+	return n, nil
+}
+
+func TestReadBoundedReadsWholeFilesWithinTheBound(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 300)
+	tests := []struct {
+		name     string
+		chunks   [][]byte
+		sizeHint int64
+		want     []byte
+		wantErr  string // "", "too large" or "no progress"
+	}{
+		{"size as stat said", [][]byte{[]byte("hello")}, 5, []byte("hello"), ""},
+		{"grew after the stat", [][]byte{big[:100], big[100:]}, 10, big, ""},
+		{"shrank after the stat", [][]byte{[]byte("hi")}, 50, []byte("hi"), ""},
+		{"empty", nil, 0, []byte{}, ""},
+		{"negative hint", [][]byte{[]byte("ab")}, -1, []byte("ab"), ""},
+		{"empty reads then data", [][]byte{nil, nil, []byte("ok")}, 2, []byte("ok"), ""},
+		{"over the bound", [][]byte{bytes.Repeat([]byte("y"), 513)}, 0, nil, "too large"},
+		{"reads that never end", repeatChunks(nil, emptyReadsMax+1), 0, nil, "no progress"},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			got, err := readBounded(&scriptedFile{chunks: test.chunks}, "/ns/f.json", 512, test.sizeHint)
+			switch {
+			case test.wantErr == "no progress":
+				if !errors.Is(err, io.ErrNoProgress) {
+					t.Fatalf("err = %v, want io.ErrNoProgress", err)
+				}
+			case test.wantErr == "too large":
+				var tooLarge *TooLargeError
+				if !errors.As(err, &tooLarge) || tooLarge.MaxBytes != 512 {
+					t.Fatalf("err = %v, want *TooLargeError", err)
+				}
+			case err != nil || !bytes.Equal(got, test.want):
+				t.Fatalf("readBounded = %q, %v; want %q", got, err, test.want)
+			}
+		})
+	}
+}
+
+func repeatChunks(chunk []byte, n int) [][]byte {
+	chunks := make([][]byte, n)
+	for i := range chunks {
+		chunks[i] = chunk
+	}
+	return chunks
+}
