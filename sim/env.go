@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -70,10 +71,20 @@ func resultCode(err error) uint64 {
 	if err == nil {
 		return 0
 	}
-	if pathErr, ok := err.(*fs.PathError); ok {
-		if errno, ok := pathErr.Err.(syscall.Errno); ok {
-			return uint64(errno) // what simfs returns, without errors.As's allocations
+	// What simfs returns, without errors.As's allocations: a *fs.PathError
+	// or *os.LinkError around an errno, or io.EOF (which wraps nothing).
+	switch e := err.(type) {
+	case *fs.PathError:
+		if errno, ok := e.Err.(syscall.Errno); ok {
+			return uint64(errno)
 		}
+	case *os.LinkError:
+		if errno, ok := e.Err.(syscall.Errno); ok {
+			return uint64(errno)
+		}
+	}
+	if err == io.EOF {
+		return 1
 	}
 	var pathErr *fs.PathError
 	var linkErr *os.LinkError

@@ -43,25 +43,53 @@ type fieldList struct {
 
 // span locates one member: data[keyStart:keyEnd] is its key (unescaped),
 // data[valueStart:valueEnd] its value as written, without the whitespace
-// around it, as json.RawMessage keeps it.
-type span struct{ keyStart, keyEnd, valueStart, valueEnd int32 }
+// around it, as json.RawMessage keeps it. keySig is keySignature of the
+// key, so a lookup compares one word per member before any bytes; plain
+// says the value is a string of printable ASCII without escapes, which the
+// String getter can copy as it stands.
+type span struct {
+	keyStart, keyEnd, valueStart, valueEnd int32
+	keySig                                 uint64
+	plain                                  bool
+}
 
-func (l *fieldList) add(keyStart, keyEnd, valueStart, valueEnd int) {
-	l.spans = append(l.spans, span{int32(keyStart), int32(keyEnd), int32(valueStart), int32(valueEnd)})
+func (l *fieldList) add(keyStart, keyEnd, valueStart, valueEnd int, plain bool) {
+	l.spans = append(l.spans, span{keyStart: int32(keyStart), keyEnd: int32(keyEnd),
+		valueStart: int32(valueStart), valueEnd: int32(valueEnd), keySig: keySignature(l.data[keyStart:keyEnd]), plain: plain})
 }
 
 func (l fieldList) key(s span) []byte { return l.data[s.keyStart:s.keyEnd:s.keyEnd] }
 
 func (l fieldList) value(s span) json.RawMessage { return l.data[s.valueStart:s.valueEnd:s.valueEnd] }
 
-// get returns the value of key.
-func (l fieldList) get(key string) (json.RawMessage, bool) {
-	for _, s := range l.spans {
-		if string(l.key(s)) == key {
-			return l.value(s), true
+// find returns the index of key's member, or -1.
+func (l fieldList) find(key string) int {
+	sig := keySignature(key)
+	for i, s := range l.spans {
+		if s.keySig == sig && string(l.key(s)) == key {
+			return i
 		}
 	}
+	return -1
+}
+
+// get returns the value of key.
+func (l fieldList) get(key string) (json.RawMessage, bool) {
+	if i := l.find(key); i >= 0 {
+		return l.value(l.spans[i]), true
+	}
 	return nil, false
+}
+
+// keySignature packs a key's length and three of its bytes into a word:
+// equal keys have equal signatures, and the keys of one record almost never
+// share one. It costs the same for any key length.
+func keySignature[K string | []byte](key K) uint64 {
+	n := len(key)
+	if n == 0 {
+		return 0
+	}
+	return uint64(n) | uint64(key[0])<<32 | uint64(key[n/2])<<40 | uint64(key[n-1])<<48
 }
 
 // fieldsMaxBytes bounds what a fieldList can index with int32 spans; the
@@ -144,7 +172,7 @@ func decodeFieldsFast(b []byte) (fieldList, bool) {
 			return fieldList{}, false
 		}
 		keyStart, keyEnd := i+1, i+end-1
-		if _, dup := fields.get(string(b[keyStart:keyEnd])); dup {
+		if fields.find(string(b[keyStart:keyEnd])) >= 0 {
 			return fieldList{}, false
 		}
 		i = skipSpace(b, i+end)
@@ -152,11 +180,11 @@ func decodeFieldsFast(b []byte) (fieldList, bool) {
 			return fieldList{}, false
 		}
 		i = skipSpace(b, i+1)
-		valueEnd := scanValue(b, i, 0)
+		valueEnd, plain := scanMember(b, i)
 		if valueEnd < 0 {
 			return fieldList{}, false
 		}
-		fields.add(keyStart, keyEnd, i, valueEnd)
+		fields.add(keyStart, keyEnd, i, valueEnd, plain)
 		i = skipSpace(b, valueEnd)
 		if i >= len(b) {
 			return fieldList{}, false
@@ -170,6 +198,15 @@ func decodeFieldsFast(b []byte) (fieldList, bool) {
 			return fieldList{}, false
 		}
 	}
+}
+
+// scanMember is scanValue for a member's value; it also reports whether
+// the value is a plain string (printable ASCII, no escapes).
+func scanMember(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] == '"' {
+		return scanStringPlain(b, i)
+	}
+	return scanValue(b, i, 0), false
 }
 
 // scanValue validates the JSON value starting at b[i] and returns where it
@@ -239,32 +276,46 @@ func scanComposite(b []byte, i, depth int) int {
 // only JSON's escapes. Other bytes, invalid UTF-8 included, are taken as
 // encoding/json takes them.
 func scanString(b []byte, i int) int {
+	end, _ := scanStringPlain(b, i)
+	return end
+}
+
+// scanStringPlain is scanString that also reports whether the string is
+// plain: printable ASCII without escapes.
+func scanStringPlain(b []byte, i int) (int, bool) {
 	if i >= len(b) || b[i] != '"' {
-		return -1
+		return -1, false
 	}
+	plain := true
 	for i++; i < len(b); i++ {
+		if c := b[i]; c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
+			continue // most bytes: printable ASCII that neither ends nor escapes
+		}
 		switch c := b[i]; {
 		case c == '"':
-			return i + 1
+			return i + 1, plain
 		case c < 0x20:
-			return -1
+			return -1, false
+		case c >= 0x7f:
+			plain = false
 		case c == '\\':
+			plain = false
 			if i++; i >= len(b) {
-				return -1
+				return -1, false
 			}
 			switch b[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
 				if i+4 >= len(b) || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
-					return -1
+					return -1, false
 				}
 				i += 4
 			default:
-				return -1
+				return -1, false
 			}
 		}
 	}
-	return -1
+	return -1, false
 }
 
 func isHex(c byte) bool {
@@ -359,7 +410,7 @@ func decodeFieldsDecoder(b []byte) (fieldList, error) {
 		seen[key] = true
 		keyStart := len(fields.data)
 		fields.data = append(append(fields.data, key...), value...)
-		fields.add(keyStart, keyStart+len(key), keyStart+len(key), len(fields.data))
+		fields.add(keyStart, keyStart+len(key), keyStart+len(key), len(fields.data), plainStringEnd(value) == len(value))
 	}
 	if _, err := decoder.Token(); err != nil {
 		return fieldList{}, fmt.Errorf("not valid JSON: %v", err)
@@ -370,16 +421,32 @@ func decodeFieldsDecoder(b []byte) (fieldList, error) {
 	return fields, nil
 }
 
+// checkKeys checks that fields holds every required key and no key outside
+// required and optional. Each listed key is looked up once, by signature,
+// and marks its member; a member left unmarked is unknown.
 func checkKeys(fields fieldList, required, optional []string) error {
+	var marksSmall [64]bool
+	marks := marksSmall[:0]
+	if len(fields.spans) > len(marksSmall) {
+		marks = make([]bool, 0, len(fields.spans))
+	}
+	marks = marks[:len(fields.spans)]
 	for _, key := range required {
-		if _, ok := fields.get(key); !ok {
+		i := fields.find(key)
+		if i < 0 {
 			return fmt.Errorf("missing field %q", key)
+		}
+		marks[i] = true
+	}
+	for _, key := range optional {
+		if i := fields.find(key); i >= 0 {
+			marks[i] = true
 		}
 	}
 	var unknown []string
-	for _, s := range fields.spans {
-		if key := fields.key(s); !containsKey(required, key) && !containsKey(optional, key) {
-			unknown = append(unknown, string(key))
+	for i, s := range fields.spans {
+		if !marks[i] {
+			unknown = append(unknown, string(fields.key(s)))
 		}
 	}
 	if len(unknown) > 0 {
@@ -387,15 +454,6 @@ func checkKeys(fields fieldList, required, optional []string) error {
 		return fmt.Errorf("unknown fields: %s", strings.Join(unknown, ", "))
 	}
 	return nil
-}
-
-func containsKey(keys []string, key []byte) bool {
-	for _, k := range keys {
-		if k == string(key) {
-			return true
-		}
-	}
-	return false
 }
 
 // Has reports whether the object holds key.
@@ -428,12 +486,12 @@ func (o *Object) Fail(format string, args ...any) {
 
 // String returns key as a string; wrong types are a problem.
 func (o *Object) String(key string) string {
-	raw, ok := o.member(key)
+	raw, plain, ok := o.member(key)
 	if !ok {
 		return ""
 	}
-	if end := plainStringEnd(raw); end == len(raw) {
-		return string(raw[1 : end-1]) // the common case, without a decoder
+	if plain {
+		return string(raw[1 : len(raw)-1]) // the common case, without a decoder
 	}
 	var value string
 	if !o.decodeStrict(key, raw, &value, "a string") {
@@ -467,7 +525,7 @@ func (o *Object) NullableString(key string) (string, bool) {
 // Int returns key as an integer in [minimum, maximum]. Fractions, exponents
 // beyond the range and non-numbers are problems.
 func (o *Object) Int(key string, minimum, maximum int64) int64 {
-	raw, ok := o.member(key)
+	raw, _, ok := o.member(key)
 	if !ok {
 		return 0
 	}
@@ -516,16 +574,19 @@ func (o *Object) Uint(key string) uint64 {
 	return uint64(o.Int(key, 0, math.MaxInt64))
 }
 
-// member returns key's raw value, or records that it is missing.
-func (o *Object) member(key string) (json.RawMessage, bool) {
+// member returns key's raw value and whether it is a plain string, or
+// records that it is missing.
+func (o *Object) member(key string) (raw json.RawMessage, plain, ok bool) {
 	if o.err != nil {
-		return nil, false
+		return nil, false, false
 	}
-	raw, ok := o.fields.get(key)
-	if !ok {
+	i := o.fields.find(key)
+	if i < 0 {
 		o.Fail("missing field %q", key)
+		return nil, false, false
 	}
-	return raw, ok
+	s := o.fields.spans[i]
+	return o.fields.value(s), s.plain, true
 }
 
 // decodeStrict decodes raw, the value of key, into target with

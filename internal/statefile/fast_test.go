@@ -268,7 +268,7 @@ func TestCanonicalObjectRefusesKeysOutOfOrder(t *testing.T) {
 // refuses.
 func assertGettersEqualDecoder(t interface{ Fatalf(string, ...any) }, key string, raw json.RawMessage) {
 	fields := fieldList{data: append([]byte(key), raw...)}
-	fields.add(0, len(key), len(key), len(fields.data))
+	fields.add(0, len(key), len(key), len(fields.data), plainStringEnd(raw) == len(raw))
 	object := &Object{record: "r", fields: fields}
 	got := object.String(key)
 	var want string
