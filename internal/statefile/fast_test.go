@@ -196,7 +196,10 @@ func assertDecodeFieldsEqual(t interface{ Fatalf(string, ...any) }, data []byte)
 	}
 	for _, member := range want.members() {
 		key, raw := member[0], member[1]
-		assertGettersEqualDecoder(t, string(key), raw)
+		assertGettersEqualDecoder(t, want, string(key), raw)
+		if gotErr == nil {
+			assertGettersEqualDecoder(t, got, string(key), raw) // the direct scan's plain flags
+		}
 		for _, target := range []func() any{func() any { return new(string) }, func() any { return new(json.Number) }} {
 			fast, slow := target(), target()
 			if !decodeStrictFast(raw, fast) {
@@ -266,9 +269,7 @@ func TestCanonicalObjectRefusesKeysOutOfOrder(t *testing.T) {
 // assertGettersEqualDecoder: String and Int, which read common values
 // directly, return what encoding/json makes of raw, and refuse what it
 // refuses.
-func assertGettersEqualDecoder(t interface{ Fatalf(string, ...any) }, key string, raw json.RawMessage) {
-	fields := fieldList{data: append([]byte(key), raw...)}
-	fields.add(0, len(key), len(key), len(fields.data), plainStringEnd(raw) == len(raw))
+func assertGettersEqualDecoder(t interface{ Fatalf(string, ...any) }, fields fieldList, key string, raw json.RawMessage) {
 	object := &Object{record: "r", fields: fields}
 	got := object.String(key)
 	var want string
@@ -301,7 +302,12 @@ func TestGettersEqualDecoder(t *testing.T) {
 		`9223372036854775807`, `9223372036854775808`, `-9223372036854775808`, `-9223372036854775809`,
 		`4294967296`, `4294967297`, `2147483648`, `"12"`, `"x"`, `"\u0041"`, `"a\"b"`, `""`, `null`, `true`,
 		`[]`, `{}`, `"\ud800"`, "\"\xff\""} {
-		assertGettersEqualDecoder(t, "k", json.RawMessage(raw))
+		fields := fieldList{data: append([]byte("k"), raw...)}
+		fields.add(0, 1, 1, len(fields.data), plainStringEnd([]byte(raw)) == len(raw))
+		assertGettersEqualDecoder(t, fields, "k", json.RawMessage(raw))
+		if decoded, ok := decodeFieldsFast([]byte(`{"k":` + raw + `}`)); ok {
+			assertGettersEqualDecoder(t, decoded, "k", json.RawMessage(raw))
+		}
 	}
 }
 
