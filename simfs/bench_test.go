@@ -92,3 +92,121 @@ func BenchmarkUnsyncedDirLog(b *testing.B) {
 	}
 	b.ReportMetric(float64(f.Pending()), "pending-at-end")
 }
+
+// hotFS returns a lease-shaped tree: /state/lease holding five small files,
+// as the engines keep it, with everything durable.
+func hotFS(b *testing.B) (*simfs.FS, lease.FS) {
+	b.Helper()
+	f := simfs.New(simfs.Options{Dev: 1})
+	f.MkdirAll("/state/lease", 0o700, 1000)
+	v := f.View(1000)
+	for _, name := range []string{"owner", "guard", "intent", "marker", "reclaims"} {
+		fl, err := v.OpenFile("/state/lease/"+name, lease.O_WRONLY|lease.O_CREATE, 0o600)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fl.Write([]byte(`{"generation":"0b7e1d0c-4d1a-4c52-8f63-2f1c4d5e6a7b","epoch":42}`))
+		fl.Sync()
+		fl.Close()
+	}
+	d, err := v.OpenFile("/state/lease", lease.O_RDONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d.Sync()
+	d.Close()
+	return f, v
+}
+
+// BenchmarkOpenReadClose is the engines' most common call sequence: read a
+// small record file whole.
+func BenchmarkOpenReadClose(b *testing.B) {
+	_, v := hotFS(b)
+	buf := make([]byte, 256)
+	b.ReportAllocs()
+	for b.Loop() {
+		fl, err := v.OpenFile("/state/lease/owner", lease.O_RDONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fl.Read(buf)
+		fl.Close()
+	}
+}
+
+// BenchmarkLstat stats an existing file and a missing one (ENOENT).
+func BenchmarkLstat(b *testing.B) {
+	_, v := hotFS(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := v.Lstat("/state/lease/owner"); err != nil {
+			b.Fatal(err)
+		}
+		v.Lstat("/state/lease/missing")
+	}
+}
+
+// BenchmarkFsyncFile rewrites a small file (O_TRUNC), fsyncs it and closes
+// it, as a record update does.
+func BenchmarkFsyncFile(b *testing.B) {
+	_, v := hotFS(b)
+	payload := []byte(`{"generation":"1"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		fl, err := v.OpenFile("/state/lease/owner", lease.O_WRONLY|lease.O_TRUNC, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fl.Write(payload)
+		if err := fl.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		fl.Close()
+	}
+}
+
+// BenchmarkRenameFsyncDir is the commit step of an atomic replace: rename a
+// temp file over the record and fsync the directory.
+func BenchmarkRenameFsyncDir(b *testing.B) {
+	_, v := hotFS(b)
+	d, err := v.OpenFile("/state/lease", lease.O_RDONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := v.Rename("/state/lease/owner", "/state/lease/.owner.tmp"); err != nil {
+			b.Fatal(err)
+		}
+		if err := v.Rename("/state/lease/.owner.tmp", "/state/lease/owner"); err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDirHandle uses an open directory handle: openat+close, fstatat
+// and getdents, as the cleanup and reclaim paths do.
+func BenchmarkDirHandle(b *testing.B) {
+	_, v := hotFS(b)
+	d, err := v.OpenFile("/state/lease", lease.O_RDONLY|lease.O_DIRECTORY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		fl, err := d.OpenAt("guard", lease.O_RDONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fl.Close()
+		if _, err := d.StatAt("intent"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := d.ReadDir(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
