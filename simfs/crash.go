@@ -437,6 +437,7 @@ func (c *crashState) rebuild(reach map[*inode][]edge) {
 				synced[name] = child
 			}
 			n.syncedEntries = synced
+			n.forgetChangedNames()
 		}
 	}
 	f.reserveInodes()

@@ -75,11 +75,7 @@ func (f *FS) syncInode(n *inode) {
 	f.seqCommitted = f.seqNext - 1
 	if n.isDir() {
 		if len(n.pendingSeqs) > 0 || n.syncedEntries == nil {
-			synced := make(map[string]*inode, len(n.entries))
-			for name, child := range n.entries {
-				synced[name] = child
-			}
-			n.syncedEntries = synced
+			n.syncEntries()
 		}
 	} else if n.dirty {
 		n.synced = n.data[:len(n.data):len(n.data)]
@@ -115,6 +111,58 @@ func (f *FS) syncInode(n *inode) {
 	if f.logDone*2 > len(f.log) {
 		f.compact()
 	}
+}
+
+// changedNamesMax bounds a directory's changedNames: past it, the next
+// fsync copies every entry instead, so an unsynced directory that keeps
+// changing does not grow a list longer than its entries.
+const changedNamesMax = 64
+
+// noteEntryChanged records that name's volatile entry in directory d changed.
+func (d *inode) noteEntryChanged(name string) {
+	if d.changedAll {
+		return
+	}
+	if len(d.changedNames) >= changedNamesMax {
+		d.forgetChangedNames()
+		d.changedAll = true
+		return
+	}
+	d.changedNames = append(d.changedNames, name)
+}
+
+// forgetChangedNames empties changedNames, keeping its array for reuse.
+func (d *inode) forgetChangedNames() {
+	clear(d.changedNames)
+	d.changedNames = d.changedNames[:0]
+	d.changedAll = false
+}
+
+// syncEntries makes d's synced entries equal to its volatile entries. The
+// synced map belongs to d alone (a Crash or Clone builds fresh ones), so it
+// is updated in place, and only at the names that changed since the last
+// copy: a directory fsync then costs its changes, not its size, and
+// allocates nothing.
+func (d *inode) syncEntries() {
+	switch {
+	case d.syncedEntries == nil:
+		d.syncedEntries = make(map[string]*inode, len(d.entries))
+		fallthrough
+	case d.changedAll:
+		clear(d.syncedEntries)
+		for name, child := range d.entries {
+			d.syncedEntries[name] = child
+		}
+	default:
+		for _, name := range d.changedNames {
+			if child, ok := d.entries[name]; ok {
+				d.syncedEntries[name] = child
+			} else {
+				delete(d.syncedEntries, name)
+			}
+		}
+	}
+	d.forgetChangedNames()
 }
 
 // compact drops operations whose effects are all durable. It runs when they

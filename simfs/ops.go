@@ -58,6 +58,7 @@ func linkErr(op, oldpath, newpath string, errno syscall.Errno) error {
 // link adds name -> n to dir in the volatile tree.
 func (f *FS) link(dir *inode, name string, n *inode) {
 	dir.entries[name] = n
+	dir.noteEntryChanged(name)
 	n.links++
 	if n.isDir() {
 		n.parent = dir
@@ -69,6 +70,7 @@ func (f *FS) link(dir *inode, name string, n *inode) {
 // when nothing holds it any more.
 func (f *FS) unlink(dir *inode, name string, n *inode) {
 	delete(dir.entries, name)
+	dir.noteEntryChanged(name)
 	n.links--
 	if n.links < 0 {
 		panic("simfs: negative link count")

@@ -139,6 +139,12 @@ type inode struct {
 	// pendingSeqs are the sequence numbers of the log operations with an
 	// effect on this inode that is not yet durable.
 	pendingSeqs []uint64
+	// changedNames are the names whose volatile entry changed since
+	// syncedEntries last copied entries, so that an fsync updates only
+	// them (see syncEntries); changedAll replaces the list once it grows
+	// past changedNamesMax.
+	changedNames []string
+	changedAll   bool
 
 	// Symlinks.
 	target string

@@ -197,6 +197,7 @@ func (f *FS) Clone() *FS {
 		c := &inode{}
 		*c = *n
 		c.pendingSeqs = slices.Clone(n.pendingSeqs)
+		c.changedNames = slices.Clone(n.changedNames)
 		copies[n] = c
 		// Synced data is never written in place, and data shared with it is
 		// copied before a write; only unshared volatile data needs a copy.
