@@ -15,11 +15,27 @@ type file struct {
 	v      *view
 	node   *inode
 	name   string
-	flag   lease.OpenFlag
 	pos    int
 	epoch  uint64
 	index  int // position in v.open
+	flag   lease.OpenFlag
 	closed bool
+}
+
+// fileSlabLen is how many file descriptions one allocation holds. Opens are
+// the most frequent FS call, and their handles are short-lived, so carving
+// them from a shared array saves most of an allocation per open; a slab
+// lives on while any of its handles does, which bounds the waste.
+const fileSlabLen = 16
+
+// newFile returns a zero file description carved from the FS's slab.
+func (f *FS) newFile() *file {
+	if len(f.fileSlab) == 0 {
+		f.fileSlab = make([]file, fileSlabLen)
+	}
+	fl := &f.fileSlab[0]
+	f.fileSlab = f.fileSlab[1:]
+	return fl
 }
 
 var _ lease.File = (*file)(nil)
@@ -153,7 +169,7 @@ func (fl *file) closeNow() {
 // dirHandle checks that fl is a valid directory handle and name one
 // component; op and the joined path name the error.
 func (fl *file) dirHandle(op, name string) (joined string, errno syscall.Errno) {
-	joined = path.Join(fl.name, name)
+	joined = joinName(fl.name, name)
 	switch {
 	case !fl.valid():
 		return joined, syscall.EBADF
@@ -244,6 +260,20 @@ func (fl *file) RemoveAt(name string, dir bool) error {
 		return pathErr("unlinkat", joined, errno)
 	}
 	return nil
+}
+
+// joinName is path.Join(dir, name). A handle's name is almost always clean
+// and name one valid component, and then the join is a plain concatenation:
+// one allocation instead of path.Join's two. (path.Clean of a clean path
+// returns it unchanged without allocating.)
+func joinName(dir, name string) string {
+	if !validName(name) || dir == "" || dir == "." || path.Clean(dir) != dir {
+		return path.Join(dir, name)
+	}
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
 }
 
 // validName is statefile.ValidName: one path component, not "." or "..".

@@ -44,6 +44,9 @@ func (v *view) inject(kind OpKind, p1, p2 string) syscall.Errno {
 	if err == nil {
 		return 0
 	}
+	if errno, ok := err.(syscall.Errno); ok {
+		return errno // the common case, without errors.As's allocation
+	}
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
 		panic("simfs: injector returned an error that is not a syscall.Errno: " + err.Error())
@@ -252,7 +255,8 @@ func (v *view) openFileFrom(start *inode, p, name string, flag lease.OpenFlag, p
 		}
 	}
 	v.forgetStale()
-	fl := &file{v: v, node: node, name: name, flag: flag, epoch: f.epoch, index: len(v.open)}
+	fl := f.newFile()
+	*fl = file{v: v, node: node, name: name, flag: flag, epoch: f.epoch, index: len(v.open)}
 	node.opens++
 	v.open = append(v.open, fl)
 	return fl, 0

@@ -110,6 +110,10 @@ type FS struct {
 	// epoch invalidates every File opened before the last Crash.
 	epoch uint64
 
+	// fileSlab is the unused rest of the array newFile carves file
+	// descriptions from.
+	fileSlab []file
+
 	// Scratch space of Hash, reused so hashing allocates little.
 	hashGen   uint64
 	hashOrder []*inode
