@@ -281,6 +281,7 @@ func benchOne(e *Engine, spec Spec) EngineBench {
 	ran := time.Now()
 	finding, _ := judge(e, result, false)
 	checked := time.Now()
+	sim.Recycle(&result)
 	one := EngineBench{Seeds: 1, Steps: int64(result.Steps), Run: ran.Sub(start), Check: checked.Sub(ran),
 		Hash: splitmix(result.Hash ^ spec.Seed)}
 	if world != nil {

@@ -303,7 +303,8 @@ func (o *Options) runJob(j job) record {
 		result = sim.Run(cfg)
 	}
 	finding, _ := judge(e, result, false)
-	result.History, result.Decisions = nil, nil // keep the report's memory flat
+	result.History = nil // keep the report's memory flat
+	sim.Recycle(&result)
 	return record{job: j, spec: spec, result: result, finding: finding, twice: twice}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Decisions is the only source of randomness of a run: which process runs
@@ -24,8 +25,40 @@ type Decisions struct {
 
 // NewDecisions returns a source seeded with seed.
 func NewDecisions(seed uint64) *Decisions {
+	return seededDecisions(seed, make([]uint32, 0, 64))
+}
+
+// newRunDecisions is NewDecisions for a run, recording into a recycled list
+// sized for a whole run.
+func newRunDecisions(seed uint64) *Decisions {
+	return seededDecisions(seed, takeDecisionList())
+}
+
+func seededDecisions(seed uint64, recorded []uint32) *Decisions {
 	source := rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
-	return &Decisions{rng: rand.New(source), source: source, recorded: make([]uint32, 0, decisionsCapInitial)}
+	return &Decisions{rng: rand.New(source), source: source, recorded: recorded}
+}
+
+// decisionLists recycles recorded lists between runs (see Recycle): a list
+// is 64 KiB, and a campaign worker runs thousands of seeds.
+var decisionLists = sync.Pool{New: func() any {
+	list := make([]uint32, 0, decisionsCapInitial)
+	return &list
+}}
+
+func takeDecisionList() []uint32 {
+	return (*decisionLists.Get().(*[]uint32))[:0]
+}
+
+// Recycle hands a finished run's decision list back for later runs to
+// record into, and clears result.Decisions: call it only when nothing
+// holds the list any more (a campaign that keeps only the verdict).
+func Recycle(result *Result) {
+	if cap(result.Decisions) >= decisionsCapInitial {
+		list := result.Decisions[:0]
+		decisionLists.Put(&list)
+	}
+	result.Decisions = nil
 }
 
 // decisionsCapInitial is the recorded list's first capacity: a default lease

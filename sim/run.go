@@ -203,7 +203,7 @@ func newWorld(cfg Config) (*World, *Result) {
 	if cfg.Replay != nil {
 		w.decisions = ReplayDecisions(cfg.Replay)
 	} else {
-		w.decisions = NewDecisions(cfg.Seed)
+		w.decisions = newRunDecisions(cfg.Seed)
 	}
 	result := &Result{Seed: cfg.Seed, Step: -1}
 	if cfg.Replay != nil {

@@ -635,3 +635,24 @@ func TestDecisionsFormatRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestRecycledDecisionListsChangeNothing: a run recording into a list that
+// an earlier run recycled records the same decisions as a fresh one.
+func TestRecycledDecisionListsChangeNothing(t *testing.T) {
+	config := func() Config {
+		return Config{Seed: 7, Setup: LeaseWorkload(LeaseOptions{})}
+	}
+	fresh := Run(config())
+	want := append([]uint32(nil), fresh.Decisions...)
+	Recycle(&fresh)
+	if fresh.Decisions != nil {
+		t.Fatal("Recycle left the list in the result")
+	}
+	for range 3 {
+		again := Run(config())
+		if !slices.Equal(again.Decisions, want) || again.Hash != Run(config()).Hash {
+			t.Fatalf("a recycled list changed the run: %d decisions, want %d", len(again.Decisions), len(want))
+		}
+		Recycle(&again)
+	}
+}
