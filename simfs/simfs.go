@@ -120,14 +120,18 @@ type FS struct {
 	hashNames []string
 }
 
-// inode is one file, directory or symlink.
+// inode is one file, directory or symlink. The fields are ordered so that
+// an inode packs into 192 bytes, a malloc size class: every create
+// allocates one.
 type inode struct {
-	ino   uint64
-	mode  fs.FileMode // type bits + permission bits (volatile)
-	uid   uint32
-	birth int64
-	links int32 // volatile names (for a directory: 1 while linked)
-	opens int32
+	ino        uint64
+	birth      int64
+	mode       fs.FileMode // type bits + permission bits (volatile)
+	syncedMode fs.FileMode // durable mode
+	uid        uint32
+	links      int32 // volatile names (for a directory: 1 while linked)
+	opens      int32
+	hashIndex  uint32 // Hash's number for this inode (never 2^32 inodes)
 
 	// Regular files.
 	data   []byte
@@ -135,29 +139,28 @@ type inode struct {
 	shared bool // data aliases synced: copy before modifying in place
 	dirty  bool // data may differ from synced and a sync would write it
 
+	freed bool // the volatile side released the number
+
 	// Directories.
+	changedAll    bool  // see changedNames
+	subdirs       int32 // volatile subdirectories, for nlink
 	entries       map[string]*inode
 	syncedEntries map[string]*inode
 	parent        *inode // volatile parent (root: itself)
-	subdirs       int32  // volatile subdirectories, for nlink
-	// pendingSeqs are the sequence numbers of the log operations with an
-	// effect on this inode that is not yet durable.
-	pendingSeqs []uint64
 	// changedNames are the names whose volatile entry changed since
 	// syncedEntries last copied entries, so that an fsync updates only
 	// them (see syncEntries); changedAll replaces the list once it grows
 	// past changedNamesMax.
 	changedNames []string
-	changedAll   bool
+
+	// pendingSeqs are the sequence numbers of the log operations with an
+	// effect on this inode that is not yet durable.
+	pendingSeqs []uint64
 
 	// Symlinks.
 	target string
 
-	syncedMode fs.FileMode // durable mode
-	freed      bool        // the volatile side released the number
-
-	hashGen   uint64 // Hash's visit mark
-	hashIndex uint64 // Hash's number for this inode
+	hashGen uint64 // Hash's visit mark
 }
 
 func (n *inode) isDir() bool     { return n.mode&fs.ModeDir != 0 }

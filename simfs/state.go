@@ -53,7 +53,7 @@ func (f *FS) Hash() uint64 {
 	visit := func(n *inode) {
 		if n.hashGen != gen {
 			n.hashGen = gen
-			n.hashIndex = uint64(len(order))
+			n.hashIndex = uint32(len(order))
 			order = append(order, n)
 		}
 	}
@@ -109,12 +109,12 @@ func (f *FS) Hash() uint64 {
 		}
 		for _, name := range sorted(n.entries) {
 			h.str(name)
-			h.u64(n.entries[name].hashIndex)
+			h.u64(uint64(n.entries[name].hashIndex))
 		}
 		h.byte('|')
 		for _, name := range sorted(n.syncedEntries) {
 			h.str(name)
-			h.u64(n.syncedEntries[name].hashIndex)
+			h.u64(uint64(n.syncedEntries[name].hashIndex))
 		}
 	}
 	for i := range f.log {
@@ -123,11 +123,11 @@ func (f *FS) Hash() uint64 {
 		h.u64(uint64(op.kind))
 		for k := uint8(0); k < op.n; k++ {
 			e := &op.effs[k]
-			h.u64(e.target().hashIndex)
+			h.u64(uint64(e.target().hashIndex))
 			h.str(e.name)
 			h.str(e.del)
 			if e.node != nil {
-				h.u64(e.node.hashIndex + 1)
+				h.u64(uint64(e.node.hashIndex) + 1)
 			}
 			h.u64(uint64(e.mode))
 			if e.done {
