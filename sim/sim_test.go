@@ -656,3 +656,21 @@ func TestRecycledDecisionListsChangeNothing(t *testing.T) {
 		Recycle(&again)
 	}
 }
+
+// TestHashPathSeparatesPaths: the step hash tells apart paths that differ
+// in one byte, in length only, or across the eight-byte word boundary.
+func TestHashPathSeparatesPaths(t *testing.T) {
+	seen := map[uint64]string{}
+	paths := []string{"", "\x00", "\x00\x00", "/", "/ns", "/ns/", "/ns/receiver.lock", "/ns/receiver.lock/owner.json",
+		"/ns/receiver.lock/owner.jso", "/ns/receiver.lock/owner.jsoN", "abcdefgh", "abcdefgh\x00", "abcdefg", "bbcdefgh"}
+	for _, p := range paths {
+		h := hashPath(p)
+		if other, dup := seen[h]; dup {
+			t.Fatalf("hashPath(%q) == hashPath(%q)", p, other)
+		}
+		seen[h] = p
+		if hashPath(p) != h {
+			t.Fatalf("hashPath(%q) is not deterministic", p)
+		}
+	}
+}
