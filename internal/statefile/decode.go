@@ -65,8 +65,8 @@ func (l fieldList) value(s span) json.RawMessage { return l.data[s.valueStart:s.
 // find returns the index of key's member, or -1.
 func (l fieldList) find(key string) int {
 	sig := keySignature(key)
-	for i, s := range l.spans {
-		if s.keySig == sig && string(l.key(s)) == key {
+	for i := range l.spans {
+		if l.spans[i].keySig == sig && string(l.key(l.spans[i])) == key {
 			return i
 		}
 	}
