@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -136,8 +137,11 @@ type BenchReport struct {
 	// LoadAverage is /proc/loadavg's first three fields ("" elsewhere):
 	// the machine is shared, and the wall-time rates depend on it.
 	LoadAverage string
-	Engines     []EngineBench
-	Scaling     []ScalingBench
+	// GCPercent is the collector's setting during the run (GOGC; leasesim
+	// sets its own default): it moves the rates by several percent.
+	GCPercent int
+	Engines   []EngineBench
+	Scaling   []ScalingBench
 	// OpMix holds the lease operation mix on simfs and, with RealFS, on
 	// the real OS.
 	OpMix []OpMixBench
@@ -167,7 +171,8 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 		}
 	}
 	report := &BenchReport{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
-		CPUs: runtime.NumCPU(), Started: time.Now().UTC(), LoadAverage: loadAverage()}
+		CPUs: runtime.NumCPU(), Started: time.Now().UTC(), LoadAverage: loadAverage(),
+		GCPercent: gcPercent()}
 	for _, name := range o.Engines {
 		cpuBefore := processCPU()
 		engine, err := BenchEngine(ctx, name, 1, o.Seeds)
@@ -327,4 +332,11 @@ func loadAverage() string {
 	}
 	fields := strings.Fields(string(data))
 	return strings.Join(fields[:min(3, len(fields))], " ")
+}
+
+// gcPercent reads the collector's GOGC setting (debug has no getter).
+func gcPercent() int {
+	percent := debug.SetGCPercent(100)
+	debug.SetGCPercent(percent)
+	return percent
 }

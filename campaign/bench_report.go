@@ -16,8 +16,8 @@ const (
 // them as they are).
 func (r *BenchReport) WriteTable(w io.Writer) error {
 	var out strings.Builder
-	fmt.Fprintf(&out, "Measured %s, %s %s/%s, %d CPUs, load average %s at the start.\n\n",
-		r.Started.Format("2006-01-02 15:04 UTC"), r.GoVersion, r.OS, r.Arch, r.CPUs, r.LoadAverage)
+	fmt.Fprintf(&out, "Measured %s, %s %s/%s, %d CPUs, GOGC=%d, load average %s at the start.\n\n",
+		r.Started.Format("2006-01-02 15:04 UTC"), r.GoVersion, r.OS, r.Arch, r.CPUs, r.GCPercent, r.LoadAverage)
 	out.WriteString("### Simulator, one worker (one core), each engine's default scenario\n\n")
 	out.WriteString("| engine | seeds | steps/seed | steps/s/core (sim+check) | steps/s/core (sim only) | seeds/s/core | steps per CPU-s | seeds per CPU-s | porcupine share | simulated s per wall s | failures | run hash |\n")
 	out.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")

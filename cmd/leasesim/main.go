@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -29,7 +30,20 @@ import (
 const exitToolError = 5
 
 func main() {
+	tuneGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// gcPercentDefault is leasesim's GOGC unless the environment sets one. A
+// campaign keeps a few MiB live while it allocates about 0.7 MiB per seed,
+// so at the runtime's 100 it collects every few seeds; 400 collects a
+// quarter as often for at most about 16 MiB more heap per process.
+const gcPercentDefault = 400
+
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercentDefault)
+	}
 }
 
 const usage = `usage: leasesim <command> [flags]
