@@ -77,7 +77,7 @@ func (m *Manager) readGuardFile(file, record string, uid uint32) (guardRead, err
 		}
 		return guardRead{}, fmt.Errorf("lease: reading %s: %w", record, err)
 	}
-	g, err := parseGuard(data, record)
+	g, err := m.parseGuardCached(data, record)
 	if err != nil {
 		return guardRead{present: true, corrupt: fmt.Sprintf("%s: %v", file, err), data: data}, nil
 	}

@@ -105,7 +105,7 @@ func (m *Manager) projectReceiver(uid uint32, receiver *FileInfo) (projection Pr
 	default:
 		return Projection{}, nil, false, fmt.Errorf("lease: reading owner.json: %w", err)
 	}
-	owner, err := parseOwner(data)
+	owner, err := m.parseOwnerCached(data)
 	if err != nil {
 		return corruptOwner(fmt.Sprintf("%s: %v", m.ownerPath(), err)), data, true, nil
 	}

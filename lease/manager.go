@@ -68,8 +68,9 @@ type Config struct {
 // Manager is the generation-fenced, epoch-numbered single-owner lease of one
 // namespace directory: a Go port of the seed's ReceiverLeaseManager. All
 // mutations happen under the lifecycle guard file; Inspect reads without it.
-// A Manager holds no state between calls, so any number of Managers (in any
-// number of processes) may share a namespace.
+// A Manager holds no lease state between calls (only a cache of the last
+// records it parsed, keyed by their bytes), so any number of Managers (in
+// any number of processes) may share a namespace.
 type Manager struct {
 	namespace string
 	rootID    string
@@ -79,6 +80,7 @@ type Manager struct {
 	ids       IDSource
 	guardWait time.Duration
 	paths     namespacePaths
+	cache     recordCache
 }
 
 // namespacePaths are the fixed names inside the namespace, joined once:
