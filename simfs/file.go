@@ -223,8 +223,7 @@ func (fl *file) StatAt(name string) (lease.FileInfo, error) {
 	if errno != 0 {
 		return lease.FileInfo{}, pathErr("fstatat", joined, errno)
 	}
-	hops := 0
-	_, _, node, errno := fl.v.resolveFrom(fl.node, name, false, &hops)
+	_, _, node, errno := fl.v.resolveAt(fl.node, name, false)
 	if errno == 0 && node == nil {
 		errno = syscall.ENOENT
 	}
@@ -243,8 +242,7 @@ func (fl *file) RemoveAt(name string, dir bool) error {
 	if errno != 0 {
 		return pathErr("unlinkat", joined, errno)
 	}
-	hops := 0
-	parent, base, node, errno := fl.v.resolveFrom(fl.node, name, false, &hops)
+	parent, base, node, errno := fl.v.resolveAt(fl.node, name, false)
 	switch {
 	case errno != 0:
 	case node == nil:

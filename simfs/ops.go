@@ -17,6 +17,9 @@ type view struct {
 	fs   *FS
 	uid  uint32
 	open []*file // files open through this view, valid at epoch
+	// prefix is where the last walk from the root stood before its final
+	// component (see prefixCache).
+	prefix prefixCache
 	// epoch is the FS epoch open belongs to; a Crash since makes the list
 	// stale (those files are invalid), and it is dropped on next use.
 	epoch uint64
@@ -64,6 +67,7 @@ func (f *FS) link(dir *inode, name string, n *inode) {
 	dir.noteEntryChanged(name)
 	n.links++
 	if n.isDir() {
+		f.treeGen++
 		n.parent = dir
 		dir.subdirs++
 	}
@@ -79,6 +83,7 @@ func (f *FS) unlink(dir *inode, name string, n *inode) {
 		panic("simfs: negative link count")
 	}
 	if n.isDir() {
+		f.treeGen++
 		dir.subdirs--
 		if n.links == 0 {
 			n.parent = nil
@@ -202,8 +207,7 @@ func (v *view) openFileFrom(start *inode, p, name string, flag lease.OpenFlag, p
 	creat := flag&lease.O_CREATE != 0
 	excl := creat && flag&lease.O_EXCL != 0
 	follow := !excl && flag&lease.O_NOFOLLOW == 0
-	hops := 0
-	dir, base, node, errno := v.resolveFrom(start, p, follow, &hops)
+	dir, base, node, errno := v.resolveAt(start, p, follow)
 	if errno != 0 {
 		return nil, errno
 	}
@@ -573,6 +577,7 @@ func (v *view) chmod(name string, mode fs.FileMode) syscall.Errno {
 		return syscall.EPERM
 	}
 	node.mode = node.mode.Type() | mode.Perm() | mode&fs.ModeSticky
+	v.fs.treeGen++ // search permission may have changed
 	v.fs.logAppend(OpChmod, effect{attr: node, mode: node.mode}, nil)
 	return 0
 }

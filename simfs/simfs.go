@@ -109,6 +109,10 @@ type FS struct {
 	orphans map[*inode]struct{}
 	// epoch invalidates every File opened before the last Crash.
 	epoch uint64
+	// treeGen advances whenever a path walk through directories could
+	// change its course: a directory linked or unlinked, a chmod, a Crash.
+	// It invalidates the views' prefix caches.
+	treeGen uint64
 
 	// fileSlab is the unused rest of the array newFile carves file
 	// descriptions from.
@@ -325,6 +329,7 @@ func (f *FS) MkdirAll(path string, perm fs.FileMode, uid uint32) {
 		n := root.create(OpMkdir, dir, base, fs.ModeDir)
 		n.mode = fs.ModeDir | perm.Perm() | perm&fs.ModeSticky
 		n.uid = uid
+		f.treeGen++ // the walk-relevant mode changed after the link
 		f.syncInode(n)
 		f.syncInode(dir)
 	}

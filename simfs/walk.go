@@ -2,6 +2,7 @@ package simfs
 
 import (
 	"io/fs"
+	"strings"
 	"syscall"
 )
 
@@ -39,10 +40,56 @@ func (v *view) may(n *inode, want fs.FileMode) bool {
 // "" when name names the root itself.
 func (v *view) resolve(name string, follow bool) (dir *inode, base string, node *inode, errno syscall.Errno) {
 	hops := 0
-	return v.resolveFrom(v.fs.root, name, follow, &hops)
+	if start, ok := v.cachedPrefix(name); ok {
+		return v.walk(start, name, len(v.prefix.path), follow, &hops, false)
+	}
+	return v.walkPath(v.fs.root, name, follow, &hops, true)
 }
 
-func (v *view) resolveFrom(cur *inode, p string, follow bool, hops *int) (*inode, string, *inode, syscall.Errno) {
+// resolveAt is openat(2)'s walk: p from start, or from the root when p is
+// absolute.
+func (v *view) resolveAt(start *inode, p string, follow bool) (*inode, string, *inode, syscall.Errno) {
+	if start == v.fs.root || (p != "" && p[0] == '/') {
+		return v.resolve(p, follow)
+	}
+	hops := 0
+	return v.walkPath(start, p, follow, &hops, false)
+}
+
+// prefixCache remembers where the view's last walk from the root stood just
+// before its final component: most calls name a file in the directory the
+// previous call named one in, and starting there saves a map lookup per
+// directory level. A cached walk is exact while FS.treeGen is unchanged:
+// it crossed only directories (no symlinks), and a directory's names,
+// parent and search permission change only through a link or unlink of a
+// directory, a chmod or a crash, which all advance treeGen.
+type prefixCache struct {
+	path string // the walked prefix, ending in '/'
+	dir  *inode // the directory it reached
+	gen  uint64 // FS.treeGen it is valid for
+}
+
+// cachedPrefix returns the directory to walk name's final component from,
+// if name is the cached prefix plus one component.
+func (v *view) cachedPrefix(name string) (*inode, bool) {
+	c := &v.prefix
+	if c.dir == nil || c.gen != v.fs.treeGen || len(name) >= pathMax ||
+		len(name) <= len(c.path) || name[:len(c.path)] != c.path ||
+		strings.IndexByte(name[len(c.path):], '/') >= 0 {
+		return nil, false
+	}
+	return c.dir, true
+}
+
+// rememberPrefix caches that walking p[:i] from the root reached dir.
+func (v *view) rememberPrefix(p string, i int, dir *inode) {
+	v.prefix = prefixCache{path: p[:i], dir: dir, gen: v.fs.treeGen}
+}
+
+// walkPath resolves p from cur (from the root if p is absolute). With
+// remember, the walk updates the view's prefix cache (only walks from the
+// root may).
+func (v *view) walkPath(cur *inode, p string, follow bool, hops *int, remember bool) (*inode, string, *inode, syscall.Errno) {
 	if p == "" {
 		return nil, "", nil, syscall.ENOENT
 	}
@@ -52,7 +99,11 @@ func (v *view) resolveFrom(cur *inode, p string, follow bool, hops *int) (*inode
 	if p[0] == '/' {
 		cur = v.fs.root
 	}
-	i := 0
+	return v.walk(cur, p, 0, follow, hops, remember)
+}
+
+// walk resolves p[i:] from cur, which the walk of p[:i] reached.
+func (v *view) walk(cur *inode, p string, i int, follow bool, hops *int, remember bool) (*inode, string, *inode, syscall.Errno) {
 	for {
 		for i < len(p) && p[i] == '/' {
 			i++
@@ -71,6 +122,9 @@ func (v *view) resolveFrom(cur *inode, p string, follow bool, hops *int) (*inode
 			k++
 		}
 		last := k == len(p)
+		if last && remember && i > 0 && *hops == 0 && cur.isDir() {
+			v.rememberPrefix(p, i, cur)
+		}
 		if !cur.isDir() {
 			return nil, "", nil, syscall.ENOTDIR
 		}
@@ -94,7 +148,7 @@ func (v *view) resolveFrom(cur *inode, p string, follow bool, hops *int) (*inode
 			if *hops > linksMax {
 				return nil, "", nil, syscall.ELOOP
 			}
-			d, b, t, e := v.resolveFrom(cur, child.target, true, hops)
+			d, b, t, e := v.walkPath(cur, child.target, true, hops, false)
 			if last || e != 0 {
 				if e == 0 && j < len(p) && t != nil && !t.isDir() {
 					return nil, "", nil, syscall.ENOTDIR // "link/" to a file

@@ -1,0 +1,88 @@
+package simfs
+
+import (
+	"io/fs"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/leasekit/leasekit/lease"
+)
+
+// TestPrefixCacheMatchesFullWalk holds the views' prefix cache to the walk
+// it shortcuts: after random renames, removes, mkdirs, symlinks, chmods and
+// crashes, resolving a path through the cache gives exactly what a full walk
+// from the root gives, for root and for an unprivileged uid.
+func TestPrefixCacheMatchesFullWalk(t *testing.T) {
+	comps := []string{"a", "b", "c", "l", "x", ".", "..", ""}
+	randPath := func(rng *rand.Rand) string {
+		p := ""
+		if rng.IntN(8) != 0 {
+			p = "/"
+		}
+		for n := 1 + rng.IntN(4); n > 0; n-- {
+			p += comps[rng.IntN(len(comps))]
+			if n > 1 || rng.IntN(6) == 0 {
+				p += "/"
+			}
+		}
+		return p
+	}
+	for seed := uint64(1); seed <= 30; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		f := New(Options{Dev: 1})
+		f.MkdirAll("/a/b", 0o777, 1000)
+		views := []*view{f.View(0).(*view), f.View(1000).(*view), f.View(2000).(*view)}
+		for step := 0; step < 2000; step++ {
+			v := views[rng.IntN(len(views))]
+			switch rng.IntN(8) {
+			case 0:
+				v.Mkdir(randPath(rng), fs.FileMode(rng.IntN(0o1000)))
+			case 1:
+				v.Rename(randPath(rng), randPath(rng))
+			case 2:
+				v.Remove(randPath(rng))
+			case 3:
+				v.Symlink(randPath(rng), randPath(rng))
+			case 4:
+				v.Chmod(randPath(rng), fs.FileMode(rng.IntN(0o1000)))
+			case 5:
+				if fl, err := v.OpenFile(randPath(rng), lease.O_WRONLY|lease.O_CREATE, 0o644); err == nil {
+					fl.Close()
+				}
+			case 6:
+				if rng.IntN(20) == 0 {
+					f.Crash(CrashMode(rng.IntN(int(crashModeCount))), randChooser{rng})
+				}
+			}
+			// Query every view, mostly under the prefix it has cached, so
+			// that a stale cache entry would be used.
+			for _, v := range views {
+				for q := 0; q < 3; q++ {
+					p := randPath(rng)
+					if q > 0 && v.prefix.dir != nil {
+						p = v.prefix.path + comps[rng.IntN(len(comps)-1)]
+					}
+					checkResolve(t, v, p, rng.IntN(2) == 0)
+				}
+			}
+		}
+	}
+}
+
+// checkResolve compares v.resolve, which may use the prefix cache, with a
+// full walk from the root.
+func checkResolve(t *testing.T, v *view, p string, follow bool) {
+	t.Helper()
+	hops := 0
+	wd, wb, wn, we := v.walkPath(v.fs.root, p, follow, &hops, false)
+	d, b, n, e := v.resolve(p, follow)
+	if d != wd || b != wb || n != wn || e != we {
+		t.Fatalf("uid %d resolve(%q, %v) = (%p %q %p %v), full walk (%p %q %p %v)",
+			v.uid, p, follow, d, b, n, e, wd, wb, wn, we)
+	}
+}
+
+// randChooser adapts a seeded math/rand/v2 source to Chooser.
+type randChooser struct{ rng *rand.Rand }
+
+func (c randChooser) Intn(n int) int { return c.rng.IntN(n) }
