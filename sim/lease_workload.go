@@ -256,10 +256,12 @@ type leaseReclaimCheck struct {
 }
 
 type leaseWorld struct {
-	world  *World
-	opts   LeaseOptions
-	layout LeaseLayout
-	spaces []*leaseSpace
+	// parsedRecords memoizes parseRecord (see leaseWorld.parseRecord).
+	parsedRecords map[string]parsedRecord
+	world         *World
+	opts          LeaseOptions
+	layout        LeaseLayout
+	spaces        []*leaseSpace
 	// spaceOf maps a host to its lease space.
 	spaceOf map[*Host]*leaseSpace
 	// inside is the process inside a fenced section, per space.
@@ -464,7 +466,7 @@ type leaseMove struct {
 // checkMove checks that a reclaimed owner was dead in the ground truth.
 func (lw *leaseWorld) checkMove(m leaseMove) error {
 	data, err := readRoot(m.space.volume.Root(), path.Join(m.path, "owner.json"))
-	record, ok := parseRecord(data)
+	record, ok := lw.parseRecord(data)
 	if err == nil && !ok && m.space.hostileWrote(data) {
 		// The hook corrupted owner.json between the engine's last check
 		// and its rename: the corrupt record is the evidence now.

@@ -93,6 +93,30 @@ type recordIdentity struct {
 	ExecutableInode  string `json:"executableInode"`
 }
 
+// parsedRecord is parseRecord's answer for one byte string.
+type parsedRecord struct {
+	identity recordIdentity
+	ok       bool
+}
+
+// parseRecord is the package function parseRecord, remembered per run by
+// the record's bytes: the hooks and checks between steps read the same few
+// records over and over, and json.Unmarshal cost more than the rest of them.
+// The memo is bounded; clearing it changes no answer.
+func (lw *leaseWorld) parseRecord(data []byte) (recordIdentity, bool) {
+	if hit, ok := lw.parsedRecords[string(data)]; ok {
+		return hit.identity, hit.ok
+	}
+	if lw.parsedRecords == nil || len(lw.parsedRecords) >= parsedRecordsMax {
+		lw.parsedRecords = make(map[string]parsedRecord)
+	}
+	identity, ok := parseRecord(data)
+	lw.parsedRecords[string(data)] = parsedRecord{identity, ok}
+	return identity, ok
+}
+
+const parsedRecordsMax = 256
+
 func parseRecord(data []byte) (recordIdentity, bool) {
 	var r recordIdentity
 	if err := json.Unmarshal(data, &r); err != nil || r.Hostname == "" || r.PID <= 0 {
@@ -111,7 +135,7 @@ func (lw *leaseWorld) corrupt(w *World) {
 	}
 	var targets []string
 	owner, ownerErr := readRoot(root, leaseOwnerPath)
-	_, ownerValid := parseRecord(owner)
+	_, ownerValid := lw.parseRecord(owner)
 	if !space.ownerCorrupted {
 		if ownerErr == nil && ownerValid {
 			targets = append(targets, "owner")
@@ -150,7 +174,7 @@ func (lw *leaseWorld) corrupt(w *World) {
 			c.path = intents[d.Intn(len(intents))]
 		}
 		data, err := readRoot(root, c.path)
-		record, ok := parseRecord(data)
+		record, ok := lw.parseRecord(data)
 		if err != nil || !ok {
 			return
 		}
@@ -198,7 +222,7 @@ func (lw *leaseWorld) corruptable(space *leaseSpace, name string) bool {
 	if err != nil {
 		return false
 	}
-	_, ok := parseRecord(data)
+	_, ok := lw.parseRecord(data)
 	return ok
 }
 
@@ -357,11 +381,11 @@ func (lw *leaseWorld) renameRace(w *World) {
 	root := space.cotenant()
 	var targets []string
 	owner, err := readRoot(root, leaseOwnerPath)
-	if _, ok := parseRecord(owner); err == nil && ok && !space.ownerCorrupted {
+	if _, ok := lw.parseRecord(owner); err == nil && ok && !space.ownerCorrupted {
 		targets = append(targets, "receiver", "owner")
 	}
 	guard, err := readRoot(root, leaseGuardPath)
-	if _, ok := parseRecord(guard); err == nil && ok && lw.corruptable(space, leaseGuardPath) {
+	if _, ok := lw.parseRecord(guard); err == nil && ok && lw.corruptable(space, leaseGuardPath) {
 		targets = append(targets, "guard")
 	}
 	if len(targets) == 0 {
@@ -418,7 +442,7 @@ func (lw *leaseWorld) checkQuarantine(c leaseReclaimCheck) error {
 		return fmt.Errorf("%s reclaimed generation %s into %s, but its owner.json is not there: %v", c.proc,
 			c.generation, c.path, err)
 	}
-	record, ok := parseRecord(data)
+	record, ok := lw.parseRecord(data)
 	if !ok && c.space.hostileWrote(data) {
 		return nil // corrupted by the hook after the engine's last check
 	}
@@ -492,7 +516,7 @@ func (l *leaseLiveness) launch() {
 	var owner recordIdentity
 	var ownerOK bool
 	if data, err := readRoot(root, leaseOwnerPath); err == nil {
-		owner, ownerOK = parseRecord(data)
+		owner, ownerOK = lw.parseRecord(data)
 	}
 	// The host to probe from is the one named by the first record the engine
 	// will meet: it scans reclaim intents before it contends for the guard,
@@ -505,14 +529,14 @@ func (l *leaseLiveness) launch() {
 			continue // a crashed writer's temp: the engine does not read it either
 		}
 		if data, err := readRoot(root, path.Join(leaseReclaimsPath, e.Name)); err == nil {
-			if r, ok := parseRecord(data); ok && hostNamed == "" {
+			if r, ok := lw.parseRecord(data); ok && hostNamed == "" {
 				hostNamed = r.Hostname
 			}
 		}
 	}
 	if hostNamed == "" {
 		if data, err := readRoot(root, leaseGuardPath); err == nil {
-			if r, ok := parseRecord(data); ok {
+			if r, ok := lw.parseRecord(data); ok {
 				hostNamed = r.Hostname
 			}
 		}
