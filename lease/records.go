@@ -177,21 +177,8 @@ func ownerDocument(o Owner) ownerJSON {
 
 // parseOwner strictly decodes an owner record of schema 1 or 2.
 func parseOwner(data []byte) (Owner, error) {
-	const record = "receiver owner"
-	object, schema, err := peekSchema(data, record, ownerKeys)
+	object, schema, err := decodeVersioned(data, "receiver owner", ownerKeys, ownerKeysFor)
 	if err != nil {
-		return Owner{}, err
-	}
-	keys := ownerKeys
-	switch schema {
-	case ownerSchemaLegacy:
-		keys = ownerKeysLegacy
-	case OwnerSchema:
-	default:
-		return Owner{}, &statefile.SchemaError{Record: record, Problem: fmt.Sprintf(
-			"unsupported schema %d (this leasekit reads 1 and 2)", schema)}
-	}
-	if err := object.CheckKeys(keys, nil); err != nil {
 		return Owner{}, err
 	}
 	owner := Owner{
@@ -221,17 +208,72 @@ func parseOwner(data []byte) (Owner, error) {
 	return owner, nil
 }
 
-// peekSchema reads the schema field of an object whose keys are all in
-// allowed (the newest schema's keys are a superset of the older ones'). The
-// caller checks the object's keys against its schema's with CheckKeys: one
-// decode per record.
-func peekSchema(data []byte, record string, allowed []string) (*statefile.Object, int64, error) {
+// ownerKeysFor and guardKeysFor name the key set of each schema a reader
+// knows.
+func ownerKeysFor(schema int64, record string) ([]string, error) {
+	switch schema {
+	case ownerSchemaLegacy:
+		return ownerKeysLegacy, nil
+	case OwnerSchema:
+		return ownerKeys, nil
+	}
+	return nil, unsupportedSchema(schema, record)
+}
+
+func guardKeysFor(schema int64, record string) ([]string, error) {
+	switch schema {
+	case guardSchemaLegacy:
+		return guardKeysLegacy, nil
+	case GuardSchema:
+		return guardKeys, nil
+	}
+	return nil, unsupportedSchema(schema, record)
+}
+
+func unsupportedSchema(schema int64, record string) error {
+	return &statefile.SchemaError{Record: record, Problem: fmt.Sprintf(
+		"unsupported schema %d (this leasekit reads 1 and 2)", schema)}
+}
+
+// decodeVersioned decodes a record whose key set depends on its schema,
+// with exactly the errors, in the same order, of decodeVersionedSlowly:
+// keys outside allowed, then a bad schema, then an unknown schema, then
+// keys outside the schema's own set. A good record (the common case) has
+// its key set checked once: passing its schema's check implies passing the
+// allowed one, since every schema's keys include "schema" and lie within
+// allowed (TestVersionedKeySetsNest).
+func decodeVersioned(data []byte, record string, allowed []string,
+	keysOf func(schema int64, record string) ([]string, error)) (*statefile.Object, int64, error) {
+	if object, err := statefile.DecodeMembers(data, record); err == nil {
+		schema := object.Int("schema", 1, math.MaxInt32)
+		if object.Err() == nil {
+			if keys, err := keysOf(schema, record); err == nil && object.CheckKeys(keys, nil) == nil {
+				return object, schema, nil
+			}
+		}
+	}
+	return decodeVersionedSlowly(data, record, allowed, keysOf)
+}
+
+// decodeVersionedSlowly is decodeVersioned step by step, for its errors.
+func decodeVersionedSlowly(data []byte, record string, allowed []string,
+	keysOf func(schema int64, record string) ([]string, error)) (*statefile.Object, int64, error) {
 	object, err := statefile.DecodeObject(data, record, []string{"schema"}, allowed)
 	if err != nil {
 		return nil, 0, err
 	}
 	schema := object.Int("schema", 1, math.MaxInt32)
-	return object, schema, object.Err()
+	if err := object.Err(); err != nil {
+		return nil, 0, err
+	}
+	keys, err := keysOf(schema, record)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := object.CheckKeys(keys, nil); err != nil {
+		return nil, 0, err
+	}
+	return object, schema, nil
 }
 
 func absolutePath(object *statefile.Object, key string) string {
@@ -339,20 +381,8 @@ func guardDocument(g guardRecord) guardJSON {
 // parseGuard strictly decodes a guard or intent of schema 1 or 2; record
 // names which, for the diagnostics.
 func parseGuard(data []byte, record string) (guardRecord, error) {
-	object, schema, err := peekSchema(data, record, guardKeys)
+	object, schema, err := decodeVersioned(data, record, guardKeys, guardKeysFor)
 	if err != nil {
-		return guardRecord{}, err
-	}
-	keys := guardKeys
-	switch schema {
-	case guardSchemaLegacy:
-		keys = guardKeysLegacy
-	case GuardSchema:
-	default:
-		return guardRecord{}, &statefile.SchemaError{Record: record, Problem: fmt.Sprintf(
-			"unsupported schema %d (this leasekit reads 1 and 2)", schema)}
-	}
-	if err := object.CheckKeys(keys, nil); err != nil {
 		return guardRecord{}, err
 	}
 	g := guardRecord{

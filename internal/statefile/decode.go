@@ -110,6 +110,17 @@ func DecodeObject(b []byte, record string, required, optional []string) (*Object
 	return &Object{record: record, fields: fields}, nil
 }
 
+// DecodeMembers decodes b as exactly one JSON object, as DecodeObject does,
+// without checking its key set: for a reader that learns from one field
+// which key set applies, and then checks it once with CheckKeys.
+func DecodeMembers(b []byte, record string) (*Object, error) {
+	fields, err := decodeFields(b)
+	if err != nil {
+		return nil, &SchemaError{Record: record, Problem: err.Error()}
+	}
+	return &Object{record: record, fields: fields}, nil
+}
+
 // CheckKeys checks the key set of an already decoded object again, against
 // other key lists: the same check, and the same error, as DecodeObject of
 // the same bytes with these lists, without decoding them twice (a reader
@@ -162,6 +173,9 @@ func decodeFieldsFast(b []byte) (fieldList, bool) {
 	}
 	b = bytes.Clone(b) // the fields must not change when the caller reuses b
 	fields := fieldList{data: b, spans: make([]span, 0, 16)}
+	// While keys come in strictly ascending byte order (canonical records),
+	// none can repeat an earlier one, and the duplicate search is skipped.
+	ascending, previousKey := true, []byte(nil)
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return fields, skipSpace(b, i+1) == len(b)
@@ -172,9 +186,11 @@ func decodeFieldsFast(b []byte) (fieldList, bool) {
 			return fieldList{}, false
 		}
 		keyStart, keyEnd := i+1, i+end-1
-		if fields.find(string(b[keyStart:keyEnd])) >= 0 {
+		if ascending = ascending && bytes.Compare(b[keyStart:keyEnd], previousKey) > 0; !ascending &&
+			fields.find(string(b[keyStart:keyEnd])) >= 0 {
 			return fieldList{}, false
 		}
+		previousKey = b[keyStart:keyEnd]
 		i = skipSpace(b, i+end)
 		if i >= len(b) || b[i] != ':' {
 			return fieldList{}, false

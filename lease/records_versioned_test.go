@@ -1,0 +1,69 @@
+package lease
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestVersionedKeySetsNest: the premise of decodeVersioned's single check.
+func TestVersionedKeySetsNest(t *testing.T) {
+	for _, set := range []struct {
+		allowed []string
+		schemas [][]string
+	}{
+		{ownerKeys, [][]string{ownerKeysLegacy, ownerKeys}},
+		{guardKeys, [][]string{guardKeysLegacy, guardKeys}},
+	} {
+		for _, keys := range set.schemas {
+			if !slices.Contains(keys, "schema") {
+				t.Fatalf("%v lacks schema", keys)
+			}
+			for _, key := range keys {
+				if !slices.Contains(set.allowed, key) {
+					t.Fatalf("%q is outside the allowed keys %v", key, set.allowed)
+				}
+			}
+		}
+	}
+}
+
+// TestDecodeVersionedEqualsStepByStep: for records of either schema with
+// keys dropped, added, duplicated, or a schema of any value, the single
+// check returns the step-by-step errors, in their order, and the same
+// schema.
+func TestDecodeVersionedEqualsStepByStep(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		allowed, keysOf := ownerKeys, ownerKeysFor
+		if rapid.Bool().Draw(t, "guard") {
+			allowed, keysOf = guardKeys, guardKeysFor
+		}
+		members := map[string]json.RawMessage{}
+		for _, key := range allowed {
+			if rapid.IntRange(0, 9).Draw(t, "drop-"+key) > 0 {
+				members[key] = json.RawMessage(`"x"`)
+			}
+		}
+		if rapid.IntRange(0, 3).Draw(t, "extra") == 0 {
+			members[rapid.SampledFrom([]string{"zzz", "epoch", "uid", "Schema"}).Draw(t, "extra-key")] = json.RawMessage(`1`)
+		}
+		if _, ok := members["schema"]; ok {
+			members["schema"] = json.RawMessage(rapid.SampledFrom([]string{"1", "2", "3", "0", `"2"`, "1.5", "null"}).Draw(t, "schema"))
+		}
+		data, err := json.Marshal(members)
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		if rapid.IntRange(0, 5).Draw(t, "duplicate") == 0 {
+			data = append(data[:len(data)-1], []byte(`,"schema":2}`)...)
+		}
+		_, schema, err := decodeVersioned(data, "r", allowed, keysOf)
+		_, wantSchema, wantErr := decodeVersionedSlowly(data, "r", allowed, keysOf)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || schema != wantSchema {
+			t.Fatalf("%s: %d, %v; step by step %d, %v", data, schema, err, wantSchema, wantErr)
+		}
+	})
+}
