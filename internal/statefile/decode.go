@@ -31,42 +31,44 @@ type Object struct {
 	err    error
 }
 
-// fieldList holds an object's members in document order: spans into data,
-// a private copy of the object's bytes (or, for the token loop's members,
-// their unescaped keys and raw values laid end to end). Records have a dozen
-// keys, so a linear search beats a map, and spans hold no pointers for the
-// garbage collector to trace.
+// fieldList holds an object's members in document order: spans into text,
+// an immutable copy of the object's bytes (or, for the token loop's members,
+// of their unescaped keys and raw values laid end to end). Records have a
+// dozen keys, so a linear search beats a map; spans hold no pointers for
+// the garbage collector to trace; and a plain string value is a substring
+// of text, so reading it allocates nothing.
 type fieldList struct {
-	data  []byte
+	text  string
 	spans []span
 }
 
-// span locates one member: data[keyStart:keyEnd] is its key (unescaped),
-// data[valueStart:valueEnd] its value as written, without the whitespace
+// span locates one member: text[keyStart:keyEnd] is its key (unescaped),
+// text[valueStart:valueEnd] its value as written, without the whitespace
 // around it, as json.RawMessage keeps it. keySig is keySignature of the
 // key, so a lookup compares one word per member before any bytes; plain
 // says the value is a string of printable ASCII without escapes, which the
-// String getter can copy as it stands.
+// String getter can return as it stands.
 type span struct {
 	keyStart, keyEnd, valueStart, valueEnd int32
 	keySig                                 uint64
 	plain                                  bool
 }
 
-func (l *fieldList) add(keyStart, keyEnd, valueStart, valueEnd int, plain bool) {
-	l.spans = append(l.spans, span{keyStart: int32(keyStart), keyEnd: int32(keyEnd),
-		valueStart: int32(valueStart), valueEnd: int32(valueEnd), keySig: keySignature(l.data[keyStart:keyEnd]), plain: plain})
+// newSpan locates a member whose key is key (text[keyStart:keyEnd]).
+func newSpan[K string | []byte](key K, keyStart, valueStart, valueEnd int, plain bool) span {
+	return span{keyStart: int32(keyStart), keyEnd: int32(keyStart + len(key)), valueStart: int32(valueStart),
+		valueEnd: int32(valueEnd), keySig: keySignature(key), plain: plain}
 }
 
-func (l fieldList) key(s span) []byte { return l.data[s.keyStart:s.keyEnd:s.keyEnd] }
+func (l fieldList) key(s span) string { return l.text[s.keyStart:s.keyEnd] }
 
-func (l fieldList) value(s span) json.RawMessage { return l.data[s.valueStart:s.valueEnd:s.valueEnd] }
+func (l fieldList) value(s span) string { return l.text[s.valueStart:s.valueEnd] }
 
 // find returns the index of key's member, or -1.
 func (l fieldList) find(key string) int {
 	sig := keySignature(key)
 	for i := range l.spans {
-		if l.spans[i].keySig == sig && string(l.key(l.spans[i])) == key {
+		if l.spans[i].keySig == sig && l.key(l.spans[i]) == key {
 			return i
 		}
 	}
@@ -74,11 +76,11 @@ func (l fieldList) find(key string) int {
 }
 
 // get returns the value of key.
-func (l fieldList) get(key string) (json.RawMessage, bool) {
+func (l fieldList) get(key string) (string, bool) {
 	if i := l.find(key); i >= 0 {
 		return l.value(l.spans[i]), true
 	}
-	return nil, false
+	return "", false
 }
 
 // keySignature packs a key's length and three of its bytes into a word:
@@ -171,8 +173,9 @@ func decodeFieldsFast(b []byte) (fieldList, bool) {
 	if len(b) > fieldsMaxBytes {
 		return fieldList{}, false
 	}
-	b = bytes.Clone(b) // the fields must not change when the caller reuses b
-	fields := fieldList{data: b, spans: make([]span, 0, 16)}
+	// text is the members' own copy: they must not change when the caller
+	// reuses b. The scan reads b, whose bytes are text's.
+	fields := fieldList{text: string(b), spans: make([]span, 0, 16)}
 	// While keys come in strictly ascending byte order (canonical records),
 	// none can repeat an earlier one, and the duplicate search is skipped.
 	ascending, previousKey := true, []byte(nil)
@@ -200,7 +203,7 @@ func decodeFieldsFast(b []byte) (fieldList, bool) {
 		if valueEnd < 0 {
 			return fieldList{}, false
 		}
-		fields.add(keyStart, keyEnd, i, valueEnd, plain)
+		fields.spans = append(fields.spans, newSpan(b[keyStart:keyEnd], keyStart, i, valueEnd, plain))
 		i = skipSpace(b, valueEnd)
 		if i >= len(b) {
 			return fieldList{}, false
@@ -409,6 +412,7 @@ func decodeFieldsDecoder(b []byte) (fieldList, error) {
 		return fieldList{}, errors.New("must be a JSON object")
 	}
 	var fields fieldList
+	var text []byte
 	seen := make(map[string]bool)
 	for decoder.More() {
 		keyToken, err := decoder.Token()
@@ -424,9 +428,9 @@ func decodeFieldsDecoder(b []byte) (fieldList, error) {
 			return fieldList{}, fmt.Errorf("duplicate field %q", key)
 		}
 		seen[key] = true
-		keyStart := len(fields.data)
-		fields.data = append(append(fields.data, key...), value...)
-		fields.add(keyStart, keyStart+len(key), keyStart+len(key), len(fields.data), plainStringEnd(value) == len(value))
+		keyStart := len(text)
+		text = append(append(text, key...), value...)
+		fields.spans = append(fields.spans, newSpan(key, keyStart, keyStart+len(key), len(text), plainStringEnd(value) == len(value)))
 	}
 	if _, err := decoder.Token(); err != nil {
 		return fieldList{}, fmt.Errorf("not valid JSON: %v", err)
@@ -434,6 +438,7 @@ func decodeFieldsDecoder(b []byte) (fieldList, error) {
 	if _, err := decoder.Token(); err != io.EOF {
 		return fieldList{}, errors.New("trailing data after the JSON object")
 	}
+	fields.text = string(text)
 	return fields, nil
 }
 
@@ -462,7 +467,7 @@ func checkKeys(fields fieldList, required, optional []string) error {
 	var unknown []string
 	for i, s := range fields.spans {
 		if !marks[i] {
-			unknown = append(unknown, string(fields.key(s)))
+			unknown = append(unknown, fields.key(s))
 		}
 	}
 	if len(unknown) > 0 {
@@ -481,13 +486,16 @@ func (o *Object) Has(key string) bool {
 // IsNull reports whether key holds JSON null.
 func (o *Object) IsNull(key string) bool {
 	raw, _ := o.fields.get(key)
-	return string(bytes.TrimSpace(raw)) == "null"
+	return strings.TrimSpace(raw) == "null"
 }
 
 // Raw returns the undecoded value of key.
 func (o *Object) Raw(key string) json.RawMessage {
-	raw, _ := o.fields.get(key)
-	return raw
+	raw, ok := o.fields.get(key)
+	if !ok {
+		return nil
+	}
+	return json.RawMessage(raw)
 }
 
 // Err returns the first problem any getter met.
@@ -507,10 +515,10 @@ func (o *Object) String(key string) string {
 		return ""
 	}
 	if plain {
-		return string(raw[1 : len(raw)-1]) // the common case, without a decoder
+		return raw[1 : len(raw)-1] // the common case: a substring, no copy
 	}
 	var value string
-	if !o.decodeStrict(key, raw, &value, "a string") {
+	if !o.decodeStrict(key, []byte(raw), &value, "a string") {
 		return ""
 	}
 	return value
@@ -548,7 +556,7 @@ func (o *Object) Int(key string, minimum, maximum int64) int64 {
 	value, isInt := smallInteger(raw)
 	if !isInt {
 		var number json.Number
-		if !o.decodeStrict(key, raw, &number, "a number") {
+		if !o.decodeStrict(key, []byte(raw), &number, "a number") {
 			return 0
 		}
 		parsed, err := number.Int64()
@@ -564,7 +572,7 @@ func (o *Object) Int(key string, minimum, maximum int64) int64 {
 // smallInteger parses raw when it is an integer literal of at most 18
 // digits, which always fits an int64: the common case, without a decoder
 // or an allocation. Anything else reports false.
-func smallInteger(raw []byte) (int64, bool) {
+func smallInteger(raw string) (int64, bool) {
 	digits := raw
 	if len(digits) > 0 && digits[0] == '-' {
 		digits = digits[1:]
@@ -592,14 +600,14 @@ func (o *Object) Uint(key string) uint64 {
 
 // member returns key's raw value and whether it is a plain string, or
 // records that it is missing.
-func (o *Object) member(key string) (raw json.RawMessage, plain, ok bool) {
+func (o *Object) member(key string) (raw string, plain, ok bool) {
 	if o.err != nil {
-		return nil, false, false
+		return "", false, false
 	}
 	i := o.fields.find(key)
 	if i < 0 {
 		o.Fail("missing field %q", key)
-		return nil, false, false
+		return "", false, false
 	}
 	s := o.fields.spans[i]
 	return o.fields.value(s), s.plain, true
