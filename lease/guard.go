@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/leasekit/leasekit/internal/statefile"
@@ -349,7 +350,7 @@ func (m *Manager) tempTag(current ProcessIdentity) string {
 	if namespace == "" {
 		namespace = "-"
 	}
-	tag := fmt.Sprintf("%s%s.%d.%s.%s", tempTagPrefix, namespace, current.PID, current.StartTime, host)
+	tag := tempTagPrefix + namespace + "." + strconv.Itoa(current.PID) + "." + current.StartTime + "." + host
 	if len(statefile.TempPrefix)+len(tag)+1+uuidLength > fileNameMax || strings.ContainsRune(current.StartTime, '.') {
 		return "lg.anon"
 	}

@@ -939,4 +939,6 @@ func (w *World) RecordEvent(op string, input any) {
 func (w *World) StopFaults() { w.plan = FaultPlan{} }
 
 // leaseReceiver returns the receiver.lock path.
-func leaseReceiver() string { return path.Join(leaseNamespace, "receiver.lock") }
+func leaseReceiver() string { return leaseReceiverPath }
+
+var leaseReceiverPath = path.Join(leaseNamespace, "receiver.lock")
