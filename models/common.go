@@ -53,7 +53,6 @@ package models
 
 import (
 	"fmt"
-	"hash/fnv"
 	"html"
 	"reflect"
 	"sort"
@@ -251,7 +250,9 @@ func check(model porcupine.Model, ops []porcupine.Operation, timeout time.Durati
 	return porcupine.Illegal, info
 }
 
-// hasher accumulates an FNV-1a hash over state fields.
+// hasher accumulates a hash over state fields for porcupine's Hash, which
+// only narrows its Equal comparisons: any function of the fields works, so
+// it takes a whole word per step and allocates nothing.
 type hasher struct {
 	sum uint64
 }
@@ -259,10 +260,12 @@ type hasher struct {
 func newHasher() hasher { return hasher{sum: 14695981039346656037} }
 
 func (h *hasher) int(v int64) {
-	for i := 0; i < 8; i++ {
-		h.sum ^= uint64(byte(v >> (8 * i)))
-		h.sum *= 1099511628211
-	}
+	x := h.sum ^ uint64(v)
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	h.sum = x ^ x>>31
 }
 
 func (h *hasher) bool(v bool) {
@@ -274,9 +277,12 @@ func (h *hasher) bool(v bool) {
 }
 
 func (h *hasher) string(s string) {
-	f := fnv.New64a()
-	_, _ = f.Write([]byte(s))
-	h.int(int64(f.Sum64()))
+	sum := uint64(14695981039346656037) // FNV-1a over the bytes, in place
+	for i := 0; i < len(s); i++ {
+		sum ^= uint64(s[i])
+		sum *= 1099511628211
+	}
+	h.int(int64(sum))
 }
 
 // escape makes model text safe to embed in porcupine's HTML report.
