@@ -134,7 +134,7 @@ func (m *Manager) withGuard(c *call, op func() error) (Refusal, error) {
 			continue
 		}
 		guard := m.newGuard(c.current)
-		err = statefile.CreateOnly(m.fs, m.ids, m.guardPath(), m.tempTag(c.current), encodeGuard(guard))
+		err = statefile.CreateOnly(m.fs, m.ids, m.guardPath(), m.tempTag(c.current), m.encodeGuard(guard))
 		if errors.Is(err, fs.ErrExist) {
 			if refusal, err := m.contendGuard(c); err != nil || !refusal.IsZero() {
 				return refusal, err
@@ -259,7 +259,7 @@ func (m *Manager) contendGuard(c *call) (Refusal, error) {
 func (m *Manager) reclaimGuard(c *call) (Refusal, error) {
 	intent := m.newGuard(c.current)
 	intentPath := path.Join(m.reclaimsPath(), intentPrefix+safePathPart(intent.Generation)+intentSuffix)
-	if err := statefile.CreateOnly(m.fs, m.ids, intentPath, m.tempTag(c.current), encodeGuard(intent)); err != nil {
+	if err := statefile.CreateOnly(m.fs, m.ids, intentPath, m.tempTag(c.current), m.encodeGuard(intent)); err != nil {
 		return Refusal{}, fmt.Errorf("lease: writing a lifecycle reclaim intent: %w", err)
 	}
 	refusal, err := m.reclaimGuardAnnounced(c)

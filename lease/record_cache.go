@@ -3,6 +3,8 @@ package lease
 import (
 	"bytes"
 	"sync/atomic"
+	"time"
+	"unicode/utf8"
 )
 
 // recordCache remembers, per Manager, the last guard and the last owner it
@@ -15,6 +17,14 @@ import (
 type recordCache struct {
 	guard atomic.Pointer[cachedGuard]
 	owner atomic.Pointer[cachedOwner]
+	// verifiedGuard is the schema and identity of the last guard whose
+	// bytes encodeGuard round-tripped in full (see Manager.encodeGuard).
+	verifiedGuard atomic.Pointer[guardIdentity]
+}
+
+type guardIdentity struct {
+	schema   int
+	identity ProcessIdentity
 }
 
 type cachedGuard struct {
@@ -51,4 +61,34 @@ func (m *Manager) parseOwnerCached(data []byte) (Owner, error) {
 		m.cache.owner.Store(&cachedOwner{data: bytes.Clone(data), owner: owner})
 	}
 	return owner, err
+}
+
+// encodeGuard is the package's encodeGuard, which checks that the bytes
+// parse back to g, without repeating that check for what an earlier call
+// verified. A Manager writes guards for one process: only the generation
+// and the creation time change between them. When the schema and identity
+// are those of the last guard verified in full, the other fields are
+// checked as parseGuard checks them (guardTextRoundTrips); anything else
+// takes the full round trip. TestGuardTextRoundTripsAsParsing holds the
+// shortcut to the full check.
+func (m *Manager) encodeGuard(g guardRecord) []byte {
+	verified := m.cache.verifiedGuard.Load()
+	if verified != nil && verified.schema == g.Schema && verified.identity == g.Identity &&
+		guardTextRoundTrips(g.Generation, g.CreatedAt) {
+		return canonicalGuard(g)
+	}
+	data := encodeGuard(g) // panics unless the bytes parse back to g
+	m.cache.verifiedGuard.Store(&guardIdentity{schema: g.Schema, identity: g.Identity})
+	return data
+}
+
+// guardTextRoundTrips reports whether parseGuard reads a guard's
+// generation and creation time back unchanged: non-empty strings of valid
+// UTF-8 (canonical JSON replaces invalid bytes), the time in RFC 3339.
+func guardTextRoundTrips(generation, createdAt string) bool {
+	if generation == "" || createdAt == "" || !utf8.ValidString(generation) || !utf8.ValidString(createdAt) {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339Nano, createdAt)
+	return err == nil
 }

@@ -3,6 +3,8 @@ package lease
 import (
 	"sync"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 func cacheTestGuard(generation string) guardRecord {
@@ -71,4 +73,70 @@ func TestRecordCacheIsSafeAcrossGoroutines(t *testing.T) {
 		})
 	}
 	wait.Wait()
+}
+
+// fullRoundTrip reports whether the package encodeGuard accepts g.
+func fullRoundTrip(g guardRecord) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	encodeGuard(g)
+	return true
+}
+
+// TestGuardTextRoundTripsAsParsing: for a verified identity, the
+// shortcut accepts a generation and creation time exactly when the full
+// round trip does, whatever the strings.
+func TestGuardTextRoundTripsAsParsing(t *testing.T) {
+	base := cacheTestGuard("g1")
+	if !fullRoundTrip(base) {
+		t.Fatal("the base guard does not round-trip")
+	}
+	texts := rapid.OneOf(
+		rapid.SampledFrom([]string{"", "g", "lg.0123.abc", "2026-11-30T05:50:13.123Z", "2026-11-30T05:50:13Z",
+			"2026-11-30T05:50:13+01:00", "2026-11-30T05:50:13.123456789Z", "2026-13-30T05:50:13Z", "2026-11-30",
+			"yesterday", "\xff\xfe", "a\"b", "tab\there", "\u2028", "é", "2026-11-30T05:50:13.123Z\xff"}),
+		rapid.StringOfN(rapid.RuneFrom([]rune("0123456789-:TZ.+ a\"\\\x01é")), 0, 32, -1),
+		rapid.Map(rapid.SliceOfN(rapid.Byte(), 0, 12), func(b []byte) string { return string(b) }),
+	)
+	rapid.Check(t, func(t *rapid.T) {
+		g := base
+		g.Generation = texts.Draw(t, "generation")
+		g.CreatedAt = texts.Draw(t, "createdAt")
+		if got, want := guardTextRoundTrips(g.Generation, g.CreatedAt), fullRoundTrip(g); got != want {
+			t.Fatalf("generation %q, createdAt %q: shortcut %v, full round trip %v", g.Generation, g.CreatedAt, got, want)
+		}
+	})
+}
+
+// TestManagerEncodeGuardChecksEveryGuard: the Manager's encodeGuard gives
+// the package encodeGuard's bytes, and still refuses a bad guard after a
+// good one with the same identity, or a good text under another identity.
+func TestManagerEncodeGuardChecksEveryGuard(t *testing.T) {
+	m := &Manager{}
+	good := cacheTestGuard("g1")
+	if got := m.encodeGuard(good); string(got) != string(encodeGuard(good)) {
+		t.Fatalf("bytes differ: %q", got)
+	}
+	second := cacheTestGuard("g2")
+	if got := m.encodeGuard(second); string(got) != string(encodeGuard(second)) {
+		t.Fatalf("bytes differ on the shortcut: %q", got)
+	}
+	for name, bad := range map[string]guardRecord{
+		"empty generation":           func() guardRecord { g := good; g.Generation = ""; return g }(),
+		"bad time":                   func() guardRecord { g := good; g.CreatedAt = "yesterday"; return g }(),
+		"invalid UTF-8":              func() guardRecord { g := good; g.Generation = "\xff"; return g }(),
+		"relative exe, new identity": func() guardRecord { g := good; g.Identity.Executable = "bin/x"; return g }(),
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: encoded without a panic", name)
+				}
+			}()
+			m.encodeGuard(bad)
+		}()
+	}
 }
