@@ -241,12 +241,14 @@ func BenchEngine(ctx context.Context, name string, workers, seeds int) (EngineBe
 	for worker := range workers {
 		wait.Go(func() {
 			total := &results[worker]
+			coroutines := sim.NewCoroutines()
+			defer coroutines.Close()
 			for ctx.Err() == nil {
 				i := int(next.Add(1) - 1)
 				if i >= len(specs) {
 					return
 				}
-				total.add(benchOne(e, specs[i]))
+				total.add(benchOne(e, specs[i], coroutines))
 			}
 		})
 	}
@@ -273,8 +275,9 @@ func benchWorkers(ctx context.Context, name string, workers, seeds int) (time.Du
 }
 
 // benchOne runs and checks one spec.
-func benchOne(e *Engine, spec Spec) EngineBench {
+func benchOne(e *Engine, spec Spec, coroutines *sim.Coroutines) EngineBench {
 	config := spec.Config(e, nil)
+	config.Coroutines = coroutines
 	var world *sim.World
 	setup := config.Setup
 	config.Setup = func(w *sim.World) error {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasekit/leasekit/lease/osenv"
+	"github.com/leasekit/leasekit/sim"
 )
 
 // TestBenchReportsEveryMeasurement runs a tiny bench (the figures
@@ -80,13 +81,15 @@ func BenchmarkEngineSeeds(b *testing.B) {
 				b.Fatal(err)
 			}
 			options := Options{Faults: FaultSetting{Swarm: true}}
+			coroutines := sim.NewCoroutines()
+			defer coroutines.Close()
 			var total EngineBench
 			for i := 0; b.Loop(); i++ {
 				spec, err := options.SpecFor(name, uint64(i%benchSeedsDefault+1))
 				if err != nil {
 					b.Fatal(err)
 				}
-				total.add(benchOne(e, spec))
+				total.add(benchOne(e, spec, coroutines))
 			}
 			b.ReportMetric(total.StepsPerSecond(), "steps/s")
 			b.ReportMetric(total.SeedsPerSecond(), "seeds/s")

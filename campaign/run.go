@@ -217,12 +217,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
+			coroutines := sim.NewCoroutines() // this worker's runs reuse grown stacks
+			defer coroutines.Close()
 			for ctx.Err() == nil {
 				j, ok := o.jobAt(int(next.Add(1) - 1))
 				if !ok {
 					return
 				}
-				record := o.runJob(j)
+				record := o.runJob(j, coroutines)
 				mutex.Lock()
 				report.add(record)
 				mutex.Unlock()
@@ -283,7 +285,7 @@ type record struct {
 	twice bool
 }
 
-func (o *Options) runJob(j job) record {
+func (o *Options) runJob(j job, coroutines *sim.Coroutines) record {
 	seed := o.BaseSeed + uint64(j.index)
 	spec, err := o.SpecFor(j.engine, seed)
 	if err != nil {
@@ -294,6 +296,7 @@ func (o *Options) runJob(j job) record {
 		panic(err)
 	}
 	cfg := spec.Config(e, nil)
+	cfg.Coroutines = coroutines
 	var result sim.Result
 	twice := o.DeterminismSample > 0 && j.index%o.DeterminismSample == 0
 	if twice {

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"iter"
 	"runtime/debug"
 
 	"github.com/leasekit/leasekit/lease"
@@ -52,9 +51,13 @@ type Proc struct {
 	body   func(p *Proc)
 	status procStatus
 
-	next  func() (struct{}, bool)
-	stop  func()
-	yield func(struct{}) bool
+	// co is the coroutine the body runs on, from its first resume until it
+	// ends; ended says the body returned or unwound; unwinding says a kill
+	// is resuming it only to unwind it.
+	co        *coroutine
+	ended     bool
+	unwinding bool
+	yield     func(struct{}) bool
 
 	// pending is the operation the process waits to perform.
 	pending event
@@ -140,7 +143,6 @@ func (w *World) Spawn(h *Host, spec ProcSpec, body func(p *Proc)) (*Proc, error)
 	p.inspectorWrapper.p = p
 	p.idsWrapper.p = p
 	p.inspector = h.table.Inspector(table)
-	p.next, p.stop = iter.Pull(p.run)
 	w.procs = append(w.procs, p)
 	h.procs = append(h.procs, p)
 	w.scheduler.admit(p)
@@ -213,6 +215,9 @@ func (p *Proc) point(kind opKind, path string) {
 		panic(crashSentinel)
 	}
 	if p.status != procLive {
+		if p.unwinding {
+			panic(crashSentinel) // killed while suspended here
+		}
 		panic(fmt.Sprintf("sim: dead process %s resumed", p.name))
 	}
 }
@@ -280,8 +285,22 @@ func (w *World) kill(p *Proc, reason ExitReason) {
 	}
 	w.noteRenameCrash(p)
 	p.status = procDead
-	p.stop()
+	w.unwind(p)
 	w.retire(p, reason)
+}
+
+// unwind runs a dead process's body to its end: resumed at the point it is
+// suspended, it panics with crashSentinel there, which runs the engine's
+// defers (every wrapper refuses to act for a dead process). A process that
+// never ran has nothing to unwind.
+func (w *World) unwind(p *Proc) {
+	if p.co == nil {
+		return
+	}
+	p.unwinding = true
+	p.co.next()
+	w.coroutines.release(p.co)
+	p.co = nil
 }
 
 // retire removes an ended process from the world.

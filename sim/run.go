@@ -43,6 +43,9 @@ type Config struct {
 	// the state). Zero means stateHashPeriodDefault; RunTwice uses
 	// stateHashPeriodCheck to find a divergence sooner.
 	StateHashPeriod int
+	// Coroutines, when not nil, lends the run its process coroutines (see
+	// Coroutines); nil gives the run its own, stopped when it ends.
+	Coroutines *Coroutines
 }
 
 const (
@@ -199,7 +202,10 @@ func newWorld(cfg Config) (*World, *Result) {
 	if cfg.StateHashPeriod == 0 {
 		cfg.StateHashPeriod = stateHashPeriodDefault
 	}
-	w := &World{config: cfg, probes: make(map[string]int), trace: cfg.Trace}
+	w := &World{config: cfg, probes: make(map[string]int), trace: cfg.Trace, coroutines: &coroutinePool{}}
+	if cfg.Coroutines != nil {
+		w.coroutines = &cfg.Coroutines.pool
+	}
 	if cfg.Replay != nil {
 		w.decisions = ReplayDecisions(cfg.Replay)
 	} else {
@@ -275,8 +281,12 @@ func (w *World) closeHistory() {
 func (w *World) shutdown() {
 	for _, p := range w.procs {
 		p.status = procDead
-		p.stop()
+		w.unwind(p)
 		p.host.volume.fs.CloseAll(p.view)
+	}
+	w.coroutines.assertIdle()
+	if w.config.Coroutines == nil {
+		w.coroutines.close()
 	}
 	clear(w.procs)
 	w.procs = w.procs[:0]
@@ -344,15 +354,20 @@ func (w *World) resume(p *Proc) {
 	p.sleeping = false
 	p.result = 0
 	ev := p.pending
+	if p.co == nil {
+		p.co = w.coroutines.take(p)
+	}
 	w.running = p
-	_, running := p.next()
+	p.co.next()
 	w.running = nil
 	if w.trace != nil {
 		w.Tracef("proc=%s op=%v path=%s result=%s", p.name, ev.kind, ev.path, resultName(p.result))
 	}
-	if running {
+	if !p.ended {
 		return
 	}
+	w.coroutines.release(p.co)
+	p.co = nil
 	if p.panicked != nil {
 		w.failure = fmt.Sprintf("process %s panicked at step %d: %v\n%s", p.name, w.step, p.panicked, p.panicStack)
 	}

@@ -674,3 +674,24 @@ func TestHashPathSeparatesPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedCoroutinesChangeNothing: runs that borrow one Coroutines, one
+// after another (a campaign worker), hash and decide exactly as runs with
+// their own, crashes and power losses included; each returns them idle.
+func TestSharedCoroutinesChangeNothing(t *testing.T) {
+	shared := NewCoroutines()
+	defer shared.Close()
+	plan := LeaseCampaignPlan(11)
+	for seed := uint64(1); seed <= 24; seed++ {
+		config := Config{Seed: seed, Faults: &plan, Setup: LeaseWorkload(LeaseOptions{})}
+		own := Run(config)
+		config.Coroutines = shared
+		borrowed := Run(config)
+		if own.Hash != borrowed.Hash || own.Outcome != borrowed.Outcome || !slices.Equal(own.Decisions, borrowed.Decisions) {
+			t.Fatalf("seed %d: own coroutines %v %x, shared %v %x", seed, own.Outcome, own.Hash, borrowed.Outcome, borrowed.Hash)
+		}
+		if len(shared.pool.idle) != len(shared.pool.all) || len(shared.pool.all) == 0 {
+			t.Fatalf("seed %d: %d of %d coroutines idle", seed, len(shared.pool.idle), len(shared.pool.all))
+		}
+	}
+}

@@ -183,6 +183,8 @@ type World struct {
 	failure string
 	// running is the process being resumed, nil between steps.
 	running *Proc
+	// coroutines are the goroutines process bodies run on.
+	coroutines *coroutinePool
 	// hash is the running per-step hash.
 	hash uint64
 }
