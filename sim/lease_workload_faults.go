@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/simproc"
@@ -31,22 +31,18 @@ var (
 const leaseRepairDelayMax = 800
 
 // readRoot reads a whole small file through a root view. It is called
-// between most steps, so it reads into a buffer sized for one record
-// instead of a page.
+// between most steps, so it reads into one buffer of the file's size.
 func readRoot(root lease.FS, name string) ([]byte, error) {
 	f, err := root.OpenFile(name, lease.O_RDONLY|lease.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, readRootMax+1))
-	if err != nil {
-		return nil, err
+	var size int64
+	if info, err := f.Stat(); err == nil {
+		size = info.Size
 	}
-	if len(data) > readRootMax {
-		return nil, fmt.Errorf("%s: too large for a lease record", name)
-	}
-	return data, nil
+	return statefile.ReadOpened(f, name, readRootMax, size)
 }
 
 // readRootMax is the largest file readRoot returns.

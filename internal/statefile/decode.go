@@ -151,6 +151,9 @@ func decodeFields(b []byte) (fieldList, error) {
 	return decodeFieldsDecoder(b)
 }
 
+// colon marks members: an object has at most as many members as colons.
+var colon = []byte{':'}
+
 // fastFieldsMax and fastDepthMax bound what the direct scan takes on: more
 // members make its duplicate check quadratic, deeper nesting its recursion
 // deep. Records have about a dozen flat members; anything past the bounds is
@@ -175,7 +178,7 @@ func decodeFieldsFast(b []byte) (fieldList, bool) {
 	}
 	// text is the members' own copy: they must not change when the caller
 	// reuses b. The scan reads b, whose bytes are text's.
-	fields := fieldList{text: string(b), spans: make([]span, 0, 16)}
+	fields := fieldList{text: string(b), spans: make([]span, 0, min(bytes.Count(b, colon), fastFieldsMax))}
 	// While keys come in strictly ascending byte order (canonical records),
 	// none can repeat an earlier one, and the duplicate search is skipped.
 	ascending, previousKey := true, []byte(nil)

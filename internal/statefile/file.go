@@ -110,10 +110,13 @@ func readFile(fsys FS, name string, maxBytes int64, uid *uint32) ([]byte, error)
 	if uid != nil && opened.UID != *uid {
 		return nil, &ForeignOwnerError{Path: name, UID: opened.UID, Want: *uid}
 	}
-	return readBounded(file, name, maxBytes, opened.Size)
+	return ReadOpened(file, name, maxBytes, opened.Size)
 }
 
-func readBounded(file File, name string, maxBytes, sizeHint int64) ([]byte, error) {
+// ReadOpened reads an opened file to its end, at most maxBytes of it
+// (*TooLargeError past that), into one buffer when the file still has the
+// sizeHint bytes its fstat showed.
+func ReadOpened(file File, name string, maxBytes, sizeHint int64) ([]byte, error) {
 	// One buffer of the size the file had when it was opened, plus the byte
 	// that shows it grew: a record is read in one allocation.
 	content := make([]byte, 0, min(max(sizeHint, 0), maxBytes)+1)

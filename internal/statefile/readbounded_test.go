@@ -8,7 +8,7 @@ import (
 )
 
 // scriptedFile is a File whose Read answers from a script of chunks; the
-// other methods are not called by readBounded.
+// other methods are not called by ReadOpened.
 type scriptedFile struct {
 	File
 	chunks [][]byte // a nil chunk is a read of nothing and no error
@@ -48,7 +48,7 @@ func TestReadBoundedReadsWholeFilesWithinTheBound(t *testing.T) {
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
-			got, err := readBounded(&scriptedFile{chunks: test.chunks}, "/ns/f.json", 512, test.sizeHint)
+			got, err := ReadOpened(&scriptedFile{chunks: test.chunks}, "/ns/f.json", 512, test.sizeHint)
 			switch {
 			case test.wantErr == "no progress":
 				if !errors.Is(err, io.ErrNoProgress) {
@@ -60,7 +60,7 @@ func TestReadBoundedReadsWholeFilesWithinTheBound(t *testing.T) {
 					t.Fatalf("err = %v, want *TooLargeError", err)
 				}
 			case err != nil || !bytes.Equal(got, test.want):
-				t.Fatalf("readBounded = %q, %v; want %q", got, err, test.want)
+				t.Fatalf("ReadOpened = %q, %v; want %q", got, err, test.want)
 			}
 		})
 	}
