@@ -98,9 +98,10 @@ func (d *Decisions) Chance(p float64) bool {
 	}
 	var v uint32
 	if d.rng != nil {
-		// rand.Rand.Float64's formula, on the source itself: the same draw
-		// without an interface call per fault per step.
-		if float64(d.source.Uint64()<<11>>11)/(1<<53) < p {
+		// rand.Rand.Float64() < p, on the source itself and without the
+		// division: Float64 is x/2^53 for the low 53 bits x, and both x and
+		// p*2^53 are exact in a float64, so x < p*2^53 is the same test.
+		if float64(d.source.Uint64()<<11>>11) < p*(1<<53) {
 			v = 1
 		}
 	} else if d.next() != 0 {

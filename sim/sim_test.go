@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
@@ -692,6 +693,20 @@ func TestSharedCoroutinesChangeNothing(t *testing.T) {
 		}
 		if len(shared.pool.idle) != len(shared.pool.all) || len(shared.pool.all) == 0 {
 			t.Fatalf("seed %d: %d of %d coroutines idle", seed, len(shared.pool.idle), len(shared.pool.all))
+		}
+	}
+}
+
+// TestChanceEqualsFloat64Draw: Chance answers rand.Rand.Float64() < p from
+// the same source, for probabilities down to subnormal ones.
+func TestChanceEqualsFloat64Draw(t *testing.T) {
+	for _, p := range []float64{1, 0.999, 0.5, 0.3, 0.0025, 1e-9, 1e-300, 5e-324, 2} {
+		d := NewDecisions(99)
+		reference := rand.New(rand.NewPCG(99, 99^0x9e3779b97f4a7c15))
+		for i := range 2000 {
+			if got, want := d.Chance(p), reference.Float64() < p; got != want {
+				t.Fatalf("p=%g draw %d: Chance %v, Float64() < p %v", p, i, got, want)
+			}
 		}
 	}
 }
