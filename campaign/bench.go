@@ -1,12 +1,14 @@
 package campaign
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +42,11 @@ type BenchOptions struct {
 	// Rounds is the number of acquire/release pairs of the operation mix;
 	// zero means benchRoundsDefault.
 	Rounds int
+	// Repeat is how many times each engine and scaling measurement runs
+	// (after one untimed warm-up); the report keeps the median and the
+	// range. Zero means benchRepeatDefault. A shared machine moves single
+	// measurements by a third; the median of a few moves much less.
+	Repeat int
 	// RealFS and RealDir, when RealFS is not nil, run the operation mix on
 	// that filesystem too, in a fresh namespace under RealDir (an absolute
 	// directory that exists): the same engine code on the kernel.
@@ -53,6 +60,11 @@ type BenchOptions struct {
 const (
 	benchSeedsDefault  = 300
 	benchRoundsDefault = 500
+	benchRepeatDefault = 3
+	// benchWarmUpSeeds is the untimed warm-up of each engine: a process's
+	// first runs grow its heap and its coroutines' stacks, which a campaign
+	// pays once, not per seed.
+	benchWarmUpSeeds = 60
 )
 
 // EngineBench is one engine's default scenario on one worker: Seeds seeds
@@ -77,6 +89,9 @@ type EngineBench struct {
 	// Hash combines every run's final hash: the same seeds must give the
 	// same hash before and after a speed change (behaviour unchanged).
 	Hash uint64
+	// SeedsPerSecondRange is the lowest and highest SeedsPerSecond of the
+	// repeated measurements this one is the median of.
+	SeedsPerSecondRange [2]float64
 }
 
 // Total is the measured time of the seeds: simulation plus check.
@@ -140,8 +155,11 @@ type BenchReport struct {
 	// GCPercent is the collector's setting during the run (GOGC; leasesim
 	// sets its own default): it moves the rates by several percent.
 	GCPercent int
-	Engines   []EngineBench
-	Scaling   []ScalingBench
+	// Repeat is how many measurements each engine and scaling figure is
+	// the median of.
+	Repeat  int
+	Engines []EngineBench
+	Scaling []ScalingBench
 	// OpMix holds the lease operation mix on simfs and, with RealFS, on
 	// the real OS.
 	OpMix []OpMixBench
@@ -156,14 +174,18 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 	if o.Rounds == 0 {
 		o.Rounds = benchRoundsDefault
 	}
+	if o.Repeat == 0 {
+		o.Repeat = benchRepeatDefault
+	}
 	if o.Workers == nil {
 		o.Workers = []int{1, 2}
 	}
 	if o.Engines == nil {
 		o.Engines = Names(false)
 	}
-	if o.Seeds < 1 || o.Rounds < 2 {
-		return nil, &UsageError{Message: fmt.Sprintf("bench: seeds %d and rounds %d must be at least 1 and 2", o.Seeds, o.Rounds)}
+	if o.Seeds < 1 || o.Rounds < 2 || o.Repeat < 1 {
+		return nil, &UsageError{Message: fmt.Sprintf("bench: seeds %d, rounds %d and repeat %d must be at least 1, 2 and 1",
+			o.Seeds, o.Rounds, o.Repeat)}
 	}
 	for _, workers := range o.Workers {
 		if workers < 1 {
@@ -173,29 +195,22 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 	report := &BenchReport{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
 		CPUs: runtime.NumCPU(), Started: time.Now().UTC(), LoadAverage: loadAverage(),
 		GCPercent: gcPercent()}
+	report.Repeat = o.Repeat
 	for _, name := range o.Engines {
-		cpuBefore := processCPU()
-		engine, err := BenchEngine(ctx, name, 1, o.Seeds)
+		if _, err := BenchEngine(ctx, name, 1, min(o.Seeds, benchWarmUpSeeds)); err != nil {
+			return nil, err
+		}
+		engine, err := benchEngineRepeated(ctx, name, o.Seeds, o.Repeat)
 		if err != nil {
 			return nil, err
 		}
-		engine.CPU = processCPU() - cpuBefore
 		report.Engines = append(report.Engines, engine)
 	}
-	for _, workers := range o.Workers {
-		cpuBefore := processCPU()
-		wall, err := benchWorkers(ctx, "lease", workers, o.Seeds)
-		if err != nil {
-			return nil, err
-		}
-		scaling := ScalingBench{Workers: workers, Seeds: o.Seeds, Wall: wall, CPU: processCPU() - cpuBefore,
-			Speedup: 1, Efficiency: 1}
-		if first := report.Scaling; len(first) > 0 && wall > 0 && scaling.CPU > 0 {
-			scaling.Speedup = float64(first[0].Wall) / float64(wall)
-			scaling.Efficiency = float64(first[0].CPU) / float64(scaling.CPU)
-		}
-		report.Scaling = append(report.Scaling, scaling)
+	scaling, err := benchScaling(ctx, o.Workers, o.Seeds, o.Repeat)
+	if err != nil {
+		return nil, err
 	}
+	report.Scaling = scaling
 	simulated, err := BenchOpMixSimfs(o.Rounds)
 	if err != nil {
 		return nil, err
@@ -217,6 +232,63 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 		report.OpMix = append(report.OpMix, real)
 	}
 	return report, ctx.Err()
+}
+
+// benchEngineRepeated measures an engine repeat times and returns the
+// median measurement (by seeds per second), with the range.
+func benchEngineRepeated(ctx context.Context, name string, seeds, repeat int) (EngineBench, error) {
+	var samples []EngineBench
+	for range repeat {
+		cpuBefore := processCPU()
+		engine, err := BenchEngine(ctx, name, 1, seeds)
+		if err != nil {
+			return EngineBench{}, err
+		}
+		engine.CPU = processCPU() - cpuBefore
+		if len(samples) > 0 && engine.Hash != samples[0].Hash {
+			panic(fmt.Sprintf("campaign: bench of %s: the same seeds hashed %016x, then %016x", name, samples[0].Hash, engine.Hash))
+		}
+		samples = append(samples, engine)
+	}
+	slices.SortFunc(samples, func(a, b EngineBench) int { return cmp.Compare(a.SeedsPerSecond(), b.SeedsPerSecond()) })
+	median := samples[len(samples)/2]
+	median.SeedsPerSecondRange = [2]float64{samples[0].SeedsPerSecond(), samples[len(samples)-1].SeedsPerSecond()}
+	return median, nil
+}
+
+// benchScaling measures the lease default scenario over each worker count,
+// repeat times in turn, and keeps each count's median wall and CPU time.
+func benchScaling(ctx context.Context, workerCounts []int, seeds, repeat int) ([]ScalingBench, error) {
+	walls := make([][]time.Duration, len(workerCounts))
+	cpus := make([][]time.Duration, len(workerCounts))
+	for range repeat {
+		for i, workers := range workerCounts {
+			cpuBefore := processCPU()
+			wall, err := benchWorkers(ctx, "lease", workers, seeds)
+			if err != nil {
+				return nil, err
+			}
+			walls[i] = append(walls[i], wall)
+			cpus[i] = append(cpus[i], processCPU()-cpuBefore)
+		}
+	}
+	var scaling []ScalingBench
+	for i, workers := range workerCounts {
+		row := ScalingBench{Workers: workers, Seeds: seeds, Wall: medianDuration(walls[i]), CPU: medianDuration(cpus[i]),
+			Speedup: 1, Efficiency: 1}
+		if len(scaling) > 0 && row.Wall > 0 && row.CPU > 0 {
+			row.Speedup = float64(scaling[0].Wall) / float64(row.Wall)
+			row.Efficiency = float64(scaling[0].CPU) / float64(row.CPU)
+		}
+		scaling = append(scaling, row)
+	}
+	return scaling, nil
+}
+
+func medianDuration(samples []time.Duration) time.Duration {
+	sorted := slices.Clone(samples)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
 }
 
 // BenchEngine runs seeds 1..seeds of an engine's default scenario on one

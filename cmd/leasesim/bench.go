@@ -25,11 +25,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	rounds := set.Int("rounds", 500, "acquire/release pairs of the lease operation mix")
 	real := set.Bool("real", false, "also run the lease operation mix on the real OS (osenv) for a sim/real ratio")
 	realDir := set.String("real-dir", os.TempDir(), "directory for --real (its filesystem decides what an fsync costs)")
+	repeat := set.Int("repeat", 3, "measurements of each engine and scaling figure; the report keeps the median and the range")
 	asJSON := set.Bool("json", false, "print the report as JSON")
 	if code, ok := parseFlags(set, args); !ok {
 		return code
 	}
-	options := campaign.BenchOptions{Seeds: *seeds, Rounds: *rounds}
+	options := campaign.BenchOptions{Seeds: *seeds, Rounds: *rounds, Repeat: *repeat}
 	for _, field := range strings.Split(*workers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(field))
 		if err != nil || n < 1 {
