@@ -71,14 +71,20 @@ func (m *Manager) parseOwnerCached(data []byte) (Owner, error) {
 // checked as parseGuard checks them (guardTextRoundTrips); anything else
 // takes the full round trip. TestGuardTextRoundTripsAsParsing holds the
 // shortcut to the full check.
+//
+// The bytes are also remembered as parsing to g: the caller reads its own
+// guard back right after publishing it.
 func (m *Manager) encodeGuard(g guardRecord) []byte {
+	var data []byte
 	verified := m.cache.verifiedGuard.Load()
 	if verified != nil && verified.schema == g.Schema && verified.identity == g.Identity &&
 		guardTextRoundTrips(g.Generation, g.CreatedAt) {
-		return canonicalGuard(g)
+		data = canonicalGuard(g)
+	} else {
+		data = encodeGuard(g) // panics unless the bytes parse back to g
+		m.cache.verifiedGuard.Store(&guardIdentity{schema: g.Schema, identity: g.Identity})
 	}
-	data := encodeGuard(g) // panics unless the bytes parse back to g
-	m.cache.verifiedGuard.Store(&guardIdentity{schema: g.Schema, identity: g.Identity})
+	m.cache.guard.Store(&cachedGuard{data: bytes.Clone(data), guard: g})
 	return data
 }
 

@@ -121,8 +121,12 @@ func TestManagerEncodeGuardChecksEveryGuard(t *testing.T) {
 		t.Fatalf("bytes differ: %q", got)
 	}
 	second := cacheTestGuard("g2")
-	if got := m.encodeGuard(second); string(got) != string(encodeGuard(second)) {
-		t.Fatalf("bytes differ on the shortcut: %q", got)
+	encoded := m.encodeGuard(second)
+	if string(encoded) != string(encodeGuard(second)) {
+		t.Fatalf("bytes differ on the shortcut: %q", encoded)
+	}
+	if back, err := m.parseGuardCached(encoded, "guard"); err != nil || back != second {
+		t.Fatalf("reading back what it encoded: %+v, %v", back, err)
 	}
 	for name, bad := range map[string]guardRecord{
 		"empty generation":           func() guardRecord { g := good; g.Generation = ""; return g }(),
