@@ -208,7 +208,7 @@ func (m *Manager) createOwner(c *call, req AcquireRequest, epochFloor uint64) (O
 		ExecutableIno: current.ExecutableIno, PIDNamespace: current.PIDNamespace, Hostname: current.Hostname,
 		RootID: m.rootID, CreatedAt: formatTimestamp(m.clock.Now()), Epoch: epoch, UID: current.UID,
 	}
-	data := encodeOwner(owner)
+	data := m.encodeOwner(owner)
 	if err := statefile.ReplaceAtomic(m.fs, m.ids, m.epochPath(), epochTempTag, encodeEpoch(epoch)); err != nil {
 		return Owner{}, Refusal{}, false, fmt.Errorf("lease: writing the epoch counter: %w", err)
 	}

@@ -98,3 +98,12 @@ func guardTextRoundTrips(generation, createdAt string) bool {
 	_, err := time.Parse(time.RFC3339Nano, createdAt)
 	return err == nil
 }
+
+// encodeOwner is the package's encodeOwner (bytes checked to parse back to
+// o), remembering the bytes as the parse of o: every later projection of
+// this Manager reads them back.
+func (m *Manager) encodeOwner(o Owner) []byte {
+	data := encodeOwner(o)
+	m.cache.owner.Store(&cachedOwner{data: bytes.Clone(data), owner: o})
+	return data
+}

@@ -144,3 +144,19 @@ func TestManagerEncodeGuardChecksEveryGuard(t *testing.T) {
 		}()
 	}
 }
+
+// TestManagerEncodeOwnerIsReadBack: what the Manager encodes, its cache
+// reads back as the owner it encoded.
+func TestManagerEncodeOwnerIsReadBack(t *testing.T) {
+	m := &Manager{}
+	owner := Owner{Schema: OwnerSchema, Generation: "g", SessionID: "s", SessionFile: "/f", PID: 1,
+		ProcessStartIdentity: "1", Executable: "/bin/x", Hostname: "h", RootID: "r",
+		CreatedAt: "2026-11-30T05:50:13.123Z", Epoch: 3, UID: 0}
+	data := m.encodeOwner(owner)
+	if string(data) != string(encodeOwner(owner)) {
+		t.Fatalf("bytes differ: %q", data)
+	}
+	if back, err := m.parseOwnerCached(data); err != nil || back != owner {
+		t.Fatalf("read back %+v, %v", back, err)
+	}
+}
