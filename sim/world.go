@@ -185,6 +185,8 @@ type World struct {
 	running *Proc
 	// coroutines are the goroutines process bodies run on.
 	coroutines *coroutinePool
+	// procFiles is the rest of the slab newProcFile carves from.
+	procFiles []procFile
 	// hash is the running per-step hash.
 	hash uint64
 }
