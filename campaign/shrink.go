@@ -117,18 +117,35 @@ func Shrink(spec Spec, want Finding, options ShrinkOptions) (ShrinkResult, error
 	before := s.current.Decisions
 	for s.round() {
 	}
-	// The step budget was cut only to make candidate runs cheap: the seed
-	// keeps the original, so that on fixed code the run can go on to pass
-	// instead of stopping early with a step-budget liveness finding.
-	s.current.StepsMax = spec.StepsMax
-	final := sim.Run(s.current.Config(e, nil))
-	finding, _ := judge(e, final, false)
+	final, finding := s.finalBudget(spec.StepsMax)
 	if !finding.Same(want) {
 		panic(fmt.Sprintf("campaign: shrunk spec finds %v, not %v", finding, want))
 	}
 	return ShrinkResult{Spec: s.current, Finding: finding, Result: final, Runs: s.runs,
 		DecisionsBefore: len(result.Decisions), DecisionsAfter: len(s.current.Decisions),
 		ChoicesBefore: Choices(before), ChoicesAfter: Choices(s.current.Decisions)}, nil
+}
+
+// finalBudget gives the shrunk spec back the original step budget when it
+// still finds the failure with it, and returns that run. The budget was
+// cut only to make candidate runs cheap; with the whole budget, fixed code
+// can go on to pass instead of stopping with a step-budget finding. But a
+// failure the cut run found in a partial history (a history check at the
+// budget) can give way, with the whole budget, to another failure found
+// later: then the cut budget stays, since the seed must reproduce what it
+// was shrunk for.
+func (s *shrinker) finalBudget(original int) (sim.Result, Finding) {
+	cut := s.current.StepsMax
+	s.current.StepsMax = original
+	final := sim.Run(s.current.Config(s.engine, nil))
+	finding, _ := judge(s.engine, final, false)
+	if finding.Same(s.want) || cut == original {
+		return final, finding
+	}
+	s.current.StepsMax = cut
+	final = sim.Run(s.current.Config(s.engine, nil))
+	finding, _ = judge(s.engine, final, false)
+	return final, finding
 }
 
 // round runs every pass once and reports whether any made progress (and

@@ -32,7 +32,7 @@ type huntFlags struct {
 }
 
 func (f *huntFlags) register(set *flag.FlagSet) {
-	set.IntVar(&f.seedsMax, "seeds-max", 2000, "seed indices to try before giving up")
+	set.IntVar(&f.seedsMax, "seeds-max", 100_000, "seed indices to try before giving up (--duration usually ends the search first)")
 	set.DurationVar(&f.duration, "duration", 60*time.Second, "wall-time budget of the search (0: none)")
 	set.Uint64Var(&f.baseSeed, "base-seed", 1, "the first seed")
 	set.IntVar(&f.shrinkRuns, "shrink-runs", 2000, "run budget of the shrink of the first failure (-1: no shrink)")
