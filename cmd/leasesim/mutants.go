@@ -102,6 +102,10 @@ type MutantRow struct {
 	// Confounded counts detections the unmutated build also fails (they
 	// are skipped: the hunt goes on from the next seed).
 	Confounded int `json:"confounded,omitempty"`
+	// Equivalent is the mutant's equivalent: line: why no sound checker
+	// can find it. Such a mutant is hunted only when --only names it, and
+	// never counts as missed.
+	Equivalent string `json:"equivalent,omitempty"`
 }
 
 // confoundedMax bounds how often a hunt restarts after a detection the
@@ -140,7 +144,7 @@ func cmdMutants(args []string, stdout, stderr io.Writer) int {
 	defer os.RemoveAll(work)
 	var rows []MutantRow
 	for _, name := range names {
-		row := huntMutant(*root, name, work, *faults, flags)
+		row := huntMutant(*root, name, work, *faults, flags, *only != "")
 		if !flags.json {
 			fmt.Fprintln(stderr, mutantLine(row))
 		}
@@ -191,12 +195,15 @@ func repoRoot() (string, error) {
 
 // huntMutant builds the mutant and hunts it, restarting past detections
 // that the unmutated build (this process) shares.
-func huntMutant(root, name, work, faults string, flags huntFlags) MutantRow {
+func huntMutant(root, name, work, faults string, flags huntFlags, named bool) MutantRow {
 	m, err := mutant.Load(root, name)
 	if err != nil {
 		return MutantRow{Name: name, Error: err.Error()}
 	}
-	row := MutantRow{Name: name, Engines: m.Engines, File: m.File, Bug: m.Bug}
+	row := MutantRow{Name: name, Engines: m.Engines, File: m.File, Bug: m.Bug, Equivalent: m.Equivalent}
+	if m.Equivalent != "" && !named {
+		return row
+	}
 	started := time.Now()
 	binary, err := buildMutant(root, m, work)
 	row.BuildSeconds = time.Since(started).Seconds()
@@ -289,6 +296,9 @@ func mutantLine(row MutantRow) string {
 	if row.Error != "" {
 		return fmt.Sprintf("%-40s ERROR %s", row.Name, row.Error)
 	}
+	if row.Equivalent != "" && row.Hunt.Seeds == 0 {
+		return fmt.Sprintf("%-40s equivalent (not hunted): %s", row.Name, row.Equivalent)
+	}
 	return fmt.Sprintf("%-40s found=%v seeds=%d %.2fs %s", row.Name, row.Hunt.Found, row.Hunt.Seeds, row.Hunt.Seconds, kind(row.Hunt))
 }
 
@@ -302,14 +312,19 @@ func kind(h campaign.HuntResult) string {
 // printMutants prints the table (or JSON) with the median and worst time
 // to detection, and returns the exit code.
 func printMutants(rows []MutantRow, asJSON bool, stdout, stderr io.Writer) int {
-	missed := 0
+	missed, equivalent := 0, 0
 	var seconds []float64
 	for _, row := range rows {
-		if row.Error != "" || !row.Hunt.Found {
+		switch {
+		case row.Equivalent != "" && row.Error == "":
+			equivalent++
+			continue
+		case row.Error != "" || !row.Hunt.Found:
 			missed++
 		}
 		seconds = append(seconds, row.Hunt.Seconds)
 	}
+	hunted := len(rows) - equivalent
 	if asJSON {
 		encoder := json.NewEncoder(stdout)
 		encoder.SetIndent("", "  ")
@@ -320,12 +335,15 @@ func printMutants(rows []MutantRow, asJSON bool, stdout, stderr io.Writer) int {
 		writeMutantTable(stdout, rows)
 		sort.Float64s(seconds)
 		if len(seconds) > 0 {
-			fmt.Fprintf(stdout, "\n%d mutants, %d found; seconds to detection: median %.2f, worst %.2f (one core)\n",
-				len(rows), len(rows)-missed, seconds[len(seconds)/2], seconds[len(seconds)-1])
+			fmt.Fprintf(stdout, "\n%d mutants hunted, %d found; seconds to detection: median %.2f, worst %.2f (one core)\n",
+				hunted, hunted-missed, seconds[len(seconds)/2], seconds[len(seconds)-1])
+		}
+		if equivalent > 0 {
+			fmt.Fprintf(stdout, "%d equivalent mutants listed, not hunted (their equivalent: lines say why)\n", equivalent)
 		}
 	}
 	if missed > 0 {
-		fmt.Fprintf(stderr, "leasesim mutants: %d of %d mutants not found\n", missed, len(rows))
+		fmt.Fprintf(stderr, "leasesim mutants: %d of %d mutants not found\n", missed, hunted)
 		return campaign.ExitViolation
 	}
 	return campaign.ExitOK
@@ -339,8 +357,11 @@ func writeMutantTable(w io.Writer, rows []MutantRow) {
 	for _, row := range rows {
 		h := row.Hunt
 		found := strconv.FormatBool(h.Found)
-		if row.Error != "" {
+		switch {
+		case row.Error != "":
 			found = "ERROR"
+		case row.Equivalent != "" && h.Seeds == 0:
+			found = "equivalent"
 		}
 		shrunk := "-"
 		if h.Found && h.ShrinkRuns > 0 {

@@ -31,6 +31,11 @@ type Mutation struct {
 	// Faults, when set ("faults:" header, e.g. "swarm,eacces=0.05"), is
 	// the fault setting the mutant's hunt uses instead of the default.
 	Faults string
+	// Equivalent, when set ("equivalent:" header), says why no sound
+	// checker can tell the mutant from the real code under the simulator's
+	// fault model: `leasesim mutants` lists it without hunting it (unless
+	// --only names it) and does not count it as missed.
+	Equivalent string
 	// Old is the exact block replaced by New.
 	Old, New string
 }
@@ -40,7 +45,8 @@ type Mutation struct {
 var ErrStale = errors.New("mutant: old block is not exactly once in the file; the code changed, update the mutant")
 
 // Parse parses a mutation.txt: header lines ("file: PATH", optional
-// "engine: a,b", "bug: TEXT" and "faults: SETTING"), then "--- old", "--- new", "--- end".
+// "engine: a,b", "bug: TEXT", "faults: SETTING" and "equivalent: WHY"), then
+// "--- old", "--- new", "--- end".
 func Parse(name, text string) (Mutation, error) {
 	header, rest, ok := strings.Cut(text, "\n--- old\n")
 	old, rest2, ok2 := strings.Cut(rest, "--- new\n")
@@ -64,8 +70,10 @@ func Parse(name, text string) (Mutation, error) {
 			m.Bug = value
 		case ok && key == "faults":
 			m.Faults = value
+		case ok && key == "equivalent":
+			m.Equivalent = value
 		default:
-			return Mutation{}, fmt.Errorf("mutant %s: header line %q is not file:, engine:, bug: or faults:", name, line)
+			return Mutation{}, fmt.Errorf("mutant %s: header line %q is not file:, engine:, bug:, faults: or equivalent:", name, line)
 		}
 	}
 	if m.File == "" || m.Old == "" {

@@ -20,6 +20,7 @@ func TestParse(t *testing.T) {
 		{"no end", "file: a.go\n--- old\na\n--- new\nb\n", "", "sections"},
 		{"unknown header", "file: a.go\nwho: me\n--- old\na\n--- new\nb\n--- end\n", "", "header line"},
 		{"no file", "bug: x\n--- old\na\n--- new\nb\n--- end\n", "", "no file"},
+		{"equivalent", "file: lease/acquire.go\nequivalent: why\n--- old\na\n--- new\nb\n--- end\n", "lease", ""},
 	}
 	for _, c := range cases {
 		m, err := Parse(c.name, c.text)
@@ -31,6 +32,7 @@ func TestParse(t *testing.T) {
 		require.Equal(t, c.engines, strings.Join(m.Engines, ","), c.name)
 		require.Equal(t, "a\n", m.Old, c.name)
 		require.Equal(t, "b\n", m.New, c.name)
+		require.Equal(t, c.name == "equivalent", m.Equivalent == "why", c.name)
 	}
 }
 
