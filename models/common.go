@@ -59,6 +59,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"slices"
+	"strings"
 )
 
 // Unknown is the output of an operation whose outcome the caller never
@@ -294,4 +296,62 @@ func orUnknown(s string) string {
 		return "?"
 	}
 	return s
+}
+
+// stateSetModel is porcupine's NondeterministicModel.ToModel, the power-set
+// construction (a model state is the set of states the history may have
+// left), for one comparable state type S: the set is a []S, merged with ==
+// in the order states appear, so a step allocates one slice instead of
+// boxing every state it returns. The initial set is the zero S alone.
+type stateSetModel[S comparable] struct {
+	partition         func(history []porcupine.Operation) [][]porcupine.Operation
+	step              func(s S, input, output any) []S
+	hash              func(s S) uint64
+	describeOperation func(input, output any) string
+	describeState     func(s S) string
+}
+
+func (m stateSetModel[S]) model() porcupine.Model {
+	return porcupine.Model{
+		Partition: m.partition,
+		Init:      func() any { var zero S; return []S{zero} },
+		Step: func(state, input, output any) (bool, any) {
+			var next []S
+			for _, s := range state.([]S) {
+				for _, successor := range m.step(s, input, output) {
+					if !slices.Contains(next, successor) {
+						next = append(next, successor)
+					}
+				}
+			}
+			return len(next) > 0, next
+		},
+		Equal: func(a, b any) bool {
+			first, second := a.([]S), b.([]S)
+			if len(first) != len(second) {
+				return false
+			}
+			for _, s := range first {
+				if !slices.Contains(second, s) {
+					return false
+				}
+			}
+			return true
+		},
+		Hash: func(state any) uint64 {
+			var sum uint64 // XOR: the order of a set's states does not matter
+			for _, s := range state.([]S) {
+				sum ^= m.hash(s)
+			}
+			return sum
+		},
+		DescribeOperation: m.describeOperation,
+		DescribeState: func(state any) string {
+			var descriptions []string
+			for _, s := range state.([]S) {
+				descriptions = append(descriptions, m.describeState(s))
+			}
+			return fmt.Sprintf("{%s}", strings.Join(descriptions, ", "))
+		},
+	}
 }

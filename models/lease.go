@@ -336,8 +336,7 @@ func (s leaseState) emptied() leaseState {
 	return leaseState{kind: leaseStateEmpty, epochFloor: s.epochFloor, epochCorrupt: s.epochCorrupt}
 }
 
-func leaseStep(state, input, output any) []any {
-	s := state.(leaseState)
+func leaseStep(s leaseState, input, output any) []leaseState {
 	switch in := input.(type) {
 	case LeaseAcquire:
 		return leaseStepAcquire(s, in, output)
@@ -351,26 +350,26 @@ func leaseStep(state, input, output any) []any {
 		if s.kind == leaseStateOwned && s.ownerProc == in.Proc {
 			s.ownerAlive = false
 		}
-		return []any{s}
+		return []leaseState{s}
 	case Reboot:
 		if s.kind == leaseStateOwned && s.ownerHost == in.Host {
 			s.ownerAlive = false
 		}
-		return []any{s}
+		return []leaseState{s}
 	case PIDReuse:
-		return []any{s}
+		return []leaseState{s}
 	case LeaseCorruption:
-		return []any{leaseState{kind: leaseStateCorrupt, epochFloor: s.epochFloor, epochCorrupt: s.epochCorrupt}}
+		return []leaseState{leaseState{kind: leaseStateCorrupt, epochFloor: s.epochFloor, epochCorrupt: s.epochCorrupt}}
 	case LeaseClear:
-		return []any{s.emptied()}
+		return []leaseState{s.emptied()}
 	case LeaseReclaim:
 		return leaseStepReclaim(s, in)
 	case LeaseEpochCorruption:
 		s.epochCorrupt = true
-		return []any{s}
+		return []leaseState{s}
 	case LeaseEpochRepair:
 		s.epochCorrupt = false
-		return []any{s}
+		return []leaseState{s}
 	}
 	panic(fmt.Sprintf("models: lease model got input %T", input))
 }
@@ -380,29 +379,29 @@ func leaseStep(state, input, output any) []any {
 // empty lease is a no-op: a power loss can undo a reclaim that was not yet
 // durable (its acquire had not answered), bringing the same dead owner's
 // record back, which a later acquire reclaims again.
-func leaseStepReclaim(s leaseState, in LeaseReclaim) []any {
+func leaseStepReclaim(s leaseState, in LeaseReclaim) []leaseState {
 	switch {
 	case s.kind == leaseStateEmpty:
-		return []any{s}
+		return []leaseState{s}
 	case s.kind == leaseStateCorrupt:
-		return []any{s.emptied()}
+		return []leaseState{s.emptied()}
 	case s.kind == leaseStateOwned && !s.ownerAlive:
 		if in.Generation != "" {
 			if _, ok := s.bind(in.Generation, 0); !ok {
 				return nil
 			}
 		}
-		return []any{s.emptied()}
+		return []leaseState{s.emptied()}
 	}
 	return nil
 }
 
-func leaseStepAcquire(s leaseState, in LeaseAcquire, output any) []any {
+func leaseStepAcquire(s leaseState, in LeaseAcquire, output any) []leaseState {
 	grantable := s.kind == leaseStateEmpty || (s.kind == leaseStateOwned && !s.ownerAlive)
 	out, known := output.(LeaseAcquireResult)
 	if !known {
 		mustUnknown(output)
-		next := []any{s}
+		next := []leaseState{s}
 		if grantable {
 			next = append(next, s.grant(in, "", 0))
 		}
@@ -416,18 +415,18 @@ func leaseStepAcquire(s leaseState, in LeaseAcquire, output any) []any {
 		if !grantable || out.Generation == "" || out.Epoch <= s.epochFloor {
 			return nil
 		}
-		return []any{s.grant(in, out.Generation, out.Epoch)}
+		return []leaseState{s.grant(in, out.Generation, out.Epoch)}
 	case LeaseHeld:
 		if s.kind != leaseStateOwned || !s.ownerAlive || s.ownerSession != out.Session {
 			return nil
 		}
 		if next, ok := s.bind(out.Generation, out.Epoch); ok {
-			return []any{next}
+			return []leaseState{next}
 		}
 		return nil
 	case LeaseAcquireRefused:
 		if acquireRefusalLegal(s, in, out.Reason) {
-			return []any{s}
+			return []leaseState{s}
 		}
 		return nil
 	}
@@ -460,20 +459,20 @@ func guardRefusal(s leaseState, reason RefusalReason) bool {
 	return false
 }
 
-func leaseStepRelease(s leaseState, in LeaseRelease, output any) []any {
+func leaseStepRelease(s leaseState, in LeaseRelease, output any) []leaseState {
 	capable := s.ownedBy(in.Session, in.Generation)
 	out, known := output.(LeaseReleaseResult)
 	if !known {
 		mustUnknown(output)
 		if capable {
-			return []any{s, s.emptied()}
+			return []leaseState{s, s.emptied()}
 		}
-		return []any{s}
+		return []leaseState{s}
 	}
 	switch out.Kind {
 	case LeaseReleased:
 		if capable {
-			return []any{s.emptied()}
+			return []leaseState{s.emptied()}
 		}
 		return nil
 	case LeaseNotOwner:
@@ -481,56 +480,56 @@ func leaseStepRelease(s leaseState, in LeaseRelease, output any) []any {
 			return nil
 		}
 		if out.OwnerSession == "" {
-			return []any{s}
+			return []leaseState{s}
 		}
 		if s.kind != leaseStateOwned || s.ownerSession != out.OwnerSession {
 			return nil
 		}
 		if next, ok := s.bind(out.OwnerGeneration, 0); ok {
-			return []any{next}
+			return []leaseState{next}
 		}
 		return nil
 	case LeaseReleaseRefused:
 		if guardRefusal(s, out.Reason) {
-			return []any{s}
+			return []leaseState{s}
 		}
 		return nil
 	}
 	return nil
 }
 
-func leaseStepInspect(s leaseState, output any) []any {
+func leaseStepInspect(s leaseState, output any) []leaseState {
 	out, known := output.(LeaseInspectResult)
 	if !known {
 		mustUnknown(output)
-		return []any{s}
+		return []leaseState{s}
 	}
 	switch out.Kind {
 	case LeaseEmpty:
 		if s.kind == leaseStateEmpty {
-			return []any{s}
+			return []leaseState{s}
 		}
 	case LeaseCorrupt:
 		if s.kind == leaseStateCorrupt {
-			return []any{s}
+			return []leaseState{s}
 		}
 	case LeaseOwned:
 		if s.kind != leaseStateOwned || s.ownerSession != out.Session {
 			return nil
 		}
 		if next, ok := s.bind(out.Generation, out.Epoch); ok {
-			return []any{next}
+			return []leaseState{next}
 		}
 	}
 	return nil
 }
 
-func leaseStepWithCurrent(s leaseState, in LeaseWithCurrent, output any) []any {
+func leaseStepWithCurrent(s leaseState, in LeaseWithCurrent, output any) []leaseState {
 	current := s.ownedBy(in.Session, in.Generation) && s.ownerProc == in.Proc
 	out, known := output.(LeaseFenceResult)
 	if !known {
 		mustUnknown(output)
-		return []any{s}
+		return []leaseState{s}
 	}
 	switch out.Kind {
 	case FenceOK:
@@ -538,14 +537,14 @@ func leaseStepWithCurrent(s leaseState, in LeaseWithCurrent, output any) []any {
 			return nil
 		}
 		if next, ok := s.bind(in.Generation, 0); ok {
-			return []any{next}
+			return []leaseState{next}
 		}
 	case FenceFenced:
 		if !current {
-			return []any{s}
+			return []leaseState{s}
 		}
 	case FenceBusy, FenceUnverifiable:
-		return []any{s}
+		return []leaseState{s}
 	}
 	return nil
 }
@@ -558,8 +557,7 @@ func mustUnknown(output any) {
 	}
 }
 
-func leaseHash(state any) uint64 {
-	s := state.(leaseState)
+func leaseHash(s leaseState) uint64 {
 	h := newHasher()
 	h.int(int64(s.kind))
 	h.int(s.epochFloor)
@@ -574,15 +572,13 @@ func leaseHash(state any) uint64 {
 
 // LeaseModel returns the receiver lease model, partitioned by namespace.
 func LeaseModel() porcupine.Model {
-	nondeterministic := porcupine.NondeterministicModel{
-		Partition:         leasePartition,
-		Init:              func() []any { return []any{leaseState{}} },
-		Step:              leaseStep,
-		Hash:              leaseHash,
-		DescribeOperation: DescribeLeaseOperation,
-		DescribeState:     DescribeLeaseState,
-	}
-	return nondeterministic.ToModel()
+	return stateSetModel[leaseState]{
+		partition:         leasePartition,
+		step:              leaseStep,
+		hash:              leaseHash,
+		describeOperation: DescribeLeaseOperation,
+		describeState:     func(s leaseState) string { return DescribeLeaseState(s) },
+	}.model()
 }
 
 // leaseNamespace returns the namespace an input touches, or ok=false for an
