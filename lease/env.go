@@ -56,6 +56,11 @@ const (
 	O_DIRECTORY = statefile.O_DIRECTORY
 )
 
+// ValidName reports whether name is one path component that File's *at
+// methods accept: not "", "." or "..", and without "/" or NUL. An FS
+// implementation refuses any other name with EINVAL.
+func ValidName(name string) bool { return statefile.ValidName(name) }
+
 // Clock is the engines' only source of time.
 type Clock interface {
 	// Now is the wall clock. It may step backwards or forwards (NTP, an

@@ -273,17 +273,5 @@ func joinName(dir, name string) string {
 	return dir + "/" + name
 }
 
-// validName is statefile.ValidName: one path component, not "." or "..".
-// It scans bytes: '/' and NUL never occur inside a multi-byte UTF-8
-// sequence, and strings.ContainsAny cost more than the rest of an *at call.
-func validName(name string) bool {
-	if name == "" || name == "." || name == ".." {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if name[i] == '/' || name[i] == 0 {
-			return false
-		}
-	}
-	return true
-}
+// validName is lease.ValidName: one path component, not "." or "..".
+func validName(name string) bool { return lease.ValidName(name) }
