@@ -409,9 +409,11 @@ func (w *World) checkInvariants() (Outcome, string) {
 
 // hashStep folds the step into the hash stream.
 func (w *World) hashStep(p *Proc, ev event) {
-	h := mix64(w.hash ^ uint64(w.step))
-	h = mix64(h ^ uint64(p.id)<<8 ^ uint64(ev.kind))
-	h = mix64(h ^ hashPath(ev.path))
+	// One multiply per field and one full mix per step: the fields are
+	// folded into a running hash that mix64 finishes, as hashPath does.
+	h := (w.hash ^ uint64(w.step)) * hashMultiplier
+	h = (h ^ uint64(p.id)<<8 ^ uint64(ev.kind)) * hashMultiplier
+	h = (h ^ hashPath(ev.path)) * hashMultiplier
 	h = mix64(h ^ p.result ^ uint64(w.now)<<16 ^ uint64(p.status)<<60)
 	if w.step%w.config.StateHashPeriod == 0 {
 		for _, v := range w.volumes {
@@ -424,13 +426,13 @@ func (w *World) hashStep(p *Proc, ev event) {
 	w.hash = h
 }
 
-// hashPath hashes a step's path eight bytes at a time, one mix64 per word:
-// every step hashes one, and FNV's byte-at-a-time loop cost more than the
-// rest of the step hash.
+// hashPath hashes a step's path eight bytes at a time, one multiply per
+// word and one mix64 at the end: every step hashes one, and FNV's
+// byte-at-a-time loop cost more than the rest of the step hash.
 func hashPath(s string) uint64 {
-	h := mix64(uint64(len(s)) ^ 0x9e3779b97f4a7c15)
+	h := (uint64(len(s)) ^ 0x9e3779b97f4a7c15) * hashMultiplier
 	for ; len(s) >= 8; s = s[8:] {
-		h = mix64(h ^ littleEndian64(s))
+		h = (h ^ littleEndian64(s)) * hashMultiplier
 	}
 	var tail uint64
 	for i := 0; i < len(s); i++ {
@@ -438,6 +440,10 @@ func hashPath(s string) uint64 {
 	}
 	return mix64(h ^ tail)
 }
+
+// hashMultiplier is an odd 64-bit constant (splitmix64's first): multiplying
+// by it is a bijection that spreads low bits upward; mix64 finishes.
+const hashMultiplier = 0xbf58476d1ce4e5b9
 
 // littleEndian64 reads the first eight bytes of s as a little-endian word.
 func littleEndian64(s string) uint64 {
