@@ -35,8 +35,8 @@ func (p *Proc) noteRename(oldpath, newpath string, err error) {
 // noteSync clears dir from every live process's pending renames on a
 // successful fsync of dir (a file fsync of another name clears nothing).
 func (w *World) noteSync(name string, err error) {
-	if err != nil {
-		return
+	if err != nil || !w.anyRenamedInto() {
+		return // nothing to clear: skip cleaning the path
 	}
 	name = path.Clean(name)
 	for _, p := range w.procs {
@@ -44,6 +44,16 @@ func (w *World) noteSync(name string, err error) {
 			p.renamedInto = slices.Delete(p.renamedInto, i, i+1)
 		}
 	}
+}
+
+// anyRenamedInto reports whether some process has a rename not yet fsynced.
+func (w *World) anyRenamedInto() bool {
+	for _, p := range w.procs {
+		if len(p.renamedInto) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // pendinger is what the probe needs of a volume: simfs's Pending.
