@@ -89,14 +89,18 @@ type namespacePaths struct {
 	receiver, owner, guard, epoch, reclaims, quarantine string
 }
 
+// newNamespacePaths joins by concatenation: NewManager checked namespace is
+// absolute, clean and not "/", and the names are single components, so
+// each result is path.Join's (TestNamespacePathsAreJoins).
 func newNamespacePaths(namespace string) namespacePaths {
+	prefix := namespace + "/"
 	return namespacePaths{
-		receiver:   path.Join(namespace, receiverName),
-		owner:      path.Join(namespace, receiverName, ownerName),
-		guard:      path.Join(namespace, guardName),
-		epoch:      path.Join(namespace, epochName),
-		reclaims:   path.Join(namespace, reclaimsName),
-		quarantine: path.Join(namespace, quarantineName),
+		receiver:   prefix + receiverName,
+		owner:      prefix + receiverName + "/" + ownerName,
+		guard:      prefix + guardName,
+		epoch:      prefix + epochName,
+		reclaims:   prefix + reclaimsName,
+		quarantine: prefix + quarantineName,
 	}
 }
 

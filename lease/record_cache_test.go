@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"path"
 	"sync"
 	"testing"
 
@@ -158,5 +159,20 @@ func TestManagerEncodeOwnerIsReadBack(t *testing.T) {
 	}
 	if back, err := m.parseOwnerCached(data); err != nil || back != owner {
 		t.Fatalf("read back %+v, %v", back, err)
+	}
+}
+
+// TestNamespacePathsAreJoins: the concatenated paths are path.Join's.
+func TestNamespacePathsAreJoins(t *testing.T) {
+	for _, namespace := range []string{"/a", "/state/lease", "/x/y.z/ns-1"} {
+		got := newNamespacePaths(namespace)
+		want := namespacePaths{
+			receiver: path.Join(namespace, receiverName), owner: path.Join(namespace, receiverName, ownerName),
+			guard: path.Join(namespace, guardName), epoch: path.Join(namespace, epochName),
+			reclaims: path.Join(namespace, reclaimsName), quarantine: path.Join(namespace, quarantineName),
+		}
+		if got != want {
+			t.Fatalf("%s: %+v, want %+v", namespace, got, want)
+		}
 	}
 }
