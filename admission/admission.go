@@ -20,22 +20,11 @@ import (
 // RootDir is the admission directory under StateHome.
 var RootDir = []string{"recovery", "beeper-message-like-me-export-admission"}
 
-// Config is everything the engine touches outside its memory.
-type Config struct {
-	// StateHome is an existing absolute directory of this user, not group-
-	// or world-writable.
-	StateHome string
-	FS        lease.FS
-	Clock     lease.Clock
-	Inspector lease.Inspector
-	IDs       lease.IDSource
-}
-
-// env is the statecas environment of a caller running as uid: every state
-// file it reads must belong to uid.
-func (c Config) env(uid uint32) statecas.Env {
-	return statecas.Env{FS: c.FS, IDs: c.IDs, Inspector: c.Inspector, UID: uid}
-}
+// Config is everything the engine touches outside its memory: StateHome
+// (an existing absolute directory of this user, not group- or
+// world-writable), FS, Clock, Inspector and IDs. It is statecas.Config, the
+// same type as dirlease.Config.
+type Config = statecas.Config
 
 // Admission is a held export admission: the handle of the controller that
 // acquired it. It is not safe for concurrent use.
@@ -68,7 +57,7 @@ type snapshot struct {
 }
 
 func readAdmission(config Config, uid uint32, file string) (*snapshot, error) {
-	content, present, err := statecas.ReadIfPresent(config.env(uid), file, RecordBytesMax)
+	content, present, err := statecas.ReadIfPresent(config.Env(uid), file, RecordBytesMax)
 	if err != nil {
 		if statecas.KindOf(err) == statecas.ErrBound {
 			return nil, fail(ErrCorrupt, file, "export admission exceeds its size bound", err)
@@ -128,7 +117,7 @@ func Acquire(config Config) (*Admission, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := statecas.EnsurePrivateDir(config.env(uint32(current.UID)), uint32(current.UID), config.StateHome, RootDir...)
+	root, err := statecas.EnsurePrivateDir(config.Env(uint32(current.UID)), uint32(current.UID), config.StateHome, RootDir...)
 	if err != nil {
 		return nil, wrapUnexpected(err, config.StateHome, "export admission could not be acquired safely")
 	}
@@ -158,7 +147,7 @@ func acquireOnce(config Config, current lease.ProcessIdentity, file string) (adm
 		case DispositionIndeterminate:
 			return nil, false, fail(ErrIndeterminate, file, "prior export owner cannot be inspected safely", nil)
 		}
-		removed, err := statecas.RemoveIfUnchanged(config.env(uint32(current.UID)), file, observed.sha)
+		removed, err := statecas.RemoveIfUnchanged(config.Env(uint32(current.UID)), file, observed.sha)
 		if errors.Is(err, statecas.ErrMutationActive) || (err == nil && !removed) {
 			return nil, true, nil
 		}
@@ -174,7 +163,7 @@ func acquireOnce(config Config, current lease.ProcessIdentity, file string) (adm
 		Revision:      config.IDs.NewID(),
 	}
 	mine := &snapshot{claim: claim, sha: statefile.SHA256Hex(claim.Bytes())}
-	created, createErr := statecas.CreateIfAbsent(config.env(uint32(current.UID)), file, claim.Bytes())
+	created, createErr := statecas.CreateIfAbsent(config.Env(uint32(current.UID)), file, claim.Bytes())
 	if createErr != nil {
 		// The record may be durable even though a later step (the claim
 		// release, a directory fsync) failed: if it is ours, we hold it.
@@ -264,7 +253,7 @@ func (a *Admission) update(phase Phase, helper *statecas.Owner) error {
 		panic("admission: IDSource repeated a revision")
 	}
 	data := next.Bytes()
-	written, err := statecas.WriteIfUnchanged(a.config.env(a.uid), a.path, data, a.sha)
+	written, err := statecas.WriteIfUnchanged(a.config.Env(a.uid), a.path, data, a.sha)
 	if err != nil {
 		return wrapUnexpected(err, a.path, "export admission lifecycle could not be updated safely")
 	}
@@ -285,7 +274,7 @@ func (a *Admission) Release() error {
 	if a.claim.Phase != PhaseParentOwned || a.claim.HelperOwner != nil {
 		return fail(ErrInvalidTransition, a.path, "export admission cannot release an unsettled helper lifecycle", nil)
 	}
-	removed, err := statecas.RemoveIfUnchanged(a.config.env(a.uid), a.path, a.sha)
+	removed, err := statecas.RemoveIfUnchanged(a.config.Env(a.uid), a.path, a.sha)
 	if err != nil {
 		return wrapUnexpected(err, a.path, "export admission could not be released safely")
 	}

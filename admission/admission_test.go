@@ -467,7 +467,7 @@ func TestDispositions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			acquirer := w.controller(2000, "600")
-			if _, err := statecas.EnsurePrivateDir(acquirer.env(uint32(w.uid)), uint32(w.uid), w.home, RootDir...); err != nil {
+			if _, err := statecas.EnsurePrivateDir(acquirer.Env(uint32(w.uid)), uint32(w.uid), w.home, RootDir...); err != nil {
 				t.Fatal(err)
 			}
 			content := tc.claim.Bytes()

@@ -22,22 +22,11 @@ import (
 // RootDir is the claim directory under StateHome.
 var RootDir = []string{"recovery", "beeper-message-like-me-directory-leases"}
 
-// Config is everything the engine touches outside its memory.
-type Config struct {
-	// StateHome is an existing absolute directory of this user, not group-
-	// or world-writable.
-	StateHome string
-	FS        lease.FS
-	Clock     lease.Clock
-	Inspector lease.Inspector
-	IDs       lease.IDSource
-}
-
-// env is the statecas environment of a caller running as uid: every claim
-// it reads must belong to uid.
-func (c Config) env(uid uint32) statecas.Env {
-	return statecas.Env{FS: c.FS, IDs: c.IDs, Inspector: c.Inspector, UID: uid}
-}
+// Config is everything the engine touches outside its memory: StateHome
+// (an existing absolute directory of this user, not group- or
+// world-writable), FS, Clock, Inspector and IDs. It is statecas.Config, the
+// same type as admission.Config.
+type Config = statecas.Config
 
 // Lease is a held directory lease. It is not safe for concurrent use.
 type Lease struct {
@@ -176,7 +165,7 @@ func Create(config Config, request CreateRequest) (*Lease, error) {
 
 func create(config Config, uid uint32, claim Claim) (*Lease, error) {
 	const message = "directory lease could not be created safely"
-	root, err := statecas.EnsurePrivateDir(config.env(uid), uid, config.StateHome, RootDir...)
+	root, err := statecas.EnsurePrivateDir(config.Env(uid), uid, config.StateHome, RootDir...)
 	if err != nil {
 		return nil, wrapUnexpected(err, config.StateHome, message)
 	}
@@ -185,7 +174,7 @@ func create(config Config, uid uint32, claim Claim) (*Lease, error) {
 	if _, err := Parse(data, claim.ID+".json", claimPath); err != nil {
 		panic("dirlease: built a claim that does not parse: " + err.Error())
 	}
-	created, err := statecas.CreateIfAbsent(config.env(uid), claimPath, data)
+	created, err := statecas.CreateIfAbsent(config.Env(uid), claimPath, data)
 	if err != nil {
 		return nil, wrapUnexpected(err, claimPath, message)
 	}
@@ -237,7 +226,7 @@ func (l *Lease) Update(phase Phase, childPID int) error {
 	next.Phase = phase
 	next.ChildOwner = child
 	data := next.Bytes()
-	written, err := statecas.WriteIfUnchanged(l.config.env(l.uid), l.claimPath, data, l.sha)
+	written, err := statecas.WriteIfUnchanged(l.config.Env(l.uid), l.claimPath, data, l.sha)
 	if err != nil {
 		return wrapUnexpected(err, l.claimPath, "directory lease lifecycle could not be updated safely")
 	}
@@ -255,7 +244,7 @@ func (l *Lease) Release() error {
 	if l.released {
 		return nil
 	}
-	removed, err := statecas.RemoveIfUnchanged(l.config.env(l.uid), l.claimPath, l.sha)
+	removed, err := statecas.RemoveIfUnchanged(l.config.Env(l.uid), l.claimPath, l.sha)
 	if err != nil {
 		return wrapUnexpected(err, l.claimPath, "directory lease could not be released safely")
 	}

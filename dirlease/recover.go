@@ -86,7 +86,7 @@ func Recover(config Config) (Report, error) {
 	if now < 0 || now > safeIntegerMax {
 		return Report{}, fail(ErrInvalidRequest, "", "directory recovery time is invalid", nil)
 	}
-	root, err := statecas.EnsurePrivateDir(config.env(uid), uid, config.StateHome, RootDir...)
+	root, err := statecas.EnsurePrivateDir(config.Env(uid), uid, config.StateHome, RootDir...)
 	if err != nil {
 		return Report{}, wrapUnexpected(err, config.StateHome, message)
 	}
@@ -111,7 +111,7 @@ func Recover(config Config) (Report, error) {
 // claims), reads every claim in one bounded batch bound to the directory's
 // identity, and validates all of them.
 func readClaims(config Config, uid uint32, root string) ([]parsedClaim, error) {
-	snapshot, err := statecas.Snapshot(config.env(uid), uid, root,
+	snapshot, err := statecas.Snapshot(config.Env(uid), uid, root,
 		statecas.SnapshotOptions{EntriesMax: ClaimsMax, RecoverOrphanedClaims: true})
 	if statecas.KindOf(err) == statecas.ErrBound {
 		return nil, fail(ErrBound, root, "directory lease collection exceeded its reviewed bound", err)
@@ -127,7 +127,7 @@ func readClaims(config Config, uid uint32, root string) ([]parsedClaim, error) {
 		}
 		names = append(names, entry.Name)
 	}
-	files, err := statecas.ReadBatch(config.env(uid), uid, root, names, statecas.BatchLimits{
+	files, err := statecas.ReadBatch(config.Env(uid), uid, root, names, statecas.BatchLimits{
 		BytesPerFileMax: ClaimBytesMax, BytesTotalMax: ClaimBytesMax * int64(max(1, len(names))),
 	}, snapshot.Identity)
 	if statecas.KindOf(err) == statecas.ErrBound {
@@ -172,7 +172,7 @@ func recoverOne(config Config, uid uint32, parsed parsedClaim, judge func(Claim)
 			report.Indeterminate++
 			return nil
 		}
-		released, err := statecas.RemoveIfUnchangedAfter(config.env(uid), parsed.file, parsed.sha, func() error {
+		released, err := statecas.RemoveIfUnchangedAfter(config.Env(uid), parsed.file, parsed.sha, func() error {
 			return removeRecorded(config, uid, parsed.claim, report)
 		})
 		if err != nil || released {
@@ -189,7 +189,7 @@ func recoverOne(config Config, uid uint32, parsed parsedClaim, judge func(Claim)
 
 // rereadClaim reads and validates one claim again, as readClaims does.
 func rereadClaim(config Config, uid uint32, file string) (parsedClaim, bool, error) {
-	content, present, err := statecas.ReadIfPresent(config.env(uid), file, ClaimBytesMax)
+	content, present, err := statecas.ReadIfPresent(config.Env(uid), file, ClaimBytesMax)
 	if statecas.KindOf(err) == statecas.ErrBound {
 		return parsedClaim{}, false, fail(ErrCorrupt, file, "directory lease exceeds its size bound", err)
 	}
@@ -223,7 +223,7 @@ func removeRecorded(config Config, uid uint32, claim Claim, report *Report) erro
 	}
 	// With the target absent, RemoveTree completes an interrupted
 	// identity-bound quarantine when one is present.
-	removed, err := statecas.RemoveTree(config.env(uid), claim.Path, claim.DirectoryIdentity.FileIdentity())
+	removed, err := statecas.RemoveTree(config.Env(uid), claim.Path, claim.DirectoryIdentity.FileIdentity())
 	if statecas.KindOf(err) == statecas.ErrChanged {
 		return fail(ErrChanged, claim.Path, "directory lease target changed before recovery", err)
 	}

@@ -13,6 +13,24 @@ import (
 )
 
 // Env is what the helpers need from the outside world.
+// Config is what an engine built on statecas (admission, dirlease) touches
+// outside its memory; each engine's Config is this type.
+type Config struct {
+	// StateHome is an existing absolute directory of this user, not group-
+	// or world-writable.
+	StateHome string
+	FS        lease.FS
+	Clock     lease.Clock
+	Inspector lease.Inspector
+	IDs       lease.IDSource
+}
+
+// Env is the statecas environment of a caller running as uid: every state
+// file and claim it reads must belong to uid.
+func (c Config) Env(uid uint32) Env {
+	return Env{FS: c.FS, IDs: c.IDs, Inspector: c.Inspector, UID: uid}
+}
+
 type Env struct {
 	FS        lease.FS
 	IDs       lease.IDSource
