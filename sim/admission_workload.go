@@ -62,16 +62,11 @@ type AdmissionOptions struct {
 }
 
 func (o AdmissionOptions) withDefaults() AdmissionOptions {
-	defaults := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	defaults(&o.Controllers, 3)
-	defaults(&o.OpsPerProc, 10)
-	defaults(&o.RespawnsMax, 4)
-	defaults(&o.PIDMax, 40)
-	defaults(&o.LivenessStepsMax, 20_000)
+	defaultTo(&o.Controllers, 3)
+	defaultTo(&o.OpsPerProc, 10)
+	defaultTo(&o.RespawnsMax, 4)
+	defaultTo(&o.PIDMax, 40)
+	defaultTo(&o.LivenessStepsMax, 20_000)
 	o.RespawnsMax = max(o.RespawnsMax, 0)
 	return o
 }

@@ -48,17 +48,12 @@ type DirleaseOptions struct {
 }
 
 func (o DirleaseOptions) withDefaults() DirleaseOptions {
-	defaults := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	defaults(&o.Creators, 3)
-	defaults(&o.Recoverers, 2)
-	defaults(&o.OpsPerProc, 6)
-	defaults(&o.RespawnsMax, 4)
-	defaults(&o.PIDMax, 40)
-	defaults(&o.LivenessStepsMax, 20_000)
+	defaultTo(&o.Creators, 3)
+	defaultTo(&o.Recoverers, 2)
+	defaultTo(&o.OpsPerProc, 6)
+	defaultTo(&o.RespawnsMax, 4)
+	defaultTo(&o.PIDMax, 40)
+	defaultTo(&o.LivenessStepsMax, 20_000)
 	o.RespawnsMax = max(o.RespawnsMax, 0)
 	return o
 }

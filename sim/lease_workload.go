@@ -133,18 +133,13 @@ type LeaseOptions struct {
 }
 
 func (o LeaseOptions) withDefaults() LeaseOptions {
-	defaults := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	defaults(&o.Hosts, 2)
-	defaults(&o.ProcsPerHost, 2)
-	defaults(&o.OpsPerProc, 8)
-	defaults(&o.Impostors, 1)
-	defaults(&o.PIDMax, 40)
-	defaults(&o.LivenessStepsMax, 20_000)
-	defaults(&o.RespawnsMax, 2*o.Hosts*o.ProcsPerHost)
+	defaultTo(&o.Hosts, 2)
+	defaultTo(&o.ProcsPerHost, 2)
+	defaultTo(&o.OpsPerProc, 8)
+	defaultTo(&o.Impostors, 1)
+	defaultTo(&o.PIDMax, 40)
+	defaultTo(&o.LivenessStepsMax, 20_000)
+	defaultTo(&o.RespawnsMax, 2*o.Hosts*o.ProcsPerHost)
 	o.Impostors = max(o.Impostors, 0)
 	o.RespawnsMax = max(o.RespawnsMax, 0)
 	if o.FenceWork == 0 {
