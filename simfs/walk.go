@@ -112,9 +112,9 @@ func (v *view) walk(cur *inode, p string, i int, follow bool, hops *int, remembe
 			// The path ended at a directory: "/" or a trailing slash.
 			return cur, "", cur, 0
 		}
-		j := i
-		for j < len(p) && p[j] != '/' {
-			j++
+		j := len(p)
+		if slash := strings.IndexByte(p[i:], '/'); slash >= 0 {
+			j = i + slash
 		}
 		comp := p[i:j]
 		k := j
