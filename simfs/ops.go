@@ -17,9 +17,10 @@ type view struct {
 	fs   *FS
 	uid  uint32
 	open []*file // files open through this view, valid at epoch
-	// prefix is where the last walk from the root stood before its final
-	// component (see prefixCache).
-	prefix prefixCache
+	// prefix holds where recent walks from the root stood before their
+	// final component (see prefixCache); prefixNext is the slot to replace.
+	prefix     [prefixSlots]prefixCache
+	prefixNext int
 	// epoch is the FS epoch open belongs to; a Crash since makes the list
 	// stale (those files are invalid), and it is dropped on next use.
 	epoch uint64

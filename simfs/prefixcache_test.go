@@ -59,8 +59,8 @@ func TestPrefixCacheMatchesFullWalk(t *testing.T) {
 			for _, v := range views {
 				for q := 0; q < 3; q++ {
 					p := randPath(rng)
-					if q > 0 && v.prefix.dir != nil {
-						p = v.prefix.path + comps[rng.IntN(len(comps)-1)]
+					if slot := v.prefix[rng.IntN(prefixSlots)]; q > 0 && slot.dir != nil {
+						p = slot.path + comps[rng.IntN(len(comps)-1)]
 					}
 					checkResolve(t, v, p, rng.IntN(2) == 0)
 				}

@@ -40,8 +40,8 @@ func (v *view) may(n *inode, want fs.FileMode) bool {
 // "" when name names the root itself.
 func (v *view) resolve(name string, follow bool) (dir *inode, base string, node *inode, errno syscall.Errno) {
 	hops := 0
-	if start, ok := v.cachedPrefix(name); ok {
-		return v.walk(start, name, len(v.prefix.path), follow, &hops, false)
+	if start, walked, ok := v.cachedPrefix(name); ok {
+		return v.walk(start, name, walked, follow, &hops, false)
 	}
 	return v.walkPath(v.fs.root, name, follow, &hops, true)
 }
@@ -56,10 +56,12 @@ func (v *view) resolveAt(start *inode, p string, follow bool) (*inode, string, *
 	return v.walkPath(start, p, follow, &hops, false)
 }
 
-// prefixCache remembers where the view's last walk from the root stood just
-// before its final component: most calls name a file in the directory the
-// previous call named one in, and starting there saves a map lookup per
-// directory level. A cached walk is exact while FS.treeGen is unchanged:
+// prefixCache remembers where one of the view's recent walks from the root
+// stood just before its final component: most calls name a file in a
+// directory a recent call named one in (an engine moves between a few: the
+// namespace, receiver.lock, the reclaims directory), and starting there
+// saves a map lookup per directory level. A view keeps prefixSlots of them,
+// replaced in turn. A cached walk is exact while FS.treeGen is unchanged:
 // it crossed only directories (no symlinks), and a directory's names,
 // parent and search permission change only through a link or unlink of a
 // directory, a chmod or a crash, which all advance treeGen.
@@ -69,21 +71,40 @@ type prefixCache struct {
 	gen  uint64 // FS.treeGen it is valid for
 }
 
+// prefixSlots is how many walked prefixes a view remembers.
+const prefixSlots = 4
+
 // cachedPrefix returns the directory to walk name's final component from,
-// if name is the cached prefix plus one component.
-func (v *view) cachedPrefix(name string) (*inode, bool) {
-	c := &v.prefix
-	if c.dir == nil || c.gen != v.fs.treeGen || len(name) >= pathMax ||
-		len(name) <= len(c.path) || name[:len(c.path)] != c.path ||
-		strings.IndexByte(name[len(c.path):], '/') >= 0 {
-		return nil, false
+// and the length of the prefix walked to it, if name is a cached prefix
+// plus one component.
+func (v *view) cachedPrefix(name string) (*inode, int, bool) {
+	if len(name) >= pathMax {
+		return nil, 0, false
 	}
-	return c.dir, true
+	for i := range v.prefix {
+		c := &v.prefix[i]
+		if c.dir != nil && c.gen == v.fs.treeGen && len(name) > len(c.path) && name[:len(c.path)] == c.path &&
+			strings.IndexByte(name[len(c.path):], '/') < 0 {
+			return c.dir, len(c.path), true
+		}
+	}
+	return nil, 0, false
 }
 
-// rememberPrefix caches that walking p[:i] from the root reached dir.
+// rememberPrefix caches that walking p[:i] from the root reached dir, in
+// the slot that holds p[:i] already, or else in the next slot in turn.
 func (v *view) rememberPrefix(p string, i int, dir *inode) {
-	v.prefix = prefixCache{path: p[:i], dir: dir, gen: v.fs.treeGen}
+	slot := v.prefixNext
+	for k := range v.prefix {
+		if v.prefix[k].path == p[:i] {
+			slot = k
+			break
+		}
+	}
+	if slot == v.prefixNext {
+		v.prefixNext = (v.prefixNext + 1) % prefixSlots
+	}
+	v.prefix[slot] = prefixCache{path: p[:i], dir: dir, gen: v.fs.treeGen}
 }
 
 // walkPath resolves p from cur (from the root if p is absolute). With
