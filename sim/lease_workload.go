@@ -201,6 +201,10 @@ type leaseSpace struct {
 	hostileClearedAt int64
 	// hostileBytes holds every record body the hook wrote.
 	hostileBytes [][]byte
+	// trackedNames is the volume's name generation when trackCorruption
+	// last looked at this space (tracked says it has looked).
+	trackedNames uint64
+	tracked      bool
 }
 
 // hostileSwaps counts the rename races the hook made so far (any space).

@@ -243,6 +243,15 @@ func garble(data []byte, d *Decisions) []byte {
 // is empty from then on, which the history gets as a LeaseClear.
 func (lw *leaseWorld) trackCorruption() {
 	for _, space := range lw.spaces {
+		// Both watches look for files by name, and no file they watch is
+		// written in place (the hook corrupts only files not already
+		// corrupted; the engines and the operator rename): while no name
+		// changed, they would find what they found last.
+		names, versioned := nameGeneration(space.volume)
+		if versioned && space.tracked && names == space.trackedNames {
+			continue
+		}
+		space.trackedNames, space.tracked = names, versioned
 		lw.trackReturn(space)
 		if !space.ownerCorrupted {
 			continue

@@ -24,6 +24,19 @@ func SimfsFilesystem(cfg FilesystemConfig) Filesystem {
 // SimfsVolume adapts a *simfs.FS to Filesystem.
 type SimfsVolume struct{ FS *simfs.FS }
 
+// NameGeneration is simfs's: it changes whenever a name is created,
+// removed or moved, or the volume crashes.
+func (v *SimfsVolume) NameGeneration() uint64 { return v.FS.NameGeneration() }
+
+// nameGeneration returns the volume's name generation, when its filesystem
+// keeps one.
+func nameGeneration(v *Volume) (uint64, bool) {
+	if versioned, ok := v.fs.(interface{ NameGeneration() uint64 }); ok {
+		return versioned.NameGeneration(), true
+	}
+	return 0, false
+}
+
 // View implements Filesystem.
 func (v *SimfsVolume) View(uid uint32) lease.FS { return v.FS.View(uid) }
 

@@ -68,6 +68,7 @@ func (f *FS) Crash(mode CrashMode, choose Chooser) {
 		panic("simfs: unknown crash mode")
 	}
 	f.epoch++ // every File and view open list from before is now stale
+	f.nameGen++
 	f.treeGen++
 	c := crashState{f: f, mode: mode, choose: choose, dirs: map[*inode]map[string]*inode{}}
 	if mode == CrashProcess {

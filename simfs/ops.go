@@ -66,6 +66,7 @@ func linkErr(op, oldpath, newpath string, errno syscall.Errno) error {
 func (f *FS) link(dir *inode, name string, n *inode) {
 	dir.entries[name] = n
 	dir.noteEntryChanged(name)
+	f.nameGen++
 	n.links++
 	if n.isDir() {
 		f.treeGen++
@@ -79,6 +80,7 @@ func (f *FS) link(dir *inode, name string, n *inode) {
 func (f *FS) unlink(dir *inode, name string, n *inode) {
 	delete(dir.entries, name)
 	dir.noteEntryChanged(name)
+	f.nameGen++
 	n.links--
 	if n.links < 0 {
 		panic("simfs: negative link count")

@@ -86,3 +86,52 @@ func checkResolve(t *testing.T, v *view, p string, follow bool) {
 type randChooser struct{ rng *rand.Rand }
 
 func (c randChooser) Intn(n int) int { return c.rng.IntN(n) }
+
+// TestNameGenerationMovesWithNames: the name generation advances with
+// every create, rename, remove, mkdir and crash, and stays put through
+// writes, reads, fsyncs and stats (what trackCorruption relies on).
+func TestNameGenerationMovesWithNames(t *testing.T) {
+	f := New(Options{Dev: 1})
+	f.MkdirAll("/d", 0o700, 1000)
+	v := f.View(1000)
+	steps := []struct {
+		name    string
+		changes bool
+		do      func() error
+	}{
+		{"create", true, func() error {
+			file, err := v.OpenFile("/d/a", lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL, 0o600)
+			if err == nil {
+				err = file.Close()
+			}
+			return err
+		}},
+		{"write and fsync", false, func() error {
+			file, err := v.OpenFile("/d/a", lease.O_WRONLY|lease.O_TRUNC, 0)
+			if err != nil {
+				return err
+			}
+			if _, err := file.Write([]byte("x")); err != nil {
+				return err
+			}
+			if err := file.Sync(); err != nil {
+				return err
+			}
+			return file.Close()
+		}},
+		{"stat", false, func() error { _, err := v.Lstat("/d/a"); return err }},
+		{"rename", true, func() error { return v.Rename("/d/a", "/d/b") }},
+		{"mkdir", true, func() error { return v.Mkdir("/d/e", 0o700) }},
+		{"remove", true, func() error { return v.Remove("/d/b") }},
+		{"crash", true, func() error { f.Crash(CrashSyncedOnly, randChooser{rand.New(rand.NewPCG(1, 1))}); return nil }},
+	}
+	for _, step := range steps {
+		before := f.NameGeneration()
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if changed := f.NameGeneration() != before; changed != step.changes {
+			t.Fatalf("%s: name generation changed %v, want %v", step.name, changed, step.changes)
+		}
+	}
+}

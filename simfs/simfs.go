@@ -113,6 +113,9 @@ type FS struct {
 	// change its course: a directory linked or unlinked, a chmod, a Crash.
 	// It invalidates the views' prefix caches.
 	treeGen uint64
+	// nameGen advances whenever any name is linked or unlinked, and at a
+	// Crash (see NameGeneration).
+	nameGen uint64
 
 	// fileSlab is the unused rest of the array newFile carves file
 	// descriptions from.
@@ -295,6 +298,11 @@ func (f *FS) CloseAll(v lease.FS) {
 		vw.open[len(vw.open)-1].closeNow()
 	}
 }
+
+// NameGeneration changes whenever a name is created, removed or moved, or
+// the FS crashes: a checker that looks for files by name, and that no file
+// changes under in place, can skip looking while it stays the same.
+func (f *FS) NameGeneration() uint64 { return f.nameGen }
 
 // Pending returns the number of operations not yet durable: metadata
 // operations in the log plus files whose data has not been synced.
