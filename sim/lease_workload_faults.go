@@ -305,6 +305,9 @@ func (lw *leaseWorld) trackReturn(space *leaseSpace) {
 func (lw *leaseWorld) repairDue(force bool) {
 	w := lw.world
 	for _, space := range lw.spaces {
+		if !force && !repairsDue(space.corruptions, w.Step()) {
+			continue // the common step: nothing to rebuild
+		}
 		kept := space.corruptions[:0]
 		for _, c := range space.corruptions {
 			if !force && w.Step() < c.repairAt {
@@ -317,6 +320,16 @@ func (lw *leaseWorld) repairDue(force bool) {
 		}
 		space.corruptions = kept
 	}
+}
+
+// repairsDue reports whether some corruption's repair time has come.
+func repairsDue(corruptions []leaseCorruption, step int) bool {
+	for i := range corruptions {
+		if step >= corruptions[i].repairAt {
+			return true
+		}
+	}
+	return false
 }
 
 // repair tries one repair; false means "not yet" (the writer lives).
