@@ -78,17 +78,18 @@ func resultCode(err error) uint64 {
 	if err == nil {
 		return 0
 	}
-	// What simfs returns, without errors.As's allocations: a *fs.PathError
-	// or *os.LinkError around an errno, or io.EOF (which wraps nothing).
+	// What simfs returns, without errors.As's allocations: an errno, alone
+	// or in a *fs.PathError or *os.LinkError, or io.EOF (which wraps
+	// nothing). Anything else takes errors.As below.
+	inner := err
 	switch e := err.(type) {
 	case *fs.PathError:
-		if errno, ok := e.Err.(syscall.Errno); ok {
-			return uint64(errno)
-		}
+		inner = e.Err
 	case *os.LinkError:
-		if errno, ok := e.Err.(syscall.Errno); ok {
-			return uint64(errno)
-		}
+		inner = e.Err
+	}
+	if errno, ok := inner.(syscall.Errno); ok {
+		return uint64(errno)
 	}
 	if err == io.EOF {
 		return 1
