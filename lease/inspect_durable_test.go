@@ -5,6 +5,7 @@ import (
 	"path"
 	"testing"
 
+	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/simfs"
 )
@@ -32,7 +33,10 @@ func TestInspectReportsOnlyDurableOwners(t *testing.T) {
 	if err != nil || acquired.Kind != lease.Acquired {
 		t.Fatalf("acquire: %+v, %v", acquired, err)
 	}
-	owner := read(t, w.fsys, fuzzNamespace+"/receiver.lock/owner.json")
+	owner, err := statefile.ReadFile(w.fsys, fuzzNamespace+"/receiver.lock/owner.json", 1<<16)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := w.manager.Release(ctx, acquired.Owner.Generation); err != nil {
 		t.Fatalf("release: %v", err)
 	}
@@ -42,9 +46,12 @@ func TestInspectReportsOnlyDurableOwners(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.write(t, path.Join(prepare, "owner.json"), owner)
-	syncPath(t, w.fsys, path.Join(prepare, "owner.json"))
-	syncPath(t, w.fsys, prepare)
-	syncPath(t, w.fsys, fuzzNamespace) // the prepared directory's name is durable
+	syncFile(t, w.fsys, path.Join(prepare, "owner.json"))
+	for _, dir := range []string{prepare, fuzzNamespace} { // owner.json's name, then prepare's
+		if err := statefile.SyncDir(w.fsys, dir); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := w.fsys.Rename(prepare, path.Join(fuzzNamespace, "receiver.lock")); err != nil {
 		t.Fatal(err)
 	}
@@ -61,22 +68,8 @@ func TestInspectReportsOnlyDurableOwners(t *testing.T) {
 	}
 }
 
-func read(t *testing.T, fsys lease.FS, name string) []byte {
-	t.Helper()
-	file, err := fsys.OpenFile(name, lease.O_RDONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	buffer := make([]byte, 4096)
-	n, err := file.Read(buffer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buffer[:n]
-}
-
-func syncPath(t *testing.T, fsys lease.FS, name string) {
+// syncFile fsyncs a regular file (statefile.SyncDir opens directories only).
+func syncFile(t *testing.T, fsys lease.FS, name string) {
 	t.Helper()
 	file, err := fsys.OpenFile(name, lease.O_RDONLY, 0)
 	if err != nil {
