@@ -177,7 +177,7 @@ func ownerDocument(o Owner) ownerJSON {
 
 // parseOwner strictly decodes an owner record of schema 1 or 2.
 func parseOwner(data []byte) (Owner, error) {
-	object, schema, err := decodeVersioned(data, "receiver owner", ownerKeys, ownerKeysFor)
+	object, schema, err := decodeVersioned(data, "receiver owner", ownerSchemas)
 	if err != nil {
 		return Owner{}, err
 	}
@@ -208,24 +208,25 @@ func parseOwner(data []byte) (Owner, error) {
 	return owner, nil
 }
 
-// ownerKeysFor and guardKeysFor name the key set of each schema a reader
-// knows.
-func ownerKeysFor(schema int64, record string) ([]string, error) {
-	switch schema {
-	case ownerSchemaLegacy:
-		return ownerKeysLegacy, nil
-	case OwnerSchema:
-		return ownerKeys, nil
-	}
-	return nil, unsupportedSchema(schema, record)
+// schemaKeys is the key set of one schema a reader knows.
+type schemaKeys struct {
+	schema int64
+	keys   []string
 }
 
-func guardKeysFor(schema int64, record string) ([]string, error) {
-	switch schema {
-	case guardSchemaLegacy:
-		return guardKeysLegacy, nil
-	case GuardSchema:
-		return guardKeys, nil
+// ownerSchemas and guardSchemas list the schemas of each record, oldest
+// first; the last one's keys include every older one's (TestVersionedKeySetsNest).
+var (
+	ownerSchemas = []schemaKeys{{ownerSchemaLegacy, ownerKeysLegacy}, {OwnerSchema, ownerKeys}}
+	guardSchemas = []schemaKeys{{guardSchemaLegacy, guardKeysLegacy}, {GuardSchema, guardKeys}}
+)
+
+// keysOf returns schema's key set among schemas.
+func keysOf(schemas []schemaKeys, schema int64, record string) ([]string, error) {
+	for _, known := range schemas {
+		if known.schema == schema {
+			return known.keys, nil
+		}
 	}
 	return nil, unsupportedSchema(schema, record)
 }
@@ -237,27 +238,26 @@ func unsupportedSchema(schema int64, record string) error {
 
 // decodeVersioned decodes a record whose key set depends on its schema,
 // with exactly the errors, in the same order, of decodeVersionedSlowly:
-// keys outside allowed, then a bad schema, then an unknown schema, then
-// keys outside the schema's own set. A good record (the common case) has
-// its key set checked once: passing its schema's check implies passing the
-// allowed one, since every schema's keys include "schema" and lie within
-// allowed (TestVersionedKeySetsNest).
-func decodeVersioned(data []byte, record string, allowed []string,
-	keysOf func(schema int64, record string) ([]string, error)) (*statefile.Object, int64, error) {
+// keys outside the newest schema's (allowed), then a bad schema, then an
+// unknown schema, then keys outside the schema's own set. A good record
+// (the common case) has its key set checked once: passing its schema's
+// check implies passing the allowed one, since every schema's keys include
+// "schema" and lie within the newest's (TestVersionedKeySetsNest).
+func decodeVersioned(data []byte, record string, schemas []schemaKeys) (*statefile.Object, int64, error) {
 	if object, err := statefile.DecodeMembers(data, record); err == nil {
 		schema := object.Int("schema", 1, math.MaxInt32)
 		if object.Err() == nil {
-			if keys, err := keysOf(schema, record); err == nil && object.CheckKeys(keys, nil) == nil {
+			if keys, err := keysOf(schemas, schema, record); err == nil && object.CheckKeys(keys, nil) == nil {
 				return object, schema, nil
 			}
 		}
 	}
-	return decodeVersionedSlowly(data, record, allowed, keysOf)
+	return decodeVersionedSlowly(data, record, schemas)
 }
 
 // decodeVersionedSlowly is decodeVersioned step by step, for its errors.
-func decodeVersionedSlowly(data []byte, record string, allowed []string,
-	keysOf func(schema int64, record string) ([]string, error)) (*statefile.Object, int64, error) {
+func decodeVersionedSlowly(data []byte, record string, schemas []schemaKeys) (*statefile.Object, int64, error) {
+	allowed := schemas[len(schemas)-1].keys
 	object, err := statefile.DecodeObject(data, record, []string{"schema"}, allowed)
 	if err != nil {
 		return nil, 0, err
@@ -266,7 +266,7 @@ func decodeVersionedSlowly(data []byte, record string, allowed []string,
 	if err := object.Err(); err != nil {
 		return nil, 0, err
 	}
-	keys, err := keysOf(schema, record)
+	keys, err := keysOf(schemas, schema, record)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -381,7 +381,7 @@ func guardDocument(g guardRecord) guardJSON {
 // parseGuard strictly decodes a guard or intent of schema 1 or 2; record
 // names which, for the diagnostics.
 func parseGuard(data []byte, record string) (guardRecord, error) {
-	object, schema, err := decodeVersioned(data, record, guardKeys, guardKeysFor)
+	object, schema, err := decodeVersioned(data, record, guardSchemas)
 	if err != nil {
 		return guardRecord{}, err
 	}

@@ -11,20 +11,15 @@ import (
 
 // TestVersionedKeySetsNest: the premise of decodeVersioned's single check.
 func TestVersionedKeySetsNest(t *testing.T) {
-	for _, set := range []struct {
-		allowed []string
-		schemas [][]string
-	}{
-		{ownerKeys, [][]string{ownerKeysLegacy, ownerKeys}},
-		{guardKeys, [][]string{guardKeysLegacy, guardKeys}},
-	} {
-		for _, keys := range set.schemas {
-			if !slices.Contains(keys, "schema") {
-				t.Fatalf("%v lacks schema", keys)
+	for _, schemas := range [][]schemaKeys{ownerSchemas, guardSchemas} {
+		allowed := schemas[len(schemas)-1].keys
+		for _, known := range schemas {
+			if !slices.Contains(known.keys, "schema") {
+				t.Fatalf("%v lacks schema", known.keys)
 			}
-			for _, key := range keys {
-				if !slices.Contains(set.allowed, key) {
-					t.Fatalf("%q is outside the allowed keys %v", key, set.allowed)
+			for _, key := range known.keys {
+				if !slices.Contains(allowed, key) {
+					t.Fatalf("%q is outside the newest schema's keys %v", key, allowed)
 				}
 			}
 		}
@@ -37,10 +32,11 @@ func TestVersionedKeySetsNest(t *testing.T) {
 // schema.
 func TestDecodeVersionedEqualsStepByStep(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		allowed, keysOf := ownerKeys, ownerKeysFor
+		schemas := ownerSchemas
 		if rapid.Bool().Draw(t, "guard") {
-			allowed, keysOf = guardKeys, guardKeysFor
+			schemas = guardSchemas
 		}
+		allowed := schemas[len(schemas)-1].keys
 		members := map[string]json.RawMessage{}
 		for _, key := range allowed {
 			if rapid.IntRange(0, 9).Draw(t, "drop-"+key) > 0 {
@@ -60,8 +56,8 @@ func TestDecodeVersionedEqualsStepByStep(t *testing.T) {
 		if rapid.IntRange(0, 5).Draw(t, "duplicate") == 0 {
 			data = append(data[:len(data)-1], []byte(`,"schema":2}`)...)
 		}
-		_, schema, err := decodeVersioned(data, "r", allowed, keysOf)
-		_, wantSchema, wantErr := decodeVersionedSlowly(data, "r", allowed, keysOf)
+		_, schema, err := decodeVersioned(data, "r", schemas)
+		_, wantSchema, wantErr := decodeVersionedSlowly(data, "r", schemas)
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) || schema != wantSchema {
 			t.Fatalf("%s: %d, %v; step by step %d, %v", data, schema, err, wantSchema, wantErr)
 		}
