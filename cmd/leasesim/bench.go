@@ -27,6 +27,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	realDir := set.String("real-dir", os.TempDir(), "directory for --real (its filesystem decides what an fsync costs)")
 	repeat := set.Int("repeat", 3, "measurements of each engine and scaling figure; the report keeps the median and the range")
 	asJSON := set.Bool("json", false, "print the report as JSON")
+	var profile cpuProfileFlag
+	profile.register(set)
 	if code, ok := parseFlags(set, args); !ok {
 		return code
 	}
@@ -53,7 +55,14 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	stopProfile, err := profile.start()
+	if err != nil {
+		return fail(stderr, err)
+	}
 	report, err := campaign.Bench(ctx, options)
+	if stopErr := stopProfile(); err == nil {
+		err = stopErr
+	}
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -209,6 +209,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	spec.register(set, "all")
 	var flags runFlags
 	flags.register(set)
+	var profile cpuProfileFlag
+	profile.register(set)
 	if code, ok := parseFlags(set, args); !ok {
 		return code
 	}
@@ -234,7 +236,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	stopProfile, err := profile.start()
+	if err != nil {
+		return fail(stderr, err)
+	}
 	report, err := campaign.Run(ctx, o)
+	if stopErr := stopProfile(); err == nil {
+		err = stopErr
+	}
 	if err != nil {
 		return fail(stderr, err)
 	}
