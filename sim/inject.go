@@ -10,34 +10,86 @@ import (
 
 // globalFaults draws the per-step faults that are not about the chosen
 // process: power loss, PID churn, executable upgrade, clock step, and the
-// workload's hooks. Each is its own draw, and 0 means "no fault".
-func (w *World) globalFaults() {
-	plan := &w.plan.probabilities
-	if w.decisions.Chance(plan[faultIndexPowerLoss]) {
+// workload's hooks, in that order (the global fault indices). Each is its own
+// draw, and 0 means "no fault".
+func (w *World) globalFaults() { w.globalFaultsFrom(0) }
+
+// globalFaultsFrom draws and fires the global faults from index first on.
+func (w *World) globalFaultsFrom(first int) {
+	for i := first; i < w.globalFaultCount(); i++ {
+		if w.decisions.Chance(w.globalFaultProbability(i)) {
+			w.fireGlobalFault(i)
+		}
+	}
+}
+
+// drawGlobalFaults draws the global faults in order until one fires, and
+// returns its index (or ok false when none did) without firing it: an
+// inline step (step.go) cannot fire a fault on a process's coroutine, so it
+// hands the fired one to the main loop, which fires it and draws the rest
+// (globalFaultsFrom). The draws are the same as globalFaults'.
+func (w *World) drawGlobalFaults() (fired int, ok bool) {
+	for i := 0; i < w.globalFaultCount(); i++ {
+		if w.decisions.Chance(w.globalFaultProbability(i)) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// The global faults the world itself draws, before the workload's hooks.
+const (
+	globalPowerLoss = iota
+	globalPIDChurn
+	globalUpgrade
+	globalClockStep
+	globalBuiltins
+)
+
+func (w *World) globalFaultCount() int { return globalBuiltins + len(w.hooks) }
+
+func (w *World) globalFaultProbability(i int) float64 {
+	switch i {
+	case globalPowerLoss:
+		return w.plan.probabilities[faultIndexPowerLoss]
+	case globalPIDChurn:
+		return w.plan.probabilities[faultIndexPIDChurn]
+	case globalUpgrade:
+		return w.plan.probabilities[faultIndexUpgrade]
+	case globalClockStep:
+		return w.plan.probabilities[faultIndexClockStep]
+	}
+	return w.plan.probabilities[w.hooks[i-globalBuiltins].index]
+}
+
+// fireGlobalFault applies global fault i, whose draw said yes.
+func (w *World) fireGlobalFault(i int) {
+	switch i {
+	case globalPowerLoss:
 		w.PowerLoss(w.hosts[w.decisions.Intn(len(w.hosts))])
-	}
-	if w.decisions.Chance(plan[faultIndexPIDChurn]) {
+	case globalPIDChurn:
 		w.churn(w.hosts[w.decisions.Intn(len(w.hosts))])
-	}
-	if w.decisions.Chance(plan[faultIndexUpgrade]) {
-		h := w.hosts[w.decisions.Intn(len(w.hosts))]
-		if len(h.exes) > 0 {
-			exe := h.exes[w.decisions.Intn(len(h.exes))]
-			h.table.UpgradeExe(exe)
-			w.Probe("upgrade")
-			w.Tracef("fault=upgrade host=%s exe=%s", h.Name(), exe)
-		}
-	}
-	if w.decisions.Chance(plan[faultIndexClockStep]) {
+	case globalUpgrade:
+		w.upgrade(w.hosts[w.decisions.Intn(len(w.hosts))])
+	case globalClockStep:
 		w.clockStep(w.hosts[w.decisions.Intn(len(w.hosts))])
+	default:
+		hook := w.hooks[i-globalBuiltins]
+		w.Probe(faultSpecs[hook.index].name)
+		w.Tracef("fault=%s", faultSpecs[hook.index].name)
+		hook.fire(w)
 	}
-	for _, hook := range w.hooks {
-		if w.decisions.Chance(plan[hook.index]) {
-			w.Probe(faultSpecs[hook.index].name)
-			w.Tracef("fault=%s", faultSpecs[hook.index].name)
-			hook.fire(w)
-		}
+}
+
+// upgrade replaces one of h's executables on disk (a package upgrade).
+func (w *World) upgrade(h *Host) {
+	if len(h.exes) == 0 {
+		return
 	}
+	exe := h.exes[w.decisions.Intn(len(h.exes))]
+	h.table.UpgradeExe(exe)
+	w.Probe("upgrade")
+	w.Tracef("fault=upgrade host=%s exe=%s", h.Name(), exe)
 }
 
 // PowerLoss cuts a host's power and reboots it: every process on it dies

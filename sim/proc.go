@@ -190,7 +190,14 @@ func (p *Proc) run(yield func(struct{}) bool) {
 	p.yield = yield
 	defer func() {
 		r := recover()
-		if r == nil || r == crashSentinel {
+		if r == nil {
+			return
+		}
+		if p.world.inlineProc == p {
+			p.world.inlinePanic = &inlinePanic{value: r, stack: debug.Stack()}
+			return
+		}
+		if r == crashSentinel {
 			return
 		}
 		if p.status != procLive {
@@ -211,6 +218,9 @@ func (p *Proc) point(kind opKind, path string) {
 	}
 	p.assertRunning()
 	p.pending = event{kind: kind, path: path}
+	if p.world.continueInline(p) {
+		return
+	}
 	if !p.yield(struct{}{}) {
 		panic(crashSentinel)
 	}

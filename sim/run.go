@@ -133,6 +133,10 @@ type Result struct {
 	// PCTBound is PCT's guaranteed probability of finding a bug of the
 	// configured depth (0 for the random scheduler).
 	PCTBound float64
+	// InlineSteps counts the steps a process ran on its own coroutine,
+	// without switching to the main loop (step.go): a speed figure only,
+	// always 0 in a traced run, and never part of what a run is.
+	InlineSteps int
 }
 
 // ProbeLines returns the probes as sorted "name=count" lines.
@@ -155,35 +159,13 @@ func Run(cfg Config) Result {
 	if err := cfg.Setup(w); err != nil {
 		return w.finish(result, OutcomeViolation, fmt.Sprintf("setup: %v", err))
 	}
-	stepsMax := w.config.StepsMax
-	var stream []uint64
 	if cfg.HashStream {
-		stream = make([]uint64, 0, 1024)
+		w.stream = make([]uint64, 0, 1024)
 	}
-	for w.step = 0; ; w.step++ {
-		if len(w.procs) == 0 {
-			result.HashStream = stream
-			return w.finish(result, OutcomeOK, "")
-		}
-		if w.step >= stepsMax {
-			result.HashStream = stream
-			return w.finish(result, OutcomeLiveness, fmt.Sprintf(
-				"step budget %d exhausted with %d processes alive", stepsMax, len(w.procs)))
-		}
-		w.runStep()
-		w.stepsRun++
-		if cfg.HashStream {
-			stream = append(stream, w.hash)
-		}
-		if w.failure != "" {
-			result.HashStream = stream
-			return w.finish(result, OutcomeViolation, w.failure)
-		}
-		if outcome, message := w.checkInvariants(); outcome != 0 {
-			result.HashStream = stream
-			return w.finish(result, outcome, message)
-		}
-	}
+	w.inline = cfg.Trace == nil
+	outcome, message := w.runSteps()
+	result.HashStream = w.stream
+	return w.finish(result, outcome, message)
 }
 
 func newWorld(cfg Config) (*World, *Result) {
@@ -258,6 +240,7 @@ func (w *World) finish(result *Result, outcome Outcome, message string) Result {
 	result.Probes = w.probes
 	result.Hash = w.hash
 	result.Processes = w.procsTotal
+	result.InlineSteps = w.inlineSteps
 	if pct, ok := w.scheduler.(*pctScheduler); ok {
 		result.PCTBound = PCTBound(max(w.procsTotal, 1), w.config.PCTSteps, pct.depth)
 	}
@@ -293,26 +276,6 @@ func (w *World) shutdown() {
 	for _, h := range w.hosts {
 		h.procs = nil
 	}
-}
-
-// runStep chooses a process, applies the step's faults, and runs the process
-// to its next scheduling point (or kills it there).
-func (w *World) runStep() {
-	p := w.choose()
-	w.now += int64(1+w.decisions.Intn(stepTimeMax)) * 1000
-	w.reapZombies()
-	w.globalFaults()
-	ev := p.pending
-	switch {
-	case p.status != procLive:
-		ev.kind = opStart // killed by a power loss this step; hashed as such
-	case w.decisions.Chance(w.plan.probabilities[faultIndexCrash]):
-		w.Crash(p)
-	default:
-		w.resume(p)
-	}
-	w.scheduler.ran(w.step, p)
-	w.hashStep(p, ev)
 }
 
 // choose returns the process to run: the scheduler's pick among the runnable
@@ -360,6 +323,11 @@ func (w *World) resume(p *Proc) {
 	w.running = p
 	p.co.next()
 	w.running = nil
+	if w.inlinePanic != nil {
+		w.coroutines.release(p.co) // its body is gone: the panic unwound it
+		p.co = nil
+		panic(w.inlinePanic.String())
+	}
 	if w.trace != nil {
 		w.Tracef("proc=%s op=%v path=%s result=%s", p.name, ev.kind, ev.path, resultName(p.result))
 	}

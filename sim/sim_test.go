@@ -710,3 +710,38 @@ func TestChanceEqualsFloat64Draw(t *testing.T) {
 		}
 	}
 }
+
+// An invariant that panics while a process runs the step's end inline
+// (step.go) must panic out of Run with its own message, as it would on the
+// main loop's side, not pass for the process's own panic (a violation).
+func TestInvariantPanicInAnInlineStepPanicsOutOfRun(t *testing.T) {
+	var message any
+	func() {
+		defer func() { message = recover() }()
+		Run(Config{Seed: 1, Faults: &FaultPlan{}, Setup: func(w *World) error {
+			h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
+			_, err := w.Spawn(h, ProcSpec{Name: "reader"}, func(p *Proc) {
+				for range 100 {
+					p.Clock().Now()
+				}
+			})
+			w.Invariant("broken", func() error {
+				if w.Step() == 5 {
+					if w.inlineProc == nil {
+						panic("test: step 5 was not inline")
+					}
+					panic("harness invariant broken at step 5")
+				}
+				return nil
+			})
+			return err
+		}})
+	}()
+	s, _ := message.(string)
+	if !strings.Contains(s, "harness invariant broken at step 5") || !strings.Contains(s, "raised in a step run inline") {
+		t.Fatalf("panic %v", message)
+	}
+	if n := runtime.NumGoroutine(); n > 10 {
+		t.Fatalf("%d goroutines after a panicking run", n)
+	}
+}

@@ -187,8 +187,29 @@ type World struct {
 	coroutines *coroutinePool
 	// procFiles is the rest of the slab newProcFile carves from.
 	procFiles []procFile
-	// hash is the running per-step hash.
-	hash uint64
+	// hash is the running per-step hash; stream keeps each step's value
+	// when Config.HashStream asks for it.
+	hash   uint64
+	stream []uint64
+
+	// The current step (step.go): the phase the main loop takes it up at,
+	// its process and that process's operation, the global fault drawn yes
+	// and not yet fired, and how the run ended.
+	phase      stepPhase
+	stepProc   *Proc
+	stepEvent  event
+	faultFired int
+	endOutcome Outcome
+	endMessage string
+	// inline says processes may run their steps' ends and starts on their
+	// own coroutines (never in a traced run); inlineProc is the process
+	// doing so, nil otherwise.
+	inline      bool
+	inlineProc  *Proc
+	inlineSteps int
+	// inlinePanic is a panic of the world's code run inline, for resume to
+	// raise on the main loop's side.
+	inlinePanic *inlinePanic
 }
 
 // zombie is a process left unreaped by the zombie fault.
