@@ -56,6 +56,8 @@ type Volume struct {
 	fs    Filesystem
 	hosts []*Host
 	root  lease.FS
+	// versioned is fs when it keeps a name generation, nil otherwise.
+	versioned nameVersioned
 }
 
 // Name returns the volume's name.
@@ -274,6 +276,7 @@ func (w *World) AddVolume(name string) *Volume {
 		Decisions: w.decisions,
 		Inject:    w.injectFSError,
 	})
+	v.versioned, _ = v.fs.(nameVersioned)
 	w.volumes = append(w.volumes, v)
 	return v
 }
