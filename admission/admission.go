@@ -10,8 +10,8 @@ package admission
 
 import (
 	"errors"
-	"path"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
@@ -81,7 +81,7 @@ func Inspect(config Config) (*Claim, Disposition, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	file := path.Join(append([]string{config.StateHome}, append(RootDir, FileName)...)...)
+	file := fspath.Join(append([]string{config.StateHome}, append(RootDir, FileName)...)...)
 	observed, err := readAdmission(config, uint32(current.UID), file)
 	if err != nil || observed == nil {
 		return nil, "", err
@@ -121,7 +121,7 @@ func Acquire(config Config) (*Admission, error) {
 	if err != nil {
 		return nil, wrapUnexpected(err, config.StateHome, "export admission could not be acquired safely")
 	}
-	file := path.Join(root, FileName)
+	file := fspath.Join(root, FileName)
 	for attempt := 0; attempt < AcquireAttemptsMax; attempt++ {
 		admission, retry, err := acquireOnce(config, current, file)
 		if err != nil {

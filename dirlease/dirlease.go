@@ -11,9 +11,9 @@ package dirlease
 import (
 	"errors"
 	"io/fs"
-	"path"
 	"strings"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
@@ -133,11 +133,11 @@ func Create(config Config, request CreateRequest) (*Lease, error) {
 	if now < 0 || now > safeIntegerMax {
 		return nil, fail(ErrInvalidRequest, "", "directory lease creation time is invalid", nil)
 	}
-	parent := path.Dir(request.Path)
+	parent := fspath.Dir(request.Path)
 	bundle := request.Role == RoleBundleStage
 	if (request.Role != RoleRawWorking && !bundle) || request.RecoverAfterMs < now ||
 		request.RecoverAfterMs > safeIntegerMax || bundle != (request.OutputRoot != "") ||
-		(request.OutputRoot != "" && path.Dir(request.OutputRoot) != parent) {
+		(request.OutputRoot != "" && fspath.Dir(request.OutputRoot) != parent) {
 		return nil, fail(ErrInvalidRequest, request.Path, "directory lease request is invalid", nil)
 	}
 	current, err := currentIdentity(config)
@@ -169,7 +169,7 @@ func create(config Config, uid uint32, claim Claim) (*Lease, error) {
 	if err != nil {
 		return nil, wrapUnexpected(err, config.StateHome, message)
 	}
-	claimPath := path.Join(root, claim.ID+".json")
+	claimPath := fspath.Join(root, claim.ID+".json")
 	data := claim.Bytes()
 	if _, err := Parse(data, claim.ID+".json", claimPath); err != nil {
 		panic("dirlease: built a claim that does not parse: " + err.Error())

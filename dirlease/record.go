@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
@@ -127,7 +128,7 @@ var (
 // validPath is the seed's boundedPath: absolute, already resolved (clean),
 // at most 4096 bytes, no NUL, CR or LF.
 func validPath(value string) bool {
-	return path.IsAbs(value) && path.Clean(value) == value && len(value) <= pathBytesMax &&
+	return path.IsAbs(value) && fspath.Clean(value) == value && len(value) <= pathBytesMax &&
 		!strings.ContainsAny(value, "\x00\r\n")
 }
 
@@ -185,9 +186,9 @@ func parseCoordinates(object *statefile.Object, claim *Claim, file string) error
 		return fail(ErrCorrupt, file, "directory lease time is invalid", object.Err())
 	}
 	bundle := claim.Role == RoleBundleStage
-	if path.Dir(claim.Path) != claim.ParentPath || claim.RecoverAfterMs < claim.CreatedAtMs ||
+	if fspath.Dir(claim.Path) != claim.ParentPath || claim.RecoverAfterMs < claim.CreatedAtMs ||
 		bundle != (claim.OutputRoot != "") ||
-		(claim.OutputRoot != "" && path.Dir(claim.OutputRoot) != claim.ParentPath) ||
+		(claim.OutputRoot != "" && fspath.Dir(claim.OutputRoot) != claim.ParentPath) ||
 		(bundle && claim.Phase != PhasePreparing) ||
 		(bundle && !object.IsNull("childOwner")) ||
 		(claim.Phase == PhaseRunning) != !object.IsNull("childOwner") {

@@ -4,6 +4,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/internal/statefile"
 )
@@ -123,7 +124,7 @@ func readClaims(config Config, uid uint32, root string) ([]parsedClaim, error) {
 	for _, entry := range snapshot.Entries {
 		id, isJSON := strings.CutSuffix(entry.Name, ".json")
 		if !entry.IsRegular() || !isJSON || !uuidPattern.MatchString(id) {
-			return nil, fail(ErrCorrupt, path.Join(root, entry.Name), "directory lease collection contains an unsupported entry", nil)
+			return nil, fail(ErrCorrupt, fspath.Join(root, entry.Name), "directory lease collection contains an unsupported entry", nil)
 		}
 		names = append(names, entry.Name)
 	}
@@ -138,7 +139,7 @@ func readClaims(config Config, uid uint32, root string) ([]parsedClaim, error) {
 	}
 	claims := make([]parsedClaim, 0, len(files))
 	for _, file := range files {
-		full := path.Join(root, file.Name)
+		full := fspath.Join(root, file.Name)
 		if !file.Present {
 			return nil, fail(ErrChanged, full, "directory lease changed during recovery inspection", nil)
 		}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"path"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statefile"
 )
 
@@ -47,7 +48,7 @@ func (m *Manager) Acquire(ctx context.Context, req AcquireRequest) (AcquireResul
 	if err := req.validate(); err != nil {
 		return AcquireResult{}, err
 	}
-	req.SessionFile = path.Clean(req.SessionFile)
+	req.SessionFile = fspath.Clean(req.SessionFile)
 	c, refusal, err := m.begin(ctx)
 	if err != nil {
 		return AcquireResult{}, err
@@ -167,7 +168,7 @@ func (m *Manager) reclaimOwner(c *call, owner Owner, data []byte, reason string)
 		}
 		return nil, fmt.Errorf("lease: moving the stale receiver.lock into quarantine: %w", err)
 	}
-	quarantined, err := statefile.ReadFile(m.fs, path.Join(target, ownerName), ownerBytesMax)
+	quarantined, err := statefile.ReadFile(m.fs, fspath.Join(target, ownerName), ownerBytesMax)
 	if err == nil && string(quarantined) == string(data) {
 		return &Reclaim{Owner: owner, QuarantinePath: target, Reason: reason}, nil
 	}
@@ -204,7 +205,7 @@ func (m *Manager) createOwner(c *call, req AcquireRequest, epochFloor uint64) (O
 	owner := Owner{
 		Schema: OwnerSchema, Generation: m.ids.NewID(), SessionID: req.SessionID, SessionFile: req.SessionFile,
 		PID: current.PID, ProcessStartIdentity: current.StartTime, BootIdentity: current.BootID,
-		Executable: path.Clean(current.Executable), ExecutableDev: current.ExecutableDev,
+		Executable: fspath.Clean(current.Executable), ExecutableDev: current.ExecutableDev,
 		ExecutableIno: current.ExecutableIno, PIDNamespace: current.PIDNamespace, Hostname: current.Hostname,
 		RootID: m.rootID, CreatedAt: formatTimestamp(m.clock.Now()), Epoch: epoch, UID: current.UID,
 	}
@@ -232,7 +233,7 @@ func (m *Manager) install(prepared string, data []byte) (bool, error) {
 	// CreateOnly fsyncs owner.json's data before naming it and fsyncs the
 	// prepare directory after: the whole directory is durable before it is
 	// published, so no second fsync of it is needed here.
-	if err := statefile.CreateOnly(m.fs, m.ids, path.Join(prepared, ownerName), ownerTempTag, data); err != nil {
+	if err := statefile.CreateOnly(m.fs, m.ids, fspath.Join(prepared, ownerName), ownerTempTag, data); err != nil {
 		return false, fmt.Errorf("lease: writing owner.json: %w", err)
 	}
 	if err := m.renameNoReplace(prepared, m.receiverPath()); err != nil {

@@ -2,7 +2,8 @@ package lease
 
 import (
 	"fmt"
-	"path"
+
+	"github.com/leasekit/leasekit/internal/fspath"
 )
 
 // classify applies ClassifyRecord to a record. Schema-1 records (the seed's)
@@ -36,7 +37,7 @@ func (p pathInspector) Inspect(pid int) Inspection {
 	if inspection.Kind == InspectLive {
 		inspection.Identity.ExecutableDev = 0
 		inspection.Identity.ExecutableIno = 0
-		if path.Clean(inspection.Identity.Executable) != path.Clean(p.executable) {
+		if fspath.Clean(inspection.Identity.Executable) != fspath.Clean(p.executable) {
 			inspection.Identity.ExecutableIno = 1
 		}
 	}
@@ -46,7 +47,7 @@ func (p pathInspector) Inspect(pid int) Inspection {
 // sameProcess is IsSameProcess with the schema-1 rules of classify.
 func sameProcess(rec ProcessIdentity, legacy bool, current ProcessIdentity) bool {
 	if legacy {
-		if path.Clean(rec.Executable) != path.Clean(current.Executable) {
+		if fspath.Clean(rec.Executable) != fspath.Clean(current.Executable) {
 			return false
 		}
 		rec.PIDNamespace = current.PIDNamespace

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"strconv"
 	"strings"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statefile"
 )
 
@@ -56,7 +56,7 @@ func (m *Manager) cleanDirectory(c *call, dir string, budget int) (removed int, 
 		if removed >= budget {
 			break
 		}
-		name := path.Join(dir, entry.Name)
+		name := fspath.Join(dir, entry.Name)
 		var ok bool
 		switch {
 		case dir == m.namespace && entry.Type.IsDir() &&

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"strconv"
 	"strings"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statefile"
 )
 
@@ -42,7 +42,7 @@ import (
 
 // newGuard returns a fresh guard (or intent) record for the current process.
 func (m *Manager) newGuard(current ProcessIdentity) guardRecord {
-	current.Executable = path.Clean(current.Executable)
+	current.Executable = fspath.Clean(current.Executable)
 	return guardRecord{
 		Schema:     GuardSchema,
 		Generation: m.ids.NewID(),
@@ -258,7 +258,7 @@ func (m *Manager) contendGuard(c *call) (Refusal, error) {
 // create the guard again.
 func (m *Manager) reclaimGuard(c *call) (Refusal, error) {
 	intent := m.newGuard(c.current)
-	intentPath := path.Join(m.reclaimsPath(), intentPrefix+safePathPart(intent.Generation)+intentSuffix)
+	intentPath := fspath.Join(m.reclaimsPath(), intentPrefix+safePathPart(intent.Generation)+intentSuffix)
 	if err := statefile.CreateOnly(m.fs, m.ids, intentPath, m.tempTag(c.current), m.encodeGuard(intent)); err != nil {
 		return Refusal{}, fmt.Errorf("lease: writing a lifecycle reclaim intent: %w", err)
 	}

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"strings"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statefile"
 )
 
@@ -24,7 +24,7 @@ func (m *Manager) scanIntents(c *call) (refusal Refusal, clear bool, err error) 
 		if !strings.HasPrefix(entry.Name, intentPrefix) || !strings.HasSuffix(entry.Name, intentSuffix) {
 			continue
 		}
-		file := path.Join(m.reclaimsPath(), entry.Name)
+		file := fspath.Join(m.reclaimsPath(), entry.Name)
 		read, err := m.readGuardFile(file, "receiver lifecycle reclaim intent", c.uid)
 		if err != nil {
 			return Refusal{}, false, err

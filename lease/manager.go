@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statefile"
 )
 
@@ -112,7 +113,7 @@ func (e *ConfigError) Error() string { return "lease: invalid config: " + e.Prob
 // NewManager validates cfg and returns a Manager. It touches nothing on disk.
 func NewManager(cfg Config) (*Manager, error) {
 	switch {
-	case !path.IsAbs(cfg.Namespace) || path.Clean(cfg.Namespace) != cfg.Namespace:
+	case !path.IsAbs(cfg.Namespace) || fspath.Clean(cfg.Namespace) != cfg.Namespace:
 		return nil, &ConfigError{fmt.Sprintf("namespace %q must be an absolute clean path", cfg.Namespace)}
 	case cfg.Namespace == "/":
 		return nil, &ConfigError{"namespace must not be the root directory"}
@@ -242,7 +243,7 @@ func (m *Manager) initialize(uid uint32) (Refusal, error) {
 	if err := statefile.SyncDir(m.fs, m.namespace); err != nil {
 		return Refusal{}, err
 	}
-	return Refusal{}, statefile.SyncDir(m.fs, path.Dir(m.namespace))
+	return Refusal{}, statefile.SyncDir(m.fs, fspath.Dir(m.namespace))
 }
 
 // checkDirectory is directoryRefusal of dir's Lstat. A missing dir passes.
@@ -287,7 +288,7 @@ func (m *Manager) ensureDirectory(dir string) (FileInfo, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return info, err
 	}
-	parent := path.Dir(dir)
+	parent := fspath.Dir(dir)
 	if dir == m.namespace && parent != dir {
 		if err := m.ensureAncestor(parent); err != nil {
 			return FileInfo{}, err
@@ -322,7 +323,7 @@ func (m *Manager) ensureAncestor(dir string) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	parent := path.Dir(dir)
+	parent := fspath.Dir(dir)
 	if parent != dir {
 		if err := m.ensureAncestor(parent); err != nil {
 			return err
@@ -359,7 +360,7 @@ func safePathPart(value string) string {
 // quarantineEntry returns a fresh name in quarantine/ for a record of kind
 // ("receiver" or "lifecycle") and generation, as the seed names them.
 func (m *Manager) quarantineEntry(kind, generation, suffix string) string {
-	return path.Join(m.quarantinePath(), fmt.Sprintf("%s.%s.%d.%s%s", kind, safePathPart(generation),
+	return fspath.Join(m.quarantinePath(), fmt.Sprintf("%s.%s.%d.%s%s", kind, safePathPart(generation),
 		m.clock.Now().UnixMilli(), safePathPart(m.ids.NewID()), suffix))
 }
 
@@ -370,10 +371,10 @@ func (m *Manager) moveToQuarantine(from, to string) error {
 	if err := m.renameNoReplace(from, to); err != nil {
 		return err
 	}
-	if err := statefile.SyncDir(m.fs, path.Dir(from)); err != nil {
+	if err := statefile.SyncDir(m.fs, fspath.Dir(from)); err != nil {
 		return err
 	}
-	return statefile.SyncDir(m.fs, path.Dir(to))
+	return statefile.SyncDir(m.fs, fspath.Dir(to))
 }
 
 // renameNoReplace is FS.RenameNoReplace, falling back to Rename where the

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statefile"
 )
 
@@ -281,7 +282,7 @@ func absolutePath(object *statefile.Object, key string) string {
 	if object.Err() == nil && !path.IsAbs(value) {
 		object.Fail("%s must be an absolute path", key)
 	}
-	return path.Clean(value)
+	return fspath.Clean(value)
 }
 
 func timestamp(object *statefile.Object, key string) string {

@@ -3,8 +3,8 @@ package lease
 import (
 	"context"
 	"fmt"
-	"path"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statefile"
 )
 
@@ -69,7 +69,7 @@ func (m *Manager) releaseHeld(c *call, generation string) (ReleaseResult, error)
 		return ReleaseResult{Kind: NotOwner, Owner: &owner, Why: fmt.Sprintf(
 			"the lease belongs to root %q, this manager serves root %q", owner.RootID, m.rootID)}, nil
 	}
-	released := path.Join(m.namespace, releasedPrefix+safePathPart(generation)+"-"+safePathPart(m.ids.NewID()))
+	released := fspath.Join(m.namespace, releasedPrefix+safePathPart(generation)+"-"+safePathPart(m.ids.NewID()))
 	if err := m.renameNoReplace(m.receiverPath(), released); err != nil {
 		return ReleaseResult{}, fmt.Errorf("lease: releasing receiver.lock: %w", err)
 	}

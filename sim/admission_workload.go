@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 	"time"
 
 	"github.com/leasekit/leasekit/admission"
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
@@ -79,7 +79,7 @@ const (
 )
 
 // admissionFile is the slot file.
-var admissionFile = path.Join(append([]string{admissionHome}, append(admission.RootDir, admission.FileName)...)...)
+var admissionFile = fspath.Join(append([]string{admissionHome}, append(admission.RootDir, admission.FileName)...)...)
 
 // AdmissionWorkload returns a Setup running the admission workload.
 func AdmissionWorkload(opts AdmissionOptions) func(w *World) error {
@@ -147,7 +147,7 @@ func (aw *admissionWorld) setup() error {
 // writeLegacy writes a seed-era record owned by a process of this boot
 // that is gone: schema 1 (kind 2) or schema 2 parent-owned (kind 3).
 func (aw *admissionWorld) writeLegacy(kind int) error {
-	dir := path.Dir(admissionFile)
+	dir := fspath.Dir(admissionFile)
 	aw.volume.FS().MkdirAll(dir, 0o700, admissionUID)
 	start := sha256.Sum256([]byte("seed-era controller"))
 	owner := statecas.Owner{PID: aw.opts.PIDMax - 1, BootID: statecas.BootDigest(aw.boot),

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"time"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
@@ -40,7 +40,7 @@ func (aw *admissionWorld) corrupt(w *World) {
 	if writeRoot(root, admissionFile, lease.O_TRUNC, written) != nil {
 		return
 	}
-	syncRoot(root, path.Dir(admissionFile))
+	syncRoot(root, fspath.Dir(admissionFile))
 	aw.corrupted, aw.corruption = true, written
 	aw.repairAt = w.Step() + 1 + w.Decisions().Intn(admissionRepairDelayMax)
 	aw.legacy = false
@@ -65,7 +65,7 @@ func (aw *admissionWorld) repair(force bool) {
 		aw.fail(fmt.Errorf("operator repair of %s: %v", admissionFile, err), false)
 		return
 	}
-	syncRoot(root, path.Dir(admissionFile))
+	syncRoot(root, fspath.Dir(admissionFile))
 	aw.corrupted, aw.corruption = false, nil
 	aw.world.RecordEvent("clear", models.AdmissionClear{})
 	aw.world.Probe("admission-operator-repair")
@@ -82,7 +82,7 @@ func (aw *admissionWorld) renameRace(w *World) {
 		return
 	}
 	aw.swaps++
-	copyPath := path.Join(path.Dir(claim), fmt.Sprintf(".hostile-%d", aw.swaps))
+	copyPath := fspath.Join(fspath.Dir(claim), fmt.Sprintf(".hostile-%d", aw.swaps))
 	if writeRoot(root, copyPath, lease.O_CREATE|lease.O_EXCL, data) != nil {
 		return
 	}
@@ -90,7 +90,7 @@ func (aw *admissionWorld) renameRace(w *World) {
 		_ = root.Remove(copyPath)
 		return
 	}
-	syncRoot(root, path.Dir(claim))
+	syncRoot(root, fspath.Dir(claim))
 	w.Probe("admission-hostile-swap-claim")
 }
 

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"strings"
 	"time"
 
 	"github.com/leasekit/leasekit/dirlease"
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
@@ -300,7 +300,7 @@ func (dw *dirWorld) creator(p *Proc) {
 // create makes a fresh private directory and leases it.
 func (dw *dirWorld) create(p *Proc, cfg dirlease.Config, bundle bool) *dirHeld {
 	dw.paths++
-	name := path.Join(dirleaseWork, fmt.Sprintf("w%d", dw.paths))
+	name := fspath.Join(dirleaseWork, fmt.Sprintf("w%d", dw.paths))
 	if err := p.FS().Mkdir(name, 0o700); err != nil {
 		return nil
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 	"github.com/leasekit/leasekit/dirlease"
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
 )
@@ -20,7 +20,7 @@ import (
 const dirRepairDelayMax = 600
 
 // dirClaimsPath is the claim directory.
-var dirClaimsPath = path.Join(append([]string{dirleaseHome}, dirlease.RootDir...)...)
+var dirClaimsPath = fspath.Join(append([]string{dirleaseHome}, dirlease.RootDir...)...)
 
 // sortedTracks returns the tracked paths in a deterministic order.
 func (dw *dirWorld) sortedTracks() []*dirTrack {
@@ -123,7 +123,7 @@ func (dw *dirWorld) findForeign(root lease.FS, t *dirTrack) (string, bool) {
 		panic(fmt.Sprintf("sim: dirlease operator: read %s: %v", dirleaseWork, err))
 	}
 	for _, e := range entries {
-		if name := path.Join(dirleaseWork, e.Name); holds(name) {
+		if name := fspath.Join(dirleaseWork, e.Name); holds(name) {
 			return name, true
 		}
 	}
@@ -202,7 +202,7 @@ const dirLaunchWaitMax = 48 * time.Hour
 func (dw *dirWorld) launchWait(p *Proc) time.Duration {
 	latest := int64(0)
 	for _, name := range dw.claimsLeft() {
-		data, err := readRoot(dw.volume.Root(), path.Join(dirClaimsPath, name))
+		data, err := readRoot(dw.volume.Root(), fspath.Join(dirClaimsPath, name))
 		var claim struct {
 			RecoverAfterMs int64 `json:"recoverAfterMs"`
 		}

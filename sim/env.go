@@ -6,10 +6,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"syscall"
 	"time"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/lease"
 )
 
@@ -280,7 +280,7 @@ func (f *procFile) ReadDir() ([]lease.DirEntry, error) {
 }
 
 func (f *procFile) OpenAt(name string, flag lease.OpenFlag, perm fs.FileMode) (lease.File, error) {
-	f.p.point(opFileOpenAt, path.Join(f.inner.Name(), name))
+	f.p.point(opFileOpenAt, fspath.Join(f.inner.Name(), name))
 	inner, err := f.inner.OpenAt(name, flag, perm)
 	f.p.result = resultCode(err)
 	if err != nil {
@@ -290,14 +290,14 @@ func (f *procFile) OpenAt(name string, flag lease.OpenFlag, perm fs.FileMode) (l
 }
 
 func (f *procFile) StatAt(name string) (lease.FileInfo, error) {
-	f.p.point(opFileStatAt, path.Join(f.inner.Name(), name))
+	f.p.point(opFileStatAt, fspath.Join(f.inner.Name(), name))
 	info, err := f.inner.StatAt(name)
 	f.p.result = resultCode(err)
 	return info, err
 }
 
 func (f *procFile) RemoveAt(name string, dir bool) error {
-	f.p.point(opFileRemoveAt, path.Join(f.inner.Name(), name))
+	f.p.point(opFileRemoveAt, fspath.Join(f.inner.Name(), name))
 	err := f.inner.RemoveAt(name, dir)
 	f.p.result = resultCode(err)
 	return err

@@ -5,10 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 	"time"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/simproc"
@@ -464,7 +464,7 @@ type leaseMove struct {
 
 // checkMove checks that a reclaimed owner was dead in the ground truth.
 func (lw *leaseWorld) checkMove(m leaseMove) error {
-	data, err := readRoot(m.space.volume.Root(), path.Join(m.path, "owner.json"))
+	data, err := readRoot(m.space.volume.Root(), fspath.Join(m.path, "owner.json"))
 	record, ok := lw.parseRecord(data)
 	if err == nil && !ok && m.space.hostileWrote(data) {
 		// The hook corrupted owner.json between the engine's last check
@@ -940,4 +940,4 @@ func (w *World) StopFaults() { w.plan = FaultPlan{} }
 // leaseReceiver returns the receiver.lock path.
 func leaseReceiver() string { return leaseReceiverPath }
 
-var leaseReceiverPath = path.Join(leaseNamespace, "receiver.lock")
+var leaseReceiverPath = fspath.Join(leaseNamespace, "receiver.lock")

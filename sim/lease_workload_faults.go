@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
@@ -20,10 +20,10 @@ import (
 
 // Paths inside the namespace the hostile hooks touch.
 var (
-	leaseOwnerPath      = path.Join(leaseNamespace, "receiver.lock", "owner.json")
-	leaseGuardPath      = path.Join(leaseNamespace, "receiver.lifecycle.guard.json")
-	leaseReclaimsPath   = path.Join(leaseNamespace, "lifecycle-reclaims")
-	leaseQuarantinePath = path.Join(leaseNamespace, "quarantine")
+	leaseOwnerPath      = fspath.Join(leaseNamespace, "receiver.lock", "owner.json")
+	leaseGuardPath      = fspath.Join(leaseNamespace, "receiver.lifecycle.guard.json")
+	leaseReclaimsPath   = fspath.Join(leaseNamespace, "lifecycle-reclaims")
+	leaseQuarantinePath = fspath.Join(leaseNamespace, "quarantine")
 )
 
 // leaseRepairDelayMax bounds the steps between a corruption and the
@@ -146,7 +146,7 @@ func (lw *leaseWorld) corrupt(w *World) {
 	entries, _ := root.ReadDir(leaseReclaimsPath)
 	var intents []string
 	for _, e := range entries {
-		if name := path.Join(leaseReclaimsPath, e.Name); strings.HasPrefix(e.Name, "reclaim.") && lw.corruptable(space, name) {
+		if name := fspath.Join(leaseReclaimsPath, e.Name); strings.HasPrefix(e.Name, "reclaim.") && lw.corruptable(space, name) {
 			intents = append(intents, name)
 		}
 	}
@@ -187,7 +187,7 @@ func (lw *leaseWorld) corrupt(w *World) {
 	if err := writeRoot(root, c.path, flag, c.written); err != nil {
 		return
 	}
-	syncRoot(root, path.Dir(c.path))
+	syncRoot(root, fspath.Dir(c.path))
 	space.corruptions = append(space.corruptions, c)
 	space.hostileBytes = append(space.hostileBytes, c.written)
 	w.Probe("lease-hostile-corrupt-" + c.kind)
@@ -346,7 +346,7 @@ func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 	switch c.kind {
 	case "owner", "receiver":
 		space.hostileSerial++
-		target := path.Join(leaseQuarantinePath, fmt.Sprintf("operator.%d", space.hostileSerial))
+		target := fspath.Join(leaseQuarantinePath, fmt.Sprintf("operator.%d", space.hostileSerial))
 		if err := root.Rename(leaseReceiver(), target); err != nil {
 			lw.fail(fmt.Errorf("operator repair of %s in %s: %v", c.path, space.key, err), false)
 			return true
@@ -363,7 +363,7 @@ func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 			lw.fail(fmt.Errorf("operator repair of %s in %s: %v", c.path, space.key, err), false)
 			return true
 		}
-		syncRoot(root, path.Dir(c.path))
+		syncRoot(root, fspath.Dir(c.path))
 	}
 	space.hostileClearedAt = w.Now()
 	w.Probe("lease-operator-repair-" + c.kind)
@@ -414,12 +414,12 @@ func (lw *leaseWorld) renameRace(w *World) {
 	kind := targets[d.Intn(len(targets))]
 	switch kind {
 	case "receiver":
-		fresh := path.Join(leaseNamespace, fmt.Sprintf(".hostile-new-%d", n))
-		if root.Mkdir(fresh, 0o700) != nil || writeRoot(root, path.Join(fresh, "owner.json"), lease.O_CREATE|lease.O_EXCL, owner) != nil {
+		fresh := fspath.Join(leaseNamespace, fmt.Sprintf(".hostile-new-%d", n))
+		if root.Mkdir(fresh, 0o700) != nil || writeRoot(root, fspath.Join(fresh, "owner.json"), lease.O_CREATE|lease.O_EXCL, owner) != nil {
 			return
 		}
 		syncRoot(root, fresh)
-		if root.Rename(leaseReceiver(), path.Join(leaseNamespace, fmt.Sprintf(".hostile-old-%d", n))) != nil {
+		if root.Rename(leaseReceiver(), fspath.Join(leaseNamespace, fmt.Sprintf(".hostile-old-%d", n))) != nil {
 			return
 		}
 		if err := root.Rename(fresh, leaseReceiver()); err != nil {
@@ -427,7 +427,7 @@ func (lw *leaseWorld) renameRace(w *World) {
 		}
 		syncRoot(root, leaseNamespace)
 	case "owner":
-		copyPath := path.Join(leaseReceiver(), fmt.Sprintf(".hostile-%d", n))
+		copyPath := fspath.Join(leaseReceiver(), fmt.Sprintf(".hostile-%d", n))
 		if writeRoot(root, copyPath, lease.O_CREATE|lease.O_EXCL, owner) != nil {
 			return
 		}
@@ -436,7 +436,7 @@ func (lw *leaseWorld) renameRace(w *World) {
 		}
 		syncRoot(root, leaseReceiver())
 	case "guard":
-		copyPath := path.Join(leaseNamespace, fmt.Sprintf(".hostile-guard-%d", n))
+		copyPath := fspath.Join(leaseNamespace, fmt.Sprintf(".hostile-guard-%d", n))
 		if writeRoot(root, copyPath, lease.O_CREATE|lease.O_EXCL, guard) != nil {
 			return
 		}
@@ -455,7 +455,7 @@ func (lw *leaseWorld) checkQuarantine(c leaseReclaimCheck) error {
 	if !strings.HasPrefix(c.path, leaseQuarantinePath+"/") {
 		return fmt.Errorf("%s reported reclaiming generation %s into %s, outside quarantine/", c.proc, c.generation, c.path)
 	}
-	data, err := readRoot(c.space.volume.Root(), path.Join(c.path, "owner.json"))
+	data, err := readRoot(c.space.volume.Root(), fspath.Join(c.path, "owner.json"))
 	if err != nil {
 		return fmt.Errorf("%s reclaimed generation %s into %s, but its owner.json is not there: %v", c.proc,
 			c.generation, c.path, err)
@@ -546,7 +546,7 @@ func (l *leaseLiveness) launch() {
 		if !strings.HasPrefix(e.Name, "reclaim.") || !strings.HasSuffix(e.Name, ".json") {
 			continue // a crashed writer's temp: the engine does not read it either
 		}
-		if data, err := readRoot(root, path.Join(leaseReclaimsPath, e.Name)); err == nil {
+		if data, err := readRoot(root, fspath.Join(leaseReclaimsPath, e.Name)); err == nil {
 			if r, ok := lw.parseRecord(data); ok && hostNamed == "" {
 				hostNamed = r.Hostname
 			}

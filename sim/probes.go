@@ -1,8 +1,9 @@
 package sim
 
 import (
-	"path"
 	"slices"
+
+	"github.com/leasekit/leasekit/internal/fspath"
 )
 
 // Coverage probes shared by every workload, and the campaign-level lists
@@ -25,7 +26,7 @@ func (p *Proc) noteRename(oldpath, newpath string, err error) {
 	if err != nil {
 		return
 	}
-	for _, dir := range []string{path.Dir(newpath), path.Dir(oldpath)} {
+	for _, dir := range []string{fspath.Dir(newpath), fspath.Dir(oldpath)} {
 		if !slices.Contains(p.renamedInto, dir) {
 			p.renamedInto = append(p.renamedInto, dir)
 		}
@@ -38,7 +39,7 @@ func (w *World) noteSync(name string, err error) {
 	if err != nil || !w.anyRenamedInto() {
 		return // nothing to clear: skip cleaning the path
 	}
-	name = path.Clean(name)
+	name = fspath.Clean(name)
 	for _, p := range w.procs {
 		if i := slices.Index(p.renamedInto, name); i >= 0 {
 			p.renamedInto = slices.Delete(p.renamedInto, i, i+1)

@@ -16,7 +16,7 @@ const modulePath = "github.com/leasekit/leasekit"
 // engineDirs are the packages whose code must be deterministic. Test files
 // are exempt (they run on the real OS on purpose); lease/osenv is the one
 // place production code touches the OS; lease/leasetest holds test fakes.
-var engineDirs = []string{"lease", "admission", "dirlease", "internal/statefile", "internal/statecas", "internal/seederr"}
+var engineDirs = []string{"lease", "admission", "dirlease", "internal/statefile", "internal/statecas", "internal/seederr", "internal/fspath"}
 
 func repoRoot(t *testing.T) string {
 	t.Helper()

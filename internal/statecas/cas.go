@@ -3,8 +3,8 @@ package statecas
 import (
 	"errors"
 	"io/fs"
-	"path"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statefile"
 )
 
@@ -94,7 +94,7 @@ func RemoveIfUnchangedAfter(env Env, target, expectedSHA string, act func() erro
 			return err
 		}
 		removed = true
-		return statefile.SyncDir(env.FS, path.Dir(target))
+		return statefile.SyncDir(env.FS, fspath.Dir(target))
 	})
 	return removed, err
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 )
@@ -131,7 +132,7 @@ func parseUint(object *statefile.Object, key string) uint64 {
 
 // ClaimPath is the mutation claim that guards target.
 func ClaimPath(target string) string {
-	return path.Join(path.Dir(target), "."+path.Base(target)+claimSuffix)
+	return fspath.Join(fspath.Dir(target), "."+path.Base(target)+claimSuffix)
 }
 
 // heldClaim is a claim this call published; inode identifies it so that a
@@ -158,7 +159,7 @@ func currentIdentity(env Env) (lease.ProcessIdentity, error) {
 }
 
 func checkTargetPath(target string) {
-	if !path.IsAbs(target) || path.Clean(target) != target || target == "/" {
+	if !path.IsAbs(target) || fspath.Clean(target) != target || target == "/" {
 		panic("statecas: target path must be absolute and clean: " + strconv.Quote(target))
 	}
 }
@@ -303,14 +304,14 @@ func recoverOrphan(env Env, claimPath string, dead claim, deadInode lease.FileIn
 			"a live mutation claim was displaced during orphan recovery and is kept at "+quarantine,
 			errors.Join(err, restoreErr))
 	}
-	return statefile.SyncDir(env.FS, path.Dir(claimPath))
+	return statefile.SyncDir(env.FS, fspath.Dir(claimPath))
 }
 
 // removeOrphanClaim deletes the data temps a dead claimant left, then its
 // claim (data temps first: a crash in between leaves the claim, so a later
 // recovery still finds them).
 func removeOrphanClaim(env Env, claimFile, claimID string) error {
-	dir := path.Dir(claimFile)
+	dir := fspath.Dir(claimFile)
 	entries, err := readDirBounded(env, dir)
 	if err != nil {
 		return err
@@ -318,7 +319,7 @@ func removeOrphanClaim(env Env, claimFile, claimID string) error {
 	prefix := statefile.TempPrefix + dataTempTagPrefix + claimID + "-"
 	for _, entry := range entries {
 		if strings.HasPrefix(entry.Name, prefix) {
-			if err := removeIfPresent(env, path.Join(dir, entry.Name)); err != nil {
+			if err := removeIfPresent(env, fspath.Join(dir, entry.Name)); err != nil {
 				return err
 			}
 		}
@@ -365,7 +366,7 @@ func releaseClaim(env Env, held heldClaim) error {
 	if err := env.FS.Remove(held.path); err != nil {
 		return err
 	}
-	return statefile.SyncDir(env.FS, path.Dir(held.path))
+	return statefile.SyncDir(env.FS, fspath.Dir(held.path))
 }
 
 // MutationClaimBytes is the canonical claim file a process with identity

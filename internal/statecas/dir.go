@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 )
@@ -55,7 +56,7 @@ func CheckDir(info lease.FileInfo, name string, uid uint32, mode DirMode) (lease
 // uid (home itself must exist and not be group- or world-writable). It
 // returns the full path.
 func EnsurePrivateDir(env Env, uid uint32, home string, parts ...string) (string, error) {
-	if !path.IsAbs(home) || path.Clean(home) != home {
+	if !path.IsAbs(home) || fspath.Clean(home) != home {
 		return "", newError(ErrUnsafe, home, "state home must be an absolute clean path", nil)
 	}
 	info, err := env.FS.Lstat(home)
@@ -71,7 +72,7 @@ func EnsurePrivateDir(env Env, uid uint32, home string, parts ...string) (string
 			panic("statecas: invalid directory part " + strconv.Quote(part))
 		}
 		parent := dir
-		dir = path.Join(dir, part)
+		dir = fspath.Join(dir, part)
 		if err := env.FS.Mkdir(dir, statefile.DirMode); err == nil {
 			if err := statefile.SyncDir(env.FS, parent); err != nil {
 				return "", err
@@ -206,7 +207,7 @@ func sweepMachinery(env Env, dir string, names []lease.DirEntry, recover bool, s
 	liveClaimIDs := make(map[string]bool)
 	var dataTemps []string
 	for _, entry := range names {
-		name := path.Join(dir, entry.Name)
+		name := fspath.Join(dir, entry.Name)
 		kind := classifyName(entry.Name)
 		if kind == machineryDataTemp {
 			dataTemps = append(dataTemps, name)
@@ -306,7 +307,7 @@ func ReadBatch(env Env, uid uint32, dir string, names []string, limits BatchLimi
 		if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
 			panic("statecas: ReadBatch name must be a base name: " + strconv.Quote(name))
 		}
-		full := path.Join(dir, name)
+		full := fspath.Join(dir, name)
 		content, present, err := ReadIfPresent(env, full, limits.BytesPerFileMax)
 		if err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"path"
 	"strconv"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 )
@@ -44,8 +45,8 @@ func QuarantineName(identity lease.FileIdentity) string {
 // removed.
 func RemoveTree(env Env, target string, identity lease.FileIdentity) (removed bool, err error) {
 	checkTargetPath(target)
-	parent := path.Dir(target)
-	quarantine := path.Join(parent, QuarantineName(identity))
+	parent := fspath.Dir(target)
+	quarantine := fspath.Join(parent, QuarantineName(identity))
 	info, err := env.FS.Lstat(target)
 	if errors.Is(err, fs.ErrNotExist) {
 		return completeQuarantine(env, quarantine, identity)
@@ -89,7 +90,7 @@ func restoreForeign(env Env, quarantine, target string, cause error) error {
 		refusal.Err = errors.Join(cause, err)
 		return refusal
 	}
-	return errors.Join(refusal, statefile.SyncDir(env.FS, path.Dir(target)))
+	return errors.Join(refusal, statefile.SyncDir(env.FS, fspath.Dir(target)))
 }
 
 func completeQuarantine(env Env, quarantine string, identity lease.FileIdentity) (bool, error) {
@@ -135,7 +136,7 @@ func removeQuarantined(env Env, root string, identity lease.FileIdentity) error 
 	if closeErr != nil {
 		return closeErr
 	}
-	parent, err := env.FS.OpenFile(path.Dir(root), statefile.O_RDONLY|statefile.O_DIRECTORY, 0)
+	parent, err := env.FS.OpenFile(fspath.Dir(root), statefile.O_RDONLY|statefile.O_DIRECTORY, 0)
 	if err != nil {
 		return err
 	}
@@ -192,7 +193,7 @@ func removeSubdirectory(dir lease.File, name string, seen lease.FileInfo, root s
 		return nil
 	}
 	if err != nil {
-		return newError(ErrChanged, path.Join(dir.Name(), name),
+		return newError(ErrChanged, fspath.Join(dir.Name(), name),
 			"a directory of the tree was swapped during its removal; removal stopped", err)
 	}
 	opened, err := child.Stat()
@@ -209,7 +210,7 @@ func removeSubdirectory(dir lease.File, name string, seen lease.FileInfo, root s
 		return err
 	}
 	if err := dir.RemoveAt(name, true); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return newError(ErrChanged, path.Join(dir.Name(), name),
+		return newError(ErrChanged, fspath.Join(dir.Name(), name),
 			"a directory of the tree was swapped during its removal; removal stopped", err)
 	}
 	return nil

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
+
+	"github.com/leasekit/leasekit/internal/fspath"
 )
 
 // FileMode and DirMode are the modes of everything the engines create: the
@@ -170,7 +171,7 @@ func SyncDir(fsys FS, dir string) error {
 // name later given to it points at durable bytes. The name is
 // dir/.tmp-<tag>-<id>: tag lets a later cleanup tell whose write it was.
 func WriteTemp(fsys FS, ids IDSource, dir, tag string, data []byte) (string, error) {
-	name := path.Join(dir, TempPrefix+tag+"-"+ids.NewID())
+	name := fspath.Join(dir, TempPrefix+tag+"-"+ids.NewID())
 	file, err := fsys.OpenFile(name, O_WRONLY|O_CREATE|O_EXCL|O_NOFOLLOW, FileMode)
 	if err != nil {
 		return "", err
@@ -211,7 +212,7 @@ func removeQuietly(fsys FS, name string) error {
 // rename over name, fsync the directory. A crash at any point leaves either
 // the old complete file or the new complete one under name.
 func ReplaceAtomic(fsys FS, ids IDSource, name, tag string, data []byte) error {
-	dir := path.Dir(name)
+	dir := fspath.Dir(name)
 	temp, err := WriteTemp(fsys, ids, dir, tag, data)
 	if err != nil {
 		return err
@@ -227,7 +228,7 @@ func ReplaceAtomic(fsys FS, ids IDSource, name, tag string, data []byte) error {
 // empty or torn file. If name exists, the temp is removed and the returned
 // error satisfies errors.Is(err, fs.ErrExist).
 func CreateOnly(fsys FS, ids IDSource, name, tag string, data []byte) error {
-	dir := path.Dir(name)
+	dir := fspath.Dir(name)
 	temp, err := WriteTemp(fsys, ids, dir, tag, data)
 	if err != nil {
 		return err
