@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -155,6 +156,10 @@ type BenchReport struct {
 	// GCPercent is the collector's setting during the run (GOGC; leasesim
 	// sets its own default): it moves the rates by several percent.
 	GCPercent int
+	// PGO is the profile the binary was built with (go build's -pgo
+	// setting: leasesim's own default.pgo unless told otherwise), "off"
+	// when none: it moves the rates by several percent too.
+	PGO string
 	// Repeat is how many measurements each engine and scaling figure is
 	// the median of.
 	Repeat  int
@@ -194,7 +199,7 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 	}
 	report := &BenchReport{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
 		CPUs: runtime.NumCPU(), Started: time.Now().UTC(), LoadAverage: loadAverage(),
-		GCPercent: gcPercent()}
+		GCPercent: gcPercent(), PGO: buildPGO()}
 	report.Repeat = o.Repeat
 	for _, name := range o.Engines {
 		if _, err := BenchEngine(ctx, name, 1, min(o.Seeds, benchWarmUpSeeds)); err != nil {
@@ -407,6 +412,21 @@ func loadAverage() string {
 	}
 	fields := strings.Fields(string(data))
 	return strings.Join(fields[:min(3, len(fields))], " ")
+}
+
+// buildPGO returns the running binary's -pgo build setting: the profile's
+// file name, or "off".
+func buildPGO() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	for _, setting := range info.Settings {
+		if setting.Key == "-pgo" {
+			return filepath.Base(setting.Value)
+		}
+	}
+	return "off"
 }
 
 // gcPercent reads the collector's GOGC setting (debug has no getter).

@@ -16,8 +16,8 @@ const (
 // them as they are).
 func (r *BenchReport) WriteTable(w io.Writer) error {
 	var out strings.Builder
-	fmt.Fprintf(&out, "Measured %s, %s %s/%s, %d CPUs, GOGC=%d, load average %s at the start.\n",
-		r.Started.Format("2006-01-02 15:04 UTC"), r.GoVersion, r.OS, r.Arch, r.CPUs, r.GCPercent, r.LoadAverage)
+	fmt.Fprintf(&out, "Measured %s, %s %s/%s, %d CPUs, GOGC=%d, PGO %s, load average %s at the start.\n",
+		r.Started.Format("2006-01-02 15:04 UTC"), r.GoVersion, r.OS, r.Arch, r.CPUs, r.GCPercent, r.PGO, r.LoadAverage)
 	fmt.Fprintf(&out, "Each engine and scaling figure is the median of %d measurements, after an untimed warm-up; "+
 		"seeds/s/core gives their range.\n\n", r.Repeat)
 	out.WriteString("### Simulator, one worker (one core), each engine's default scenario\n\n")
