@@ -13,6 +13,7 @@ package simproc
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -203,8 +204,21 @@ func (h *Host) NamespaceCount() int { return len(h.namespaces) }
 // NamespaceID returns the id (as /proc/PID/ns/pid shows it) of namespace ns.
 func (h *Host) NamespaceID(ns int) string {
 	h.checkNamespace(ns)
-	return fmt.Sprint(namespaceIDBase + ns)
+	if ns < len(namespaceIDs) {
+		return namespaceIDs[ns]
+	}
+	return strconv.Itoa(namespaceIDBase + ns)
 }
+
+// namespaceIDs are the first namespaces' ids, formatted once: every
+// Inspect and Current asks for one.
+var namespaceIDs = func() []string {
+	ids := make([]string, 8)
+	for ns := range ids {
+		ids[ns] = strconv.Itoa(namespaceIDBase + ns)
+	}
+	return ids
+}()
 
 // ExeInode returns the inode the executable path currently names, assigning
 // one on first use.
