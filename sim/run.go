@@ -383,7 +383,8 @@ func (w *World) hashStep(p *Proc, ev event) {
 	h = (h ^ uint64(p.id)<<8 ^ uint64(ev.kind)) * hashMultiplier
 	h = (h ^ hashPath(ev.path)) * hashMultiplier
 	h = mix64(h ^ p.result ^ uint64(w.now)<<16 ^ uint64(p.status)<<60)
-	if w.step%w.config.StateHashPeriod == 0 {
+	if w.step == w.stateHashDue { // every StateHashPeriod steps, without a division
+		w.stateHashDue += w.config.StateHashPeriod
 		for _, v := range w.volumes {
 			h = mix64(h ^ v.fs.Hash())
 		}

@@ -193,6 +193,8 @@ type World struct {
 	// when Config.HashStream asks for it.
 	hash   uint64
 	stream []uint64
+	// stateHashDue is the next step whose hash folds in the full state.
+	stateHashDue int
 
 	// The current step (step.go): the phase the main loop takes it up at,
 	// its process and that process's operation, the global fault drawn yes
