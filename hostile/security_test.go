@@ -152,10 +152,6 @@ func lifecycleWorld(t *testing.T, b *backend, engine string) *world {
 	return w
 }
 
-func backends(t *testing.T) []*backend {
-	return []*backend{realBackend(t), simBackend()}
-}
-
 // TestLifecycleModes: with a umask of 0 (so no mode owes anything to the
 // umask), every file an engine creates during its lifecycle is a 0600
 // regular file and every directory a 0700 directory of the current uid,
