@@ -19,7 +19,7 @@ func (r *BenchReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&out, "Measured %s, %s %s/%s, %d CPUs, GOGC=%d, PGO %s, load average %s at the start.\n",
 		r.Started.Format("2006-01-02 15:04 UTC"), r.GoVersion, r.OS, r.Arch, r.CPUs, r.GCPercent, r.PGO, r.LoadAverage)
 	fmt.Fprintf(&out, "Each engine and scaling figure is the median of %d measurements, after an untimed warm-up; "+
-		"seeds/s/core gives their range.\n\n", r.Repeat)
+		"seeds/s/core gives their range. One worker runs on one core (GOMAXPROCS=1), a scaling row's workers on as many cores.\n\n", r.Repeat)
 	out.WriteString("### Simulator, one worker (one core), each engine's default scenario\n\n")
 	out.WriteString("| engine | seeds | steps/seed | steps/s/core (sim+check) | steps/s/core (sim only) | seeds/s/core (range) | steps per CPU-s | seeds per CPU-s | porcupine share | simulated s per wall s | failures | run hash |\n")
 	out.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")

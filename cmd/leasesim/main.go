@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -194,7 +195,7 @@ func (f *runFlags) register(set *flag.FlagSet) {
 	set.DurationVar(&f.duration, "duration", 0, "time budget (e.g. 10m); the campaign stops at --seeds or --duration, whichever first")
 	set.Uint64Var(&f.baseSeed, "base-seed", 1, "index i runs seed base-seed+i")
 	set.StringVar(&f.shard, "shard", "0/1", "run shard i of n: the indices with index % n == i")
-	set.IntVar(&f.workers, "workers", 0, "parallel runs (0: every core)")
+	set.IntVar(&f.workers, "workers", 0, "parallel runs, on as many cores (0: every core)")
 	set.IntVar(&f.determinism, "determinism-sample", 100, "run every K-th index twice and compare hash streams (0: never)")
 	set.BoolVar(&f.json, "json", false, "print the mergeable JSON report instead of the summary")
 	set.StringVar(&f.out, "out", "testdata/seeds", "directory for shrunk seed files (<out>/<engine>/<name>.seed)")
@@ -227,6 +228,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	o.Seeds, o.Duration, o.BaseSeed, o.Workers, o.DeterminismSample = flags.seeds, flags.duration, flags.baseSeed,
 		flags.workers, flags.determinism
+	defer useCores(flags.workers)()
 	if o.Shard, o.Shards, err = parseShard(flags.shard); err != nil {
 		return fail(stderr, err)
 	}
@@ -281,6 +283,19 @@ func finishRun(report *campaign.Report, o campaign.Options, flags *runFlags, std
 		return code
 	}
 	return exitToolError
+}
+
+// useCores caps the Go scheduler at workers cores (none for 0: every
+// core): a campaign told to use N workers uses N cores, and one worker's
+// porcupine checks and collections share its core instead of waking an idle
+// one (docs/BENCH.md measured that as about 8% more seeds per second).
+// It returns the function that restores the setting.
+func useCores(workers int) (restore func()) {
+	if workers <= 0 || workers >= runtime.NumCPU() {
+		return func() {}
+	}
+	previous := runtime.GOMAXPROCS(workers)
+	return func() { runtime.GOMAXPROCS(previous) }
 }
 
 // isTerminal reports whether w is a character device (a terminal), so CI
