@@ -152,6 +152,8 @@ func (w *World) clockStep(h *Host) {
 
 // reapZombies reaps the zombies whose time has come.
 func (w *World) reapZombies() {
+	w.noKills = "a reap hook"
+	defer func() { w.noKills = "" }()
 	kept := w.zombies[:0]
 	for _, z := range w.zombies {
 		switch {

@@ -293,6 +293,12 @@ func (w *World) kill(p *Proc, reason ExitReason) {
 	if p.status != procLive {
 		panic(fmt.Sprintf("sim: kill of dead process %s", p.name))
 	}
+	if w.noKills != "" {
+		// Invariants and reap hooks may run on a process's own coroutine
+		// (step.go), which cannot unwind itself: they observe, and faults,
+		// exit hooks and setup kill.
+		panic(fmt.Sprintf("sim: %s killed %s; kill from a fault hook, an exit hook or setup", w.noKills, p.name))
+	}
 	w.noteRenameCrash(p)
 	p.status = procDead
 	w.unwind(p)

@@ -362,6 +362,8 @@ func resultName(code uint64) string {
 
 // checkInvariants runs the workload's invariants.
 func (w *World) checkInvariants() (Outcome, string) {
+	w.noKills = "an invariant"
+	defer func() { w.noKills = "" }()
 	for _, inv := range w.invariants {
 		err := inv.check()
 		if err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"runtime"
@@ -743,5 +744,43 @@ func TestInvariantPanicInAnInlineStepPanicsOutOfRun(t *testing.T) {
 	}
 	if n := runtime.NumGoroutine(); n > 10 {
 		t.Fatalf("%d goroutines after a panicking run", n)
+	}
+}
+
+// An invariant observes: one that kills a process is refused with a panic
+// naming it, traced (main loop) or not (the step's end may run inline on
+// the very process it would kill, which cannot unwind itself).
+func TestInvariantThatKillsPanics(t *testing.T) {
+	for _, traced := range []bool{false, true} {
+		var message any
+		func() {
+			defer func() { message = recover() }()
+			cfg := Config{Seed: 1, Faults: &FaultPlan{}, Setup: func(w *World) error {
+				h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
+				p, err := w.Spawn(h, ProcSpec{Name: "reader"}, func(p *Proc) {
+					for range 100 {
+						p.Clock().Now()
+					}
+				})
+				w.Invariant("killer", func() error {
+					if w.Step() == 5 {
+						w.Crash(p)
+					}
+					return nil
+				})
+				return err
+			}}
+			if traced {
+				cfg.Trace = io.Discard
+			}
+			Run(cfg)
+		}()
+		s, _ := message.(string)
+		if !strings.Contains(s, "an invariant killed reader") {
+			t.Fatalf("traced=%v: panic %v", traced, message)
+		}
+	}
+	if n := runtime.NumGoroutine(); n > 10 {
+		t.Fatalf("%d goroutines after panicking runs", n)
 	}
 }

@@ -214,6 +214,9 @@ type World struct {
 	// inlinePanic is a panic of the world's code run inline, for resume to
 	// raise on the main loop's side.
 	inlinePanic *inlinePanic
+	// noKills names the code running that must not kill a process (an
+	// invariant, a reap hook), "" otherwise.
+	noKills string
 }
 
 // zombie is a process left unreaped by the zombie fault.
@@ -302,6 +305,8 @@ func (w *World) AddHost(spec HostSpec) *Host {
 
 // Invariant registers a check run after every step. A non-nil error stops
 // the run with a Violation (or Liveness, for a *LivenessError) naming the step.
+// A check observes: it may record events and spawn processes, never kill
+// one (Crash, PowerLoss), since it may run on a process's coroutine.
 func (w *World) Invariant(name string, check func() error) {
 	w.invariants = append(w.invariants, invariant{name: name, check: check})
 }
@@ -322,7 +327,7 @@ func (w *World) OnExit(f func(p *Proc, reason ExitReason)) {
 // OnReap registers a function called when a zombie left by the zombie fault
 // stops existing: its parent reaped it, or its host rebooted. A zombie
 // leader with live threads counts as alive until then, so a workload that
-// records process deaths needs this moment. It runs outside every process.
+// records process deaths needs this moment. It runs outside every process, and like an invariant it must not kill one.
 func (w *World) OnReap(f func(h *Host, proc *simproc.Proc)) {
 	w.onReap = append(w.onReap, f)
 }
