@@ -4,8 +4,8 @@
 // scheduler that also injects faults. See ARCHITECTURE.md, "Simulator".
 //
 // Every FS, clock, inspector and ID call a process makes is a scheduling
-// point: the process yields, the scheduler picks who runs next (or crashes the
-// caller there), and only then is the operation performed. All randomness
+// point: the scheduler picks who runs next (or crashes the caller there), and
+// only then is the operation performed. All randomness
 // comes from one Decisions source, so a run is a function of its seed (or of
 // its recorded decision list), and two runs of one seed produce the same
 // per-step hash stream.
@@ -52,4 +52,14 @@
 //     start goroutines or read real time.
 //   - Fault and exit hooks run between steps, outside every process; they
 //     may call Spawn, Crash and PowerLoss, and use Volume.Root.
+//   - Invariants and reap hooks observe: they may record events, spawn and
+//     use Volume.Root, but never kill a process (Crash, PowerLoss panic
+//     there). When a process runs two steps in a row, the end of the first
+//     (hash, invariants) and the start of the second (clock, reaping, fault
+//     draws) run on that process's own coroutine, without a switch to the
+//     main loop (step.go); a process cannot unwind itself, so the code that
+//     may run there must not kill. Any fault drawn yes, a crash or a finding
+//     hands the step back to the main loop, which does the rest exactly as
+//     it would have: a run is the same either way, and traced runs never go
+//     inline.
 package sim
