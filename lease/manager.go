@@ -343,18 +343,28 @@ func (m *Manager) ensureAncestor(dir string) error {
 
 var errNotDirectory = errors.New("exists and is not a directory; an operator must move it away")
 
-// safePathPart keeps a value usable inside a file name, as the seed does.
+// safePathPart keeps a value usable inside a file name, as the seed does:
+// every rune but ASCII letters, digits, '.', '_' and '-' becomes '_'. A
+// value made only of those (a generation, an ID) is returned as it is.
 func safePathPart(value string) string {
+	if strings.IndexFunc(value, func(r rune) bool { return !safePathRune(r) }) < 0 {
+		return value
+	}
 	var b strings.Builder
+	b.Grow(len(value))
 	for _, r := range value {
-		if r < 128 && (r == '.' || r == '_' || r == '-' || ('0' <= r && r <= '9') ||
-			('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')) {
-			b.WriteRune(r)
+		if safePathRune(r) {
+			b.WriteByte(byte(r))
 		} else {
 			b.WriteByte('_')
 		}
 	}
 	return b.String()
+}
+
+func safePathRune(r rune) bool {
+	return r < 128 && (r == '.' || r == '_' || r == '-' || ('0' <= r && r <= '9') ||
+		('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z'))
 }
 
 // quarantineEntry returns a fresh name in quarantine/ for a record of kind
