@@ -712,32 +712,41 @@ func TestChanceEqualsFloat64Draw(t *testing.T) {
 	}
 }
 
+// panicOfReaderRun runs one process that reads the clock 100 times, with
+// the invariant check made from w and the process, and returns what the run
+// panicked with (nil if it did not).
+func panicOfReaderRun(trace io.Writer, invariant func(w *World, p *Proc) func() error) (message any) {
+	defer func() { message = recover() }()
+	Run(Config{Seed: 1, Faults: &FaultPlan{}, Trace: trace, Setup: func(w *World) error {
+		h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
+		p, err := w.Spawn(h, ProcSpec{Name: "reader"}, func(p *Proc) {
+			for range 100 {
+				p.Clock().Now()
+			}
+		})
+		if err == nil {
+			w.Invariant("under test", invariant(w, p))
+		}
+		return err
+	}})
+	return nil
+}
+
 // An invariant that panics while a process runs the step's end inline
 // (step.go) must panic out of Run with its own message, as it would on the
 // main loop's side, not pass for the process's own panic (a violation).
 func TestInvariantPanicInAnInlineStepPanicsOutOfRun(t *testing.T) {
-	var message any
-	func() {
-		defer func() { message = recover() }()
-		Run(Config{Seed: 1, Faults: &FaultPlan{}, Setup: func(w *World) error {
-			h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
-			_, err := w.Spawn(h, ProcSpec{Name: "reader"}, func(p *Proc) {
-				for range 100 {
-					p.Clock().Now()
+	message := panicOfReaderRun(nil, func(w *World, _ *Proc) func() error {
+		return func() error {
+			if w.Step() == 5 {
+				if w.inlineProc == nil {
+					panic("test: step 5 was not inline")
 				}
-			})
-			w.Invariant("broken", func() error {
-				if w.Step() == 5 {
-					if w.inlineProc == nil {
-						panic("test: step 5 was not inline")
-					}
-					panic("harness invariant broken at step 5")
-				}
-				return nil
-			})
-			return err
-		}})
-	}()
+				panic("harness invariant broken at step 5")
+			}
+			return nil
+		}
+	})
 	s, _ := message.(string)
 	if !strings.Contains(s, "harness invariant broken at step 5") || !strings.Contains(s, "raised in a step run inline") {
 		t.Fatalf("panic %v", message)
@@ -751,33 +760,18 @@ func TestInvariantPanicInAnInlineStepPanicsOutOfRun(t *testing.T) {
 // naming it, traced (main loop) or not (the step's end may run inline on
 // the very process it would kill, which cannot unwind itself).
 func TestInvariantThatKillsPanics(t *testing.T) {
-	for _, traced := range []bool{false, true} {
-		var message any
-		func() {
-			defer func() { message = recover() }()
-			cfg := Config{Seed: 1, Faults: &FaultPlan{}, Setup: func(w *World) error {
-				h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
-				p, err := w.Spawn(h, ProcSpec{Name: "reader"}, func(p *Proc) {
-					for range 100 {
-						p.Clock().Now()
-					}
-				})
-				w.Invariant("killer", func() error {
-					if w.Step() == 5 {
-						w.Crash(p)
-					}
-					return nil
-				})
-				return err
-			}}
-			if traced {
-				cfg.Trace = io.Discard
+	for _, trace := range []io.Writer{nil, io.Discard} {
+		message := panicOfReaderRun(trace, func(w *World, p *Proc) func() error {
+			return func() error {
+				if w.Step() == 5 {
+					w.Crash(p)
+				}
+				return nil
 			}
-			Run(cfg)
-		}()
+		})
 		s, _ := message.(string)
 		if !strings.Contains(s, "an invariant killed reader") {
-			t.Fatalf("traced=%v: panic %v", traced, message)
+			t.Fatalf("traced=%v: panic %v", trace != nil, message)
 		}
 	}
 	if n := runtime.NumGoroutine(); n > 10 {
