@@ -304,11 +304,25 @@ func orUnknown(s string) string {
 // in the order states appear, so a step allocates one slice instead of
 // boxing every state it returns. The initial set is the zero S alone.
 type stateSetModel[S comparable] struct {
-	partition         func(history []porcupine.Operation) [][]porcupine.Operation
+	partition func(history []porcupine.Operation) [][]porcupine.Operation
+	// step returns the states s may move to; the list is new at every call
+	// (the model keeps it as the next state set and may modify it).
 	step              func(s S, input, output any) []S
 	hash              func(s S) uint64
 	describeOperation func(input, output any) string
 	describeState     func(s S) string
+}
+
+// uniqueInPlace drops the repeats from list, keeping first occurrences in
+// order, in list's own array.
+func uniqueInPlace[S comparable](list []S) []S {
+	kept := list[:0]
+	for _, s := range list {
+		if !slices.Contains(kept, s) {
+			kept = append(kept, s)
+		}
+	}
+	return kept
 }
 
 func (m stateSetModel[S]) model() porcupine.Model {
@@ -316,8 +330,13 @@ func (m stateSetModel[S]) model() porcupine.Model {
 		Partition: m.partition,
 		Init:      func() any { var zero S; return []S{zero} },
 		Step: func(state, input, output any) (bool, any) {
+			states := state.([]S)
+			if len(states) == 1 { // the common case: one successor list, kept as it is
+				next := uniqueInPlace(m.step(states[0], input, output))
+				return len(next) > 0, next
+			}
 			var next []S
-			for _, s := range state.([]S) {
+			for _, s := range states {
 				for _, successor := range m.step(s, input, output) {
 					if !slices.Contains(next, successor) {
 						next = append(next, successor)
