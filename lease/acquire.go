@@ -220,7 +220,7 @@ func (m *Manager) createOwner(c *call, req AcquireRequest, epochFloor uint64) (O
 	installed, err := m.install(prepared, data)
 	if !installed {
 		if _, removeErr := m.removeLeftoverDir(c, prepared, nil); removeErr != nil {
-			err = joinErrors(err, removeErr)
+			err = statefile.JoinErrors(err, removeErr)
 		}
 	}
 	if err != nil {

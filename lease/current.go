@@ -3,6 +3,8 @@ package lease
 import (
 	"context"
 	"fmt"
+
+	"github.com/leasekit/leasekit/internal/statefile"
 )
 
 // WithCurrentLease runs fn while holding the lifecycle guard, only if the
@@ -45,9 +47,9 @@ func (m *Manager) WithCurrentLease(ctx context.Context, generation string, fn fu
 	case "":
 		return err
 	case RefusalLifecycleBusy:
-		return joinErrors(&BusyError{Refusal: refusal}, err)
+		return statefile.JoinErrors(&BusyError{Refusal: refusal}, err)
 	case RefusalLifecycleUnverifiable:
-		return joinErrors(&UnverifiableError{Refusal: refusal}, err)
+		return statefile.JoinErrors(&UnverifiableError{Refusal: refusal}, err)
 	}
 	panic(fmt.Sprintf("lease: guard refused with %q", refusal.Reason))
 }

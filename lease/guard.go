@@ -152,7 +152,7 @@ func (m *Manager) withGuard(c *call, op func() error) (Refusal, error) {
 			continue
 		}
 		opErr := op()
-		return Refusal{}, joinErrors(opErr, m.removeGuard(guard))
+		return Refusal{}, statefile.JoinErrors(opErr, m.removeGuard(guard))
 	}
 }
 
@@ -171,7 +171,7 @@ func (m *Manager) settleGuard(c *call, guard guardRecord) (held bool, refusal Re
 	for {
 		refusal, clear, err := m.scanIntents(c)
 		if err != nil || !refusal.IsZero() {
-			return false, refusal, joinErrors(err, m.abandonGuard(guard))
+			return false, refusal, statefile.JoinErrors(err, m.abandonGuard(guard))
 		}
 		if clear {
 			read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard", c.uid)
@@ -187,7 +187,7 @@ func (m *Manager) settleGuard(c *call, guard guardRecord) (held bool, refusal Re
 			refusal, err = m.waitOrBusy(c, "a lifecycle reclaim is active")
 		}
 		if err != nil || !refusal.IsZero() {
-			return false, refusal, joinErrors(err, m.abandonGuard(guard))
+			return false, refusal, statefile.JoinErrors(err, m.abandonGuard(guard))
 		}
 	}
 }
@@ -267,7 +267,7 @@ func (m *Manager) reclaimGuard(c *call) (Refusal, error) {
 	if removeErr == nil {
 		removeErr = statefile.SyncDir(m.fs, m.reclaimsPath())
 	}
-	return refusal, joinErrors(err, removeErr)
+	return refusal, statefile.JoinErrors(err, removeErr)
 }
 
 func (m *Manager) reclaimGuardAnnounced(c *call) (Refusal, error) {
@@ -373,16 +373,4 @@ func plainHost(host string) bool {
 		}
 	}
 	return true
-}
-
-// joinErrors is errors.Join that returns a lone error unchanged, so callers
-// can compare fn's error directly.
-func joinErrors(first, second error) error {
-	switch {
-	case first == nil:
-		return second
-	case second == nil:
-		return first
-	}
-	return errors.Join(first, second)
 }

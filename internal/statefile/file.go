@@ -164,7 +164,7 @@ func SyncDir(fsys FS, dir string) error {
 	}
 	syncErr := handle.Sync()
 	closeErr := handle.Close()
-	return errors.Join(syncErr, closeErr)
+	return JoinErrors(syncErr, closeErr)
 }
 
 // WriteTemp writes data to a new temp file in dir and fsyncs it, so that any
@@ -181,7 +181,7 @@ func WriteTemp(fsys FS, ids IDSource, dir, tag string, data []byte) (string, err
 		err = closeErr
 	}
 	if err != nil {
-		return "", errors.Join(err, removeQuietly(fsys, name))
+		return "", JoinErrors(err, removeQuietly(fsys, name))
 	}
 	return name, nil
 }
@@ -218,7 +218,7 @@ func ReplaceAtomic(fsys FS, ids IDSource, name, tag string, data []byte) error {
 		return err
 	}
 	if err := fsys.Rename(temp, name); err != nil {
-		return errors.Join(err, removeQuietly(fsys, temp))
+		return JoinErrors(err, removeQuietly(fsys, temp))
 	}
 	return SyncDir(fsys, dir)
 }
@@ -234,7 +234,7 @@ func CreateOnly(fsys FS, ids IDSource, name, tag string, data []byte) error {
 		return err
 	}
 	if err := publishNoReplace(fsys, temp, name); err != nil {
-		return errors.Join(err, removeQuietly(fsys, temp))
+		return JoinErrors(err, removeQuietly(fsys, temp))
 	}
 	return SyncDir(fsys, dir)
 }
@@ -252,4 +252,17 @@ func publishNoReplace(fsys FS, temp, name string) error {
 		return err
 	}
 	return fsys.Remove(temp)
+}
+
+// JoinErrors is errors.Join that returns a lone error unchanged: the usual
+// case (a failed step whose clean-up succeeded) then keeps the step's own
+// error, with nothing allocated, and callers can compare it directly.
+func JoinErrors(first, second error) error {
+	switch {
+	case first == nil:
+		return second
+	case second == nil:
+		return first
+	}
+	return errors.Join(first, second)
 }
