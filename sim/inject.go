@@ -16,20 +16,22 @@ func (w *World) globalFaults() { w.globalFaultsFrom(0) }
 
 // globalFaultsFrom draws and fires the global faults from index first on.
 func (w *World) globalFaultsFrom(first int) {
-	for i := first; i < w.globalFaultCount(); i++ {
-		if w.decisions.Chance(w.globalFaultProbability(i)) {
-			w.fireGlobalFault(i)
+	for {
+		fired, ok := w.drawGlobalFaults(first)
+		if !ok {
+			return
 		}
+		w.fireGlobalFault(fired)
+		first = fired + 1
 	}
 }
 
-// drawGlobalFaults draws the global faults in order until one fires, and
-// returns its index (or ok false when none did) without firing it: an
-// inline step (step.go) cannot fire a fault on a process's coroutine, so it
-// hands the fired one to the main loop, which fires it and draws the rest
-// (globalFaultsFrom). The draws are the same as globalFaults'.
-func (w *World) drawGlobalFaults() (fired int, ok bool) {
-	for i := 0; i < w.globalFaultCount(); i++ {
+// drawGlobalFaults draws the global faults from index first on until one
+// fires, and returns its index (ok false when none did) without firing it:
+// an inline step (step.go) cannot fire a fault on a process's coroutine, so
+// it hands the fired one to the main loop, which fires it and draws the rest.
+func (w *World) drawGlobalFaults(first int) (fired int, ok bool) {
+	for i := first; i < w.globalFaultCount(); i++ {
 		if w.decisions.Chance(w.globalFaultProbability(i)) {
 			return i, true
 		}

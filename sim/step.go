@@ -96,17 +96,15 @@ func (w *World) moveClockAndReap() {
 func (w *World) runChosen() {
 	p := w.stepProc
 	w.stepEvent = p.pending
+	w.phase = phaseRan // unless a resumed process hands over another phase
 	switch {
 	case p.status != procLive:
 		w.stepEvent.kind = opStart
 	case w.decisions.Chance(w.plan.probabilities[faultIndexCrash]):
 		w.Crash(p)
 	default:
-		w.phase = phaseRan // unless the process hands over another phase
 		w.resume(p)
-		return
 	}
-	w.phase = phaseRan
 }
 
 // endStep folds the step into the hash and checks the run: a process's
@@ -157,7 +155,7 @@ func (w *World) inlineStep(p *Proc) bool {
 		return false
 	}
 	w.moveClockAndReap()
-	if fired, ok := w.drawGlobalFaults(); ok {
+	if fired, ok := w.drawGlobalFaults(0); ok {
 		w.faultFired, w.phase = fired, phaseFault
 		return false
 	}
