@@ -201,20 +201,11 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 		CPUs: runtime.NumCPU(), Started: time.Now().UTC(), LoadAverage: loadAverage(),
 		GCPercent: gcPercent(), PGO: buildPGO()}
 	report.Repeat = o.Repeat
-	restoreProcs := onCores(1)
-	for _, name := range o.Engines {
-		if _, err := BenchEngine(ctx, name, 1, min(o.Seeds, benchWarmUpSeeds)); err != nil {
-			restoreProcs()
-			return nil, err
-		}
-		engine, err := benchEngineRepeated(ctx, name, o.Seeds, o.Repeat)
-		if err != nil {
-			restoreProcs()
-			return nil, err
-		}
-		report.Engines = append(report.Engines, engine)
+	engines, err := benchEngines(ctx, o)
+	if err != nil {
+		return nil, err
 	}
-	restoreProcs()
+	report.Engines = engines
 	scaling, err := benchScaling(ctx, o.Workers, o.Seeds, o.Repeat)
 	if err != nil {
 		return nil, err
@@ -241,6 +232,24 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 		report.OpMix = append(report.OpMix, real)
 	}
 	return report, ctx.Err()
+}
+
+// benchEngines measures each engine on one worker and one core, after an
+// untimed warm-up.
+func benchEngines(ctx context.Context, o BenchOptions) ([]EngineBench, error) {
+	defer OnCores(1)()
+	var engines []EngineBench
+	for _, name := range o.Engines {
+		if _, err := BenchEngine(ctx, name, 1, min(o.Seeds, benchWarmUpSeeds)); err != nil {
+			return nil, err
+		}
+		engine, err := benchEngineRepeated(ctx, name, o.Seeds, o.Repeat)
+		if err != nil {
+			return nil, err
+		}
+		engines = append(engines, engine)
+	}
+	return engines, nil
 }
 
 // benchEngineRepeated measures an engine repeat times and returns the
@@ -350,22 +359,25 @@ func BenchEngine(ctx context.Context, name string, workers, seeds int) (EngineBe
 // benchWorkers runs seeds seeds of an engine over workers goroutines and
 // returns the wall time.
 func benchWorkers(ctx context.Context, name string, workers, seeds int) (time.Duration, error) {
-	defer onCores(workers)()
+	defer OnCores(workers)()
 	start := time.Now()
 	_, err := BenchEngine(ctx, name, workers, seeds)
 	return time.Since(start), err
 }
 
-// onCores runs the Go scheduler on n cores (GOMAXPROCS, at most the
-// machine's) until the returned function restores the setting. A
-// measurement of w workers runs on w cores, so "per core" is literal: the
-// collector and porcupine's goroutines share the workers' cores instead of
-// borrowing an idle one, and waking an idle core for each porcupine check
-// (a futex and, in a VM, an inter-processor interrupt) cost more than it
-// gave: one worker on one core ran about 8% more seeds per second than one
-// worker on two, side by side.
-func onCores(n int) (restore func()) {
-	previous := runtime.GOMAXPROCS(max(1, min(n, runtime.NumCPU())))
+// OnCores runs the Go scheduler on n cores (GOMAXPROCS, at most the
+// machine's; n <= 0 leaves it as it is) until the returned function restores
+// the setting. The bench measures w workers on w cores, and leasesim run
+// --workers N uses N cores: the collector and porcupine's goroutines then
+// share the workers' cores instead of borrowing an idle one, and waking an
+// idle core for each porcupine check (a futex and, in a VM, an
+// inter-processor interrupt) cost more than it gave: one worker on one core
+// ran about 8% more seeds per second than one worker on two, side by side.
+func OnCores(n int) (restore func()) {
+	if n <= 0 {
+		return func() {}
+	}
+	previous := runtime.GOMAXPROCS(min(n, runtime.NumCPU()))
 	return func() { runtime.GOMAXPROCS(previous) }
 }
 

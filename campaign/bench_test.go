@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -119,4 +120,21 @@ func BenchmarkLeaseOpMix(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// OnCores sets GOMAXPROCS to n, capped at the CPUs, leaves it for n <= 0,
+// and its restore function puts back what was there.
+func TestOnCoresSetsAndRestoresGOMAXPROCS(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	restore := OnCores(1)
+	require.Equal(t, 1, runtime.GOMAXPROCS(0))
+	restore()
+	require.Equal(t, before, runtime.GOMAXPROCS(0))
+	restore = OnCores(runtime.NumCPU() + 5)
+	require.Equal(t, runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	restore()
+	restore = OnCores(0)
+	require.Equal(t, before, runtime.GOMAXPROCS(0))
+	restore()
+	require.Equal(t, before, runtime.GOMAXPROCS(0))
 }

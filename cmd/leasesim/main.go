@@ -17,7 +17,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -228,7 +227,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	o.Seeds, o.Duration, o.BaseSeed, o.Workers, o.DeterminismSample = flags.seeds, flags.duration, flags.baseSeed,
 		flags.workers, flags.determinism
-	defer useCores(flags.workers)()
+	defer campaign.OnCores(flags.workers)()
 	if o.Shard, o.Shards, err = parseShard(flags.shard); err != nil {
 		return fail(stderr, err)
 	}
@@ -283,19 +282,6 @@ func finishRun(report *campaign.Report, o campaign.Options, flags *runFlags, std
 		return code
 	}
 	return exitToolError
-}
-
-// useCores caps the Go scheduler at workers cores (none for 0: every
-// core): a campaign told to use N workers uses N cores, and one worker's
-// porcupine checks and collections share its core instead of waking an idle
-// one (docs/BENCH.md measured that as about 8% more seeds per second).
-// It returns the function that restores the setting.
-func useCores(workers int) (restore func()) {
-	if workers <= 0 || workers >= runtime.NumCPU() {
-		return func() {}
-	}
-	previous := runtime.GOMAXPROCS(workers)
-	return func() { runtime.GOMAXPROCS(previous) }
 }
 
 // isTerminal reports whether w is a character device (a terminal), so CI
