@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/leasekit/leasekit/admission"
 	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/internal/modelmap"
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
@@ -338,34 +338,6 @@ func (aw *admissionWorld) presentStale(p *Proc, h handle) {
 	}
 }
 
-func modelPhase(phase admission.Phase) models.AdmissionPhase {
-	switch phase {
-	case admission.PhaseParentOwned:
-		return models.PhaseParentOwned
-	case admission.PhaseHelperLaunching:
-		return models.PhaseHelperLaunching
-	case admission.PhaseHelperActive:
-		return models.PhaseHelperActive
-	case admission.PhaseCleanupUnsafe:
-		return models.PhaseCleanupUnsafe
-	}
-	panic(fmt.Sprintf("sim: admission phase %q", phase))
-}
-
-// casKind maps an update or release error to the model's outcome; ok false
-// means the outcome is unknown.
-func admissionCAS(err error) (models.CASKind, bool) {
-	switch {
-	case err == nil:
-		return models.CASOK, true
-	case errors.Is(err, admission.ErrChanged):
-		return models.CASChanged, true
-	case errors.Is(err, admission.ErrInvalidTransition):
-		return models.CASInvalid, true
-	}
-	return 0, false
-}
-
 // transition records one lifecycle update; it reports success.
 func (aw *admissionWorld) transition(p *Proc, h *handle, to models.AdmissionPhase, helper int, update func() error) bool {
 	if h.a.Released() {
@@ -373,13 +345,13 @@ func (aw *admissionWorld) transition(p *Proc, h *handle, to models.AdmissionPhas
 	}
 	claim := h.a.Claim()
 	in := models.AdmissionTransition{Proc: p.ID(), ClaimID: claim.ID, FromRevision: claim.Revision,
-		FromPhase: modelPhase(claim.Phase), ToPhase: to, Helper: helper}
+		FromPhase: modelmap.AdmissionPhase(claim.Phase), ToPhase: to, Helper: helper}
 	if helper != 0 {
 		in.HelperHost = aw.host.Name()
 	}
 	op := p.Begin("transition", in)
 	err := update()
-	kind, known := admissionCAS(err)
+	kind, known := modelmap.AdmissionCAS(err)
 	if !known {
 		p.End(op, models.Unknown{})
 		aw.world.Probe("admission-update-error")
@@ -403,10 +375,10 @@ func (aw *admissionWorld) release(p *Proc, h *handle) bool {
 	}
 	claim := h.a.Claim()
 	in := models.AdmissionRelease{Proc: p.ID(), ClaimID: claim.ID, Revision: claim.Revision,
-		Phase: modelPhase(claim.Phase), HasHelper: claim.HelperOwner != nil}
+		Phase: modelmap.AdmissionPhase(claim.Phase), HasHelper: claim.HelperOwner != nil}
 	op := p.Begin("release", in)
 	err := h.a.Release()
-	kind, known := admissionCAS(err)
+	kind, known := modelmap.AdmissionCAS(err)
 	if !known {
 		p.End(op, models.Unknown{})
 		aw.world.Probe("admission-release-error")
@@ -437,28 +409,14 @@ func (aw *admissionWorld) acquireRecorded(p *Proc, cfg admission.Config) (*admis
 	fsys.acquiring = true
 	a, err := admission.Acquire(cfg)
 	fsys.acquiring = false
-	var kind models.AdmissionAcquireKind
-	switch {
-	case err == nil:
-		kind = models.AdmissionAcquired
-	case errors.Is(err, admission.ErrActive):
-		kind = models.AdmissionActive
-	case errors.Is(err, admission.ErrIndeterminate):
-		kind = models.AdmissionIndeterminate
-	case errors.Is(err, admission.ErrContention):
-		kind = models.AdmissionContention
-	case errors.Is(err, admission.ErrCorrupt):
-		kind = models.AdmissionCorrupt
-	default:
+	out, known := modelmap.AdmissionAcquire(a, err)
+	if !known {
 		p.End(op, models.Unknown{})
 		aw.world.Probe("admission-acquire-error")
 		aw.world.Tracef("admission-error proc=%s acquire: %v", p.Name(), err)
 		return nil, 0, false
 	}
-	out := models.AdmissionAcquireResult{Kind: kind}
-	if a != nil {
-		out.ClaimID, out.Revision = a.Claim().ID, a.Claim().Revision
-	}
+	kind := out.Kind
 	aw.world.Probe("admission-acquire-" + [...]string{"", "acquired", "active", "indeterminate", "contention", "corrupt"}[kind])
 	p.End(op, out)
 	return a, kind, true

@@ -10,6 +10,7 @@ import (
 
 	"github.com/leasekit/leasekit/dirlease"
 	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/internal/modelmap"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
@@ -335,20 +336,6 @@ func (dw *dirWorld) create(p *Proc, cfg dirlease.Config, bundle bool) *dirHeld {
 	return h
 }
 
-func dirPhase(phase dirlease.Phase) models.DirPhase {
-	switch phase {
-	case dirlease.PhasePreparing:
-		return models.DirPreparing
-	case dirlease.PhaseLaunching:
-		return models.DirLaunching
-	case dirlease.PhaseRunning:
-		return models.DirRunning
-	case dirlease.PhaseSettled:
-		return models.DirSettled
-	}
-	return 0 // a bundle stage has no phase
-}
-
 // advance takes one lifecycle step of a raw lease; false means done.
 func (dw *dirWorld) advance(p *Proc, h *dirHeld, choice int) bool {
 	switch h.l.Claim().Phase {
@@ -374,23 +361,11 @@ func (dw *dirWorld) advance(p *Proc, h *dirHeld, choice int) bool {
 	return true
 }
 
-func dirCAS(err error) (models.CASKind, bool) {
-	switch {
-	case err == nil:
-		return models.CASOK, true
-	case errors.Is(err, dirlease.ErrChanged):
-		return models.CASChanged, true
-	case errors.Is(err, dirlease.ErrInvalidTransition):
-		return models.CASInvalid, true
-	}
-	return 0, false
-}
-
 // update records one phase change and keeps the ground truth's child.
 func (dw *dirWorld) update(p *Proc, h *dirHeld, phase dirlease.Phase, child *Proc) {
 	claim := h.l.Claim()
-	in := models.DirUpdate{Proc: p.ID(), Path: h.path, ClaimID: claim.ID, Role: h.role, FromPhase: dirPhase(claim.Phase),
-		ToPhase: dirPhase(phase)}
+	in := models.DirUpdate{Proc: p.ID(), Path: h.path, ClaimID: claim.ID, Role: h.role, FromPhase: modelmap.DirPhase(claim.Phase),
+		ToPhase: modelmap.DirPhase(phase)}
 	if h.child != nil {
 		in.FromChild = h.child.ID()
 	}
@@ -404,7 +379,7 @@ func (dw *dirWorld) update(p *Proc, h *dirHeld, phase dirlease.Phase, child *Pro
 	}
 	op := p.Begin("update", in)
 	err := h.l.Update(phase, pid)
-	kind, known := dirCAS(err)
+	kind, known := modelmap.DirCAS(err)
 	if !known {
 		p.End(op, models.Unknown{})
 		dw.world.Probe("dirlease-update-error")
@@ -424,13 +399,13 @@ func (dw *dirWorld) release(p *Proc, h *dirHeld) bool {
 		return true
 	}
 	claim := h.l.Claim()
-	in := models.DirRelease{Proc: p.ID(), Path: h.path, ClaimID: claim.ID, Phase: dirPhase(claim.Phase)}
+	in := models.DirRelease{Proc: p.ID(), Path: h.path, ClaimID: claim.ID, Phase: modelmap.DirPhase(claim.Phase)}
 	if h.child != nil {
 		in.Child = h.child.ID()
 	}
 	op := p.Begin("release", in)
 	err := h.l.Release()
-	kind, known := dirCAS(err)
+	kind, known := modelmap.DirCAS(err)
 	if !known {
 		p.End(op, models.Unknown{})
 		dw.world.Probe("dirlease-release-error")

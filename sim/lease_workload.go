@@ -3,12 +3,12 @@ package sim
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/internal/modelmap"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/simproc"
@@ -576,13 +576,14 @@ func (lw *leaseWorld) acquireRecorded(p *Proc, m *lease.Manager) (lease.AcquireR
 		lw.world.Tracef("lease-error proc=%s acquire: %v", p.Name(), err)
 		return res, err, session
 	}
-	out := models.LeaseAcquireResult{Generation: res.Owner.Generation, Epoch: int64(res.Owner.Epoch)}
-	for _, r := range res.Reclaimed {
-		out.Reclaimed = append(out.Reclaimed, r.Owner.Generation)
+	out, known := modelmap.LeaseAcquire(res)
+	if !known {
+		p.End(op, nil)
+		lw.fail(fmt.Errorf("%s: acquire refused %s: %s", p.Name(), res.Refusal.Reason, res.Refusal.Diagnostic), true)
+		return res, nil, session
 	}
 	switch res.Kind {
 	case lease.Acquired:
-		out.Kind = models.LeaseAcquired
 		lw.noteEpoch(p, space, res.Owner, epochFloor)
 		lw.acquirer[res.Owner.Generation] = p
 		lw.world.Probe("lease-acquired")
@@ -590,16 +591,8 @@ func (lw *leaseWorld) acquireRecorded(p *Proc, m *lease.Manager) (lease.AcquireR
 			lw.world.Probe("lease-acquired-after-reclaim")
 		}
 	case lease.Held:
-		out.Kind, out.Session = models.LeaseHeld, res.Owner.SessionID
 		lw.world.Probe("lease-held")
 	case lease.Refused:
-		reason, ok := modelReason(res.Refusal.Reason)
-		if !ok {
-			p.End(op, nil)
-			lw.fail(fmt.Errorf("%s: acquire refused %s: %s", p.Name(), res.Refusal.Reason, res.Refusal.Diagnostic), true)
-			return res, nil, session
-		}
-		out = models.LeaseAcquireResult{Kind: models.LeaseAcquireRefused, Reason: reason}
 		lw.world.Probe("lease-refused-" + string(res.Refusal.Reason))
 		if lw.hostileSwaps() != swapsBefore {
 			lw.world.Probe("lease-rename-race-refused") // a swap struck during the call
@@ -607,8 +600,6 @@ func (lw *leaseWorld) acquireRecorded(p *Proc, m *lease.Manager) (lease.AcquireR
 		if res.Refusal.Human != lease.HumanNone {
 			lw.world.Probe("lease-refused-human-" + string(res.Refusal.Human))
 		}
-	default:
-		panic(fmt.Sprintf("sim: acquire kind %v", res.Kind))
 	}
 	p.End(op, out)
 	return res, nil, session
@@ -649,31 +640,22 @@ func (lw *leaseWorld) release(p *Proc, m *lease.Manager, h held) bool {
 		lw.world.Probe("lease-release-error")
 		return false
 	}
-	var out models.LeaseReleaseResult
+	out, known := modelmap.LeaseRelease(res)
+	if !known {
+		p.End(op, nil)
+		lw.fail(fmt.Errorf("%s: release refused %s: %s", p.Name(), res.Refusal.Reason, res.Refusal.Diagnostic), true)
+		return false
+	}
 	switch res.Kind {
 	case lease.Released:
-		out.Kind = models.LeaseReleased
 		lw.world.Probe("lease-released")
 		if lw.acquirer[h.generation] != p {
 			lw.world.Probe("lease-released-by-capability")
 		}
 	case lease.NotOwner:
-		out.Kind = models.LeaseNotOwner
-		if res.Owner != nil {
-			out.OwnerGeneration, out.OwnerSession = res.Owner.Generation, res.Owner.SessionID
-		}
 		lw.world.Probe("lease-release-not-owner")
 	case lease.ReleaseRefused:
-		reason, ok := modelReason(res.Refusal.Reason)
-		if !ok {
-			p.End(op, nil)
-			lw.fail(fmt.Errorf("%s: release refused %s: %s", p.Name(), res.Refusal.Reason, res.Refusal.Diagnostic), true)
-			return false
-		}
-		out = models.LeaseReleaseResult{Kind: models.LeaseReleaseRefused, Reason: reason}
 		lw.world.Probe("lease-release-refused")
-	default:
-		panic(fmt.Sprintf("sim: release kind %v", res.Kind))
 	}
 	p.End(op, out)
 	return res.Kind == lease.Released || res.Kind == lease.NotOwner
@@ -688,15 +670,8 @@ func (lw *leaseWorld) inspect(p *Proc, m *lease.Manager) (held, bool) {
 		p.End(op, nil)
 		return held{}, false
 	}
-	var out models.LeaseInspectResult
-	switch projection.Kind {
-	case lease.Empty:
-		out.Kind = models.LeaseEmpty
-	case lease.Owned:
-		out = models.LeaseInspectResult{Kind: models.LeaseOwned, Generation: projection.Owner.Generation,
-			Session: projection.Owner.SessionID, Epoch: int64(projection.Owner.Epoch)}
-	case lease.Corrupt:
-		out.Kind = models.LeaseCorrupt
+	out := modelmap.LeaseInspect(projection)
+	if projection.Kind == lease.Corrupt {
 		lw.world.Probe("lease-inspect-corrupt")
 	}
 	p.End(op, out)
@@ -720,29 +695,23 @@ func (lw *leaseWorld) withCurrent(p *Proc, m *lease.Manager, h held) {
 		defer lw.leave(p, space)
 		return lw.fencedWork(p, owner)
 	})
-	var out models.LeaseFenceResult
-	var fence *lease.FenceError
-	var busy *lease.BusyError
-	var unverifiable *lease.UnverifiableError
-	switch {
-	case entered:
-		out.Kind = models.FenceOK
+	out, known := modelmap.LeaseFence(entered, err)
+	if !known {
+		p.End(op, nil)
+		return
+	}
+	switch out.Kind {
+	case models.FenceOK:
 		lw.world.Probe("lease-fence-ok")
-	case errors.As(err, &fence):
-		out.Kind = models.FenceFenced
+	case models.FenceFenced:
 		lw.world.Probe("lease-fenced")
 		if lw.acquirer[h.generation] != p {
 			lw.world.Probe("lease-impostor-fenced")
 		}
-	case errors.As(err, &busy):
-		out.Kind = models.FenceBusy
+	case models.FenceBusy:
 		lw.world.Probe("lease-fence-busy")
-	case errors.As(err, &unverifiable):
-		out.Kind = models.FenceUnverifiable
+	case models.FenceUnverifiable:
 		lw.world.Probe("lease-fence-unverifiable")
-	default:
-		p.End(op, nil)
-		return
 	}
 	p.End(op, out)
 }
@@ -796,24 +765,6 @@ func (lw *leaseWorld) fencedWork(p *Proc, owner lease.Owner) error {
 		err = sleepErr
 	}
 	return err
-}
-
-// modelReason maps an engine refusal to the model's; corrupt-epoch has no
-// model counterpart (the workload never corrupts the epoch file).
-func modelReason(r lease.RefusalReason) (models.RefusalReason, bool) {
-	switch r {
-	case lease.RefusalRemoteOwner:
-		return models.RefusalRemoteOwner, true
-	case lease.RefusalUnverifiableOwner:
-		return models.RefusalUnverifiableOwner, true
-	case lease.RefusalCorruptOwner:
-		return models.RefusalCorruptOwner, true
-	case lease.RefusalLifecycleBusy:
-		return models.RefusalLifecycleBusy, true
-	case lease.RefusalLifecycleUnverifiable:
-		return models.RefusalLifecycleUnverifiable, true
-	}
-	return 0, false
 }
 
 // fail records a ground-truth finding; the next invariant check reports it.
