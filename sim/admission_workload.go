@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -62,11 +63,11 @@ type AdmissionOptions struct {
 }
 
 func (o AdmissionOptions) withDefaults() AdmissionOptions {
-	defaultTo(&o.Controllers, 3)
-	defaultTo(&o.OpsPerProc, 10)
-	defaultTo(&o.RespawnsMax, 4)
-	defaultTo(&o.PIDMax, 40)
-	defaultTo(&o.LivenessStepsMax, 20_000)
+	o.Controllers = cmp.Or(o.Controllers, 3)
+	o.OpsPerProc = cmp.Or(o.OpsPerProc, 10)
+	o.RespawnsMax = cmp.Or(o.RespawnsMax, 4)
+	o.PIDMax = cmp.Or(o.PIDMax, 40)
+	o.LivenessStepsMax = cmp.Or(o.LivenessStepsMax, 20_000)
 	o.RespawnsMax = max(o.RespawnsMax, 0)
 	return o
 }

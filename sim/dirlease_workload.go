@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,12 +50,12 @@ type DirleaseOptions struct {
 }
 
 func (o DirleaseOptions) withDefaults() DirleaseOptions {
-	defaultTo(&o.Creators, 3)
-	defaultTo(&o.Recoverers, 2)
-	defaultTo(&o.OpsPerProc, 6)
-	defaultTo(&o.RespawnsMax, 4)
-	defaultTo(&o.PIDMax, 40)
-	defaultTo(&o.LivenessStepsMax, 20_000)
+	o.Creators = cmp.Or(o.Creators, 3)
+	o.Recoverers = cmp.Or(o.Recoverers, 2)
+	o.OpsPerProc = cmp.Or(o.OpsPerProc, 6)
+	o.RespawnsMax = cmp.Or(o.RespawnsMax, 4)
+	o.PIDMax = cmp.Or(o.PIDMax, 40)
+	o.LivenessStepsMax = cmp.Or(o.LivenessStepsMax, 20_000)
 	o.RespawnsMax = max(o.RespawnsMax, 0)
 	return o
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -133,13 +134,13 @@ type LeaseOptions struct {
 }
 
 func (o LeaseOptions) withDefaults() LeaseOptions {
-	defaultTo(&o.Hosts, 2)
-	defaultTo(&o.ProcsPerHost, 2)
-	defaultTo(&o.OpsPerProc, 8)
-	defaultTo(&o.Impostors, 1)
-	defaultTo(&o.PIDMax, 40)
-	defaultTo(&o.LivenessStepsMax, 20_000)
-	defaultTo(&o.RespawnsMax, 2*o.Hosts*o.ProcsPerHost)
+	o.Hosts = cmp.Or(o.Hosts, 2)
+	o.ProcsPerHost = cmp.Or(o.ProcsPerHost, 2)
+	o.OpsPerProc = cmp.Or(o.OpsPerProc, 8)
+	o.Impostors = cmp.Or(o.Impostors, 1)
+	o.PIDMax = cmp.Or(o.PIDMax, 40)
+	o.LivenessStepsMax = cmp.Or(o.LivenessStepsMax, 20_000)
+	o.RespawnsMax = cmp.Or(o.RespawnsMax, 2*o.Hosts*o.ProcsPerHost)
 	o.Impostors = max(o.Impostors, 0)
 	o.RespawnsMax = max(o.RespawnsMax, 0)
 	if o.FenceWork == 0 {
@@ -209,8 +210,9 @@ type leaseSpace struct {
 
 // hostileSwaps counts the rename races the hook made so far (any space).
 func (lw *leaseWorld) hostileSwaps() int {
-	p := lw.world.probes
-	return p["lease-hostile-swap-receiver"] + p["lease-hostile-swap-owner"] + p["lease-hostile-swap-guard"]
+	w := lw.world
+	return w.ProbeCount("lease-hostile-swap-receiver") + w.ProbeCount("lease-hostile-swap-owner") +
+		w.ProbeCount("lease-hostile-swap-guard")
 }
 
 func (s *leaseSpace) hostileWrote(data []byte) bool {
@@ -395,8 +397,8 @@ func (f *leaseFS) observe(oldpath, newpath string, err error) {
 		return
 	}
 	lw, space := f.lw, f.lw.space(f.p)
-	lw.world.RecordEvent("reclaim", models.LeaseReclaim{Namespace: space.key})
-	lw.reclaimsPending = append(lw.reclaimsPending, leasePendingReclaim{event: len(lw.world.history) - 1,
+	event := lw.world.RecordEvent("reclaim", models.LeaseReclaim{Namespace: space.key})
+	lw.reclaimsPending = append(lw.reclaimsPending, leasePendingReclaim{event: event,
 		space: space, path: newpath, proc: f.p})
 	lw.moves = append(lw.moves, leaseMove{space: space, path: newpath, proc: f.p})
 	lw.world.Probe("lease-reclaim-observed")
@@ -433,8 +435,8 @@ func (lw *leaseWorld) settleReclaims(p *Proc, answered bool, err error, reason E
 			kept = append(kept, r)
 			continue
 		}
-		if _, ok := lw.world.history[r.event].Input.(models.LeaseReclaim); !ok {
-			panic(fmt.Sprintf("sim: pending reclaim %d of %s is a %s event", r.event, p.Name(), lw.world.history[r.event].Op))
+		if _, ok := lw.world.History()[r.event].Input.(models.LeaseReclaim); !ok {
+			panic(fmt.Sprintf("sim: pending reclaim %d of %s is a %s event", r.event, p.Name(), lw.world.History()[r.event].Op))
 		}
 		root := r.space.volume.Root()
 		switch {
@@ -443,7 +445,7 @@ func (lw *leaseWorld) settleReclaims(p *Proc, answered bool, err error, reason E
 			_, errQuarantine := root.Lstat(r.path)
 			_, errReceiver := root.Lstat(leaseReceiver())
 			if errQuarantine != nil && errReceiver == nil {
-				lw.world.history[r.event].Op = leaseReclaimUndone
+				lw.world.History()[r.event].Op = leaseReclaimUndone
 				lw.world.Probe("lease-reclaim-undone-by-powerloss")
 			}
 		default:
@@ -861,32 +863,6 @@ func (lw *leaseWorld) check() error {
 	}
 	return lw.failure
 }
-
-// LeaseCampaignPlan is the fault plan of lease campaigns with every fault
-// enabled: each fault's probability is drawn per seed among the swarm
-// levels (never off), from decisions independent of the run's.
-func LeaseCampaignPlan(seed uint64) FaultPlan {
-	d := NewDecisions(seed ^ 0x6c65617365706c61) // "leasepla"
-	var plan FaultPlan
-	for i, spec := range faultSpecs {
-		level := d.Intn(probabilityLevels)
-		plan.probabilities[i] = spec.probabilityMax / float64(uint(1)<<(probabilityLevels-1-level))
-	}
-	return plan
-}
-
-// RecordEvent appends an environment event (a process death, a corruption,
-// an operator action) to the history at the current time: Call == Return,
-// lane 0. It is called from hooks and invariants, outside every process.
-func (w *World) RecordEvent(op string, input any) {
-	order := w.nextOrder()
-	w.history = append(w.history, Operation{Lane: 0, Op: op, Input: input, Call: w.now, Return: w.now,
-		CallOrder: order, ReturnOrder: order})
-}
-
-// StopFaults turns every fault off for the rest of the run (a workload's
-// liveness phase: "once faults stop").
-func (w *World) StopFaults() { w.plan = FaultPlan{} }
 
 // leaseReceiver returns the receiver.lock path.
 func leaseReceiver() string { return leaseReceiverPath }

@@ -247,7 +247,7 @@ func (lw *leaseWorld) trackCorruption() {
 		// written in place (the hook corrupts only files not already
 		// corrupted; the engines and the operator rename): while no name
 		// changed, they would find what they found last.
-		names, versioned := nameGeneration(space.volume)
+		names, versioned := space.volume.NameGeneration()
 		if versioned && space.tracked && names == space.trackedNames {
 			continue
 		}
@@ -599,7 +599,7 @@ func twinSpec(h *Host, owner recordIdentity) (ProcSpec, bool) {
 		return ProcSpec{}, false
 	}
 	exe := strings.TrimSuffix(owner.Executable, " (deleted)")
-	if !strings.HasPrefix(exe, "/") || !hostRanExe(h, exe) {
+	if !strings.HasPrefix(exe, "/") || !h.RanExe(exe) {
 		return ProcSpec{}, false
 	}
 	ino := strconv.FormatUint(h.Table().ExeInode(exe), 10)
@@ -607,17 +607,6 @@ func twinSpec(h *Host, owner recordIdentity) (ProcSpec, bool) {
 		return ProcSpec{}, false
 	}
 	return ProcSpec{Name: "bystander", UID: leaseUID + 1, Exe: exe, StartTicks: &ticks}, true
-}
-
-// hostRanExe reports whether some process on h ran exe: only then does the
-// host's table know the inode exe names (asking would assign one).
-func hostRanExe(h *Host, exe string) bool {
-	for _, known := range h.exes {
-		if known == exe {
-			return true
-		}
-	}
-	return false
 }
 
 // bystander puts an unrelated process described by spec on the dead owner's

@@ -40,7 +40,7 @@ func (f leaseFinding) String() string {
 
 // leaseSeed runs one seed of the campaign and checks its history.
 func leaseSeed(seed uint64, twice bool) (Result, *leaseFinding) {
-	plan := LeaseCampaignPlan(seed)
+	plan := AllFaultsPlan(seed)
 	cfg := Config{Seed: seed, Faults: &plan, Setup: LeaseWorkload(leaseCampaignOptions)}
 	var r Result
 	if twice {
@@ -279,7 +279,7 @@ func BenchmarkLeaseCampaign(b *testing.B) {
 	b.ReportAllocs()
 	steps := 0
 	for i := 0; b.Loop(); i++ {
-		plan := LeaseCampaignPlan(uint64(i + 1))
+		plan := AllFaultsPlan(uint64(i + 1))
 		r := Run(Config{Seed: uint64(i + 1), Faults: &plan, Setup: LeaseWorkload(leaseCampaignOptions)})
 		steps += r.Steps
 	}
@@ -290,7 +290,7 @@ func BenchmarkLeaseCampaign(b *testing.B) {
 
 // BenchmarkLeaseCheck measures porcupine on campaign histories.
 func BenchmarkLeaseCheck(b *testing.B) {
-	plan := LeaseCampaignPlan(1)
+	plan := AllFaultsPlan(1)
 	r := Run(Config{Seed: 1, Faults: &plan, Setup: LeaseWorkload(leaseCampaignOptions)})
 	b.ReportAllocs()
 	for b.Loop() {

@@ -23,7 +23,7 @@ func BenchmarkPorcupinePerHistory(b *testing.B) {
 		c := engineCampaigns[name]
 		var histories [][]Operation
 		for seed := uint64(1); seed <= 50; seed++ {
-			plan := LeaseCampaignPlan(seed ^ hashString(c.name))
+			plan := AllFaultsPlan(seed ^ hashString(c.name))
 			histories = append(histories, Run(Config{Seed: seed, Faults: &plan, Setup: c.setup()}).History)
 		}
 		b.Run(name, func(b *testing.B) {

@@ -62,7 +62,7 @@ const engineDefaultSeeds = 400
 // engineSeed runs one seed of an engine's campaign with every fault on and
 // checks its history; it returns the result and a finding ("" if none).
 func engineSeed(c engineCampaign, seed uint64, twice bool) (Result, string, string) {
-	plan := LeaseCampaignPlan(seed ^ hashString(c.name))
+	plan := AllFaultsPlan(seed ^ hashString(c.name))
 	cfg := Config{Seed: seed, Faults: &plan, Setup: c.setup()}
 	var r Result
 	if twice {
@@ -230,7 +230,7 @@ func TestWriteFailureArtifacts(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"lease", "admission", "dirlease"} {
 		c := engineCampaigns[name]
-		plan := LeaseCampaignPlan(3 ^ hashString(name))
+		plan := AllFaultsPlan(3 ^ hashString(name))
 		r := Run(Config{Seed: 3, Faults: &plan, Setup: c.setup()})
 		htmlPath, err := WriteFailureArtifacts(dir, name, r)
 		if err != nil {

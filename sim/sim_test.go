@@ -683,7 +683,7 @@ func TestHashPathSeparatesPaths(t *testing.T) {
 func TestSharedCoroutinesChangeNothing(t *testing.T) {
 	shared := NewCoroutines()
 	defer shared.Close()
-	plan := LeaseCampaignPlan(11)
+	plan := AllFaultsPlan(11)
 	for seed := uint64(1); seed <= 24; seed++ {
 		config := Config{Seed: seed, Faults: &plan, Setup: LeaseWorkload(LeaseOptions{})}
 		own := Run(config)
