@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-
 	"github.com/leasekit/leasekit/internal/modelmap"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/leasetest"

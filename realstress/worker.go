@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-
 	"github.com/leasekit/leasekit/internal/modelmap"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/osenv"

@@ -29,7 +29,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	}{
 		{nil, "usage: leasesim"},
 		{[]string{"fly"}, `unknown command "fly"`},
-		{[]string{"run", "--engine", "nope", "--seeds", "1"}, `unknown engine "nope"; registered: `},
+		{[]string{"run", "--engine", "nope", "--seeds", "1"}, `unknown engine "nope"; known: `},
 		{[]string{"run", "--shard", "2/2", "--engine", "selftest"}, `--shard "2/2"`},
 		{[]string{"run", "--bogus"}, "flag provided but not defined"},
 		{[]string{"run", "--engine", "selftest", "--faults", "meteor=1"}, "--faults"},

@@ -1,4 +1,4 @@
-package sim
+package admissionwork
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
 
 // admissionRepairDelayMax bounds the steps between a corruption and the
@@ -27,20 +29,20 @@ func (aw *admissionWorld) claimBusy() bool {
 }
 
 // corrupt is the FaultCorrupt hook: it garbles a valid slot record.
-func (aw *admissionWorld) corrupt(w *World) {
+func (aw *admissionWorld) corrupt(w *sim.World) {
 	if aw.corrupted || aw.claimBusy() {
 		return
 	}
 	root := aw.volume.FS().View(admissionUID)
-	data, err := readRoot(root, admissionFile)
+	data, err := workkit.ReadRoot(root, admissionFile)
 	if err != nil || len(data) == 0 || data[0] != '{' {
 		return
 	}
-	written := garble(data, w.Decisions())
-	if writeRoot(root, admissionFile, lease.O_TRUNC, written) != nil {
+	written := workkit.Garble(data, w.Decisions())
+	if workkit.WriteRoot(root, admissionFile, lease.O_TRUNC, written) != nil {
 		return
 	}
-	syncRoot(root, fspath.Dir(admissionFile))
+	workkit.SyncRoot(root, fspath.Dir(admissionFile))
 	aw.corrupted, aw.corruption = true, written
 	aw.repairAt = w.Step() + 1 + w.Decisions().Intn(admissionRepairDelayMax)
 	aw.legacy = false
@@ -56,7 +58,7 @@ func (aw *admissionWorld) repair(force bool) {
 		return
 	}
 	root := aw.volume.Root()
-	data, err := readRoot(root, admissionFile)
+	data, err := workkit.ReadRoot(root, admissionFile)
 	if err != nil || !bytes.Equal(data, aw.corruption) {
 		aw.fail(fmt.Errorf("the corrupt admission record changed before its repair (%v, %q): the engine wrote over it", err, data), false)
 		return
@@ -65,7 +67,7 @@ func (aw *admissionWorld) repair(force bool) {
 		aw.fail(fmt.Errorf("operator repair of %s: %v", admissionFile, err), false)
 		return
 	}
-	syncRoot(root, fspath.Dir(admissionFile))
+	workkit.SyncRoot(root, fspath.Dir(admissionFile))
 	aw.corrupted, aw.corruption = false, nil
 	aw.world.RecordEvent("clear", models.AdmissionClear{})
 	aw.world.Probe("admission-operator-repair")
@@ -74,23 +76,23 @@ func (aw *admissionWorld) repair(force bool) {
 // renameRace is the FaultRenameRace hook: a co-tenant replaces the slot's
 // mutation claim by an identical copy (a new inode under the same name),
 // between an orphan recoverer's check and its use.
-func (aw *admissionWorld) renameRace(w *World) {
+func (aw *admissionWorld) renameRace(w *sim.World) {
 	claim := statecas.ClaimPath(admissionFile)
 	root := aw.volume.FS().View(admissionUID)
-	data, err := readRoot(root, claim)
+	data, err := workkit.ReadRoot(root, claim)
 	if err != nil {
 		return
 	}
 	aw.swaps++
 	copyPath := fspath.Join(fspath.Dir(claim), fmt.Sprintf(".hostile-%d", aw.swaps))
-	if writeRoot(root, copyPath, lease.O_CREATE|lease.O_EXCL, data) != nil {
+	if workkit.WriteRoot(root, copyPath, lease.O_CREATE|lease.O_EXCL, data) != nil {
 		return
 	}
 	if root.Rename(copyPath, claim) != nil {
 		_ = root.Remove(copyPath)
 		return
 	}
-	syncRoot(root, fspath.Dir(claim))
+	workkit.SyncRoot(root, fspath.Dir(claim))
 	w.Probe("admission-hostile-swap-claim")
 }
 
@@ -98,7 +100,7 @@ func (aw *admissionWorld) renameRace(w *World) {
 type admissionLiveness struct {
 	aw        *admissionWorld
 	startStep int
-	probe     *Proc
+	probe     *sim.Proc
 	rebooted  bool
 	// wantReboot is set by a probe that met an indeterminate slot.
 	wantReboot bool
@@ -111,7 +113,7 @@ func (aw *admissionWorld) startLiveness() {
 	w := aw.world
 	w.StopFaults()
 	aw.liveness = &admissionLiveness{aw: aw, startStep: w.Step()}
-	for _, p := range append([]*Proc(nil), w.Procs()...) {
+	for _, p := range append([]*sim.Proc(nil), w.Procs()...) {
 		if p.Alive() {
 			w.Crash(p)
 		}
@@ -123,7 +125,7 @@ func (aw *admissionWorld) startLiveness() {
 	aw.liveness.launch()
 }
 
-func (l *admissionLiveness) exited(p *Proc) {
+func (l *admissionLiveness) exited(p *sim.Proc) {
 	if p != l.probe || l.done || l.aw.failure != nil {
 		return
 	}
@@ -147,12 +149,12 @@ func (l *admissionLiveness) launch() {
 
 // body acquires until Acquired, waiting out live-thread zombies and a
 // pending repair; an indeterminate slot asks for one operator reboot.
-func (l *admissionLiveness) body(p *Proc) {
+func (l *admissionLiveness) body(p *sim.Proc) {
 	aw := l.aw
 	cfg := aw.config(p)
 	for try := 0; try < admissionProbeTries; try++ {
 		a, kind, known := aw.acquireRecorded(p, cfg)
-		others := len(aw.alive) - 1 // every tracked live process but the probe
+		others := aw.AliveCount() - 1 // every tracked live process but the probe
 		switch {
 		case !known, kind == models.AdmissionContention:
 		case kind == models.AdmissionAcquired:

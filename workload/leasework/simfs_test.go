@@ -1,10 +1,11 @@
-package sim
+package leasework
 
 import (
 	"testing"
 
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/simfs"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
 
 // zeroChooser answers 0 to every crash choice: no pending effect applies.
@@ -64,7 +65,7 @@ func TestSimfsRenameOverReusedInode(t *testing.T) {
 	other, _ := v.Lstat("/e/other")
 	t.Logf("old epoch inode %d, new file in /e inode %d", old.Ino, other.Ino)
 	fsys.Crash(simfs.CrashRandomSubset, zeroChooser{})
-	data, err := readRoot(fsys.View(0), "/d/epoch")
+	data, err := workkit.ReadRoot(fsys.View(0), "/d/epoch")
 	if err != nil {
 		t.Fatalf("after the crash /d/epoch is gone (%v): an atomic rename over it must leave the old or the new file", err)
 	}

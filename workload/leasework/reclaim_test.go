@@ -1,9 +1,10 @@
-package sim
+package leasework
 
 import (
 	"testing"
 
 	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
 )
 
 // TestLeaseHistoryReclaimUndoneByPowerLoss pins the history of lease seed
@@ -28,7 +29,7 @@ func TestLeaseHistoryReclaimUndoneByPowerLoss(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			history := []Operation{
+			history := []sim.Operation{
 				{Lane: 6, Proc: "worker-1-0", Op: "acquire",
 					Input:  models.LeaseAcquire{Namespace: namespace, Proc: 6, Host: "host1", Session: "s2-p6"},
 					Output: models.LeaseAcquireResult{Kind: models.LeaseAcquired, Generation: "g1", Epoch: 1},

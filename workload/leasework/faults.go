@@ -1,4 +1,4 @@
-package sim
+package leasework
 
 import (
 	"bytes"
@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/internal/fspath"
-	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
 	"github.com/leasekit/leasekit/simproc"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
 
 // Paths inside the namespace the hostile hooks touch.
@@ -29,48 +30,6 @@ var (
 // leaseRepairDelayMax bounds the steps between a corruption and the
 // operator's repair.
 const leaseRepairDelayMax = 800
-
-// readRoot reads a whole small file through a root view. It is called
-// between most steps, so it reads into one buffer of the file's size.
-func readRoot(root lease.FS, name string) ([]byte, error) {
-	f, err := root.OpenFile(name, lease.O_RDONLY|lease.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var size int64
-	if info, err := f.Stat(); err == nil {
-		size = info.Size
-	}
-	return statefile.ReadOpened(f, name, readRootMax, size)
-}
-
-// readRootMax is the largest file readRoot returns.
-const readRootMax = 64 * 4096
-
-// writeRoot writes data to name durably through a root view.
-func writeRoot(root lease.FS, name string, flag lease.OpenFlag, data []byte) error {
-	f, err := root.OpenFile(name, flag|lease.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func syncRoot(root lease.FS, dir string) {
-	if f, err := root.OpenFile(dir, lease.O_RDONLY|lease.O_DIRECTORY, 0); err == nil {
-		_ = f.Sync()
-		_ = f.Close()
-	}
-}
 
 // recordIdentity is the part of an owner, guard or intent record the
 // workload reads from outside: who wrote it.
@@ -122,7 +81,7 @@ func parseRecord(data []byte) (recordIdentity, bool) {
 }
 
 // corrupt is the FaultCorrupt hook: a hostile edit of one lease file.
-func (lw *leaseWorld) corrupt(w *World) {
+func (lw *leaseWorld) corrupt(w *sim.World) {
 	d := w.Decisions()
 	space := lw.spaces[d.Intn(len(lw.spaces))]
 	root := space.cotenant()
@@ -130,7 +89,7 @@ func (lw *leaseWorld) corrupt(w *World) {
 		return // not initialised yet
 	}
 	var targets []string
-	owner, ownerErr := readRoot(root, leaseOwnerPath)
+	owner, ownerErr := workkit.ReadRoot(root, leaseOwnerPath)
 	_, ownerValid := lw.parseRecord(owner)
 	if !space.ownerCorrupted {
 		if ownerErr == nil && ownerValid {
@@ -160,7 +119,7 @@ func (lw *leaseWorld) corrupt(w *World) {
 	switch c.kind {
 	case "owner":
 		c.path = leaseOwnerPath
-		c.written = garble(owner, d)
+		c.written = workkit.Garble(owner, d)
 	case "receiver":
 		c.path = leaseReceiver()
 		c.written = []byte("hostile co-tenant\n")
@@ -169,7 +128,7 @@ func (lw *leaseWorld) corrupt(w *World) {
 		if c.kind == "intent" {
 			c.path = intents[d.Intn(len(intents))]
 		}
-		data, err := readRoot(root, c.path)
+		data, err := workkit.ReadRoot(root, c.path)
 		record, ok := lw.parseRecord(data)
 		if err != nil || !ok {
 			return
@@ -178,16 +137,16 @@ func (lw *leaseWorld) corrupt(w *World) {
 		if record.Boot != nil {
 			c.writer.boot = *record.Boot
 		}
-		c.written = garble(data, d)
+		c.written = workkit.Garble(data, d)
 	}
 	flag := lease.O_TRUNC
 	if c.kind == "receiver" {
 		flag = lease.O_CREATE | lease.O_EXCL
 	}
-	if err := writeRoot(root, c.path, flag, c.written); err != nil {
+	if err := workkit.WriteRoot(root, c.path, flag, c.written); err != nil {
 		return
 	}
-	syncRoot(root, fspath.Dir(c.path))
+	workkit.SyncRoot(root, fspath.Dir(c.path))
 	space.corruptions = append(space.corruptions, c)
 	space.hostileBytes = append(space.hostileBytes, c.written)
 	w.Probe("lease-hostile-corrupt-" + c.kind)
@@ -214,27 +173,12 @@ func (lw *leaseWorld) corruptable(space *leaseSpace, name string) bool {
 			return false
 		}
 	}
-	data, err := readRoot(space.volume.Root(), name)
+	data, err := workkit.ReadRoot(space.volume.Root(), name)
 	if err != nil {
 		return false
 	}
 	_, ok := lw.parseRecord(data)
 	return ok
-}
-
-// garble makes a record invalid: a truncation before its closing brace, or
-// a non-JSON first byte. Never another valid record.
-func garble(data []byte, d *Decisions) []byte {
-	end := bytes.LastIndexByte(data, '}')
-	if end > 0 && d.Intn(2) == 0 {
-		return append([]byte(nil), data[:d.Intn(end)]...)
-	}
-	out := append([]byte(nil), data...)
-	if len(out) == 0 {
-		return []byte("#")
-	}
-	out[0] = '#'
-	return out
 }
 
 // trackCorruption notices, at the step it happens, that an owner-level
@@ -259,7 +203,7 @@ func (lw *leaseWorld) trackCorruption() {
 		kept := space.corruptions[:0]
 		for _, c := range space.corruptions {
 			if c.kind == "owner" || c.kind == "receiver" {
-				data, err := readRoot(space.volume.Root(), c.path)
+				data, err := workkit.ReadRoot(space.volume.Root(), c.path)
 				if err != nil || !bytes.Equal(data, c.written) {
 					space.ownerCorrupted = false
 					space.hostileClearedAt = lw.world.Now()
@@ -284,7 +228,7 @@ func (lw *leaseWorld) trackReturn(space *leaseSpace) {
 		return
 	}
 	for i, c := range space.carried {
-		data, err := readRoot(space.volume.Root(), c.path)
+		data, err := workkit.ReadRoot(space.volume.Root(), c.path)
 		if err != nil || !bytes.Equal(data, c.written) {
 			continue
 		}
@@ -336,7 +280,7 @@ func repairsDue(corruptions []leaseCorruption, step int) bool {
 func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 	w := lw.world
 	root := space.volume.Root()
-	data, err := readRoot(root, c.path)
+	data, err := workkit.ReadRoot(root, c.path)
 	if err != nil || !bytes.Equal(data, c.written) {
 		// Gone: a reclaimer removed its own garbled intent. (An owner
 		// corruption carried away is handled by trackCorruption.)
@@ -351,8 +295,8 @@ func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 			lw.fail(fmt.Errorf("operator repair of %s in %s: %v", c.path, space.key, err), false)
 			return true
 		}
-		syncRoot(root, leaseNamespace)
-		syncRoot(root, leaseQuarantinePath)
+		workkit.SyncRoot(root, leaseNamespace)
+		workkit.SyncRoot(root, leaseQuarantinePath)
 		space.ownerCorrupted = false
 		w.RecordEvent("clear", models.LeaseClear{Namespace: space.key})
 	default:
@@ -363,7 +307,7 @@ func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 			lw.fail(fmt.Errorf("operator repair of %s in %s: %v", c.path, space.key, err), false)
 			return true
 		}
-		syncRoot(root, fspath.Dir(c.path))
+		workkit.SyncRoot(root, fspath.Dir(c.path))
 	}
 	space.hostileClearedAt = w.Now()
 	w.Probe("lease-operator-repair-" + c.kind)
@@ -393,16 +337,16 @@ func (lw *leaseWorld) writerAlive(writer leaseWriter) bool {
 // renameRace is the FaultRenameRace hook: a hostile co-tenant replaces
 // receiver.lock, owner.json or the guard by an identical copy (a new inode
 // under the old name) between some process's check and its use.
-func (lw *leaseWorld) renameRace(w *World) {
+func (lw *leaseWorld) renameRace(w *sim.World) {
 	d := w.Decisions()
 	space := lw.spaces[d.Intn(len(lw.spaces))]
 	root := space.cotenant()
 	var targets []string
-	owner, err := readRoot(root, leaseOwnerPath)
+	owner, err := workkit.ReadRoot(root, leaseOwnerPath)
 	if _, ok := lw.parseRecord(owner); err == nil && ok && !space.ownerCorrupted {
 		targets = append(targets, "receiver", "owner")
 	}
-	guard, err := readRoot(root, leaseGuardPath)
+	guard, err := workkit.ReadRoot(root, leaseGuardPath)
 	if _, ok := lw.parseRecord(guard); err == nil && ok && lw.corruptable(space, leaseGuardPath) {
 		targets = append(targets, "guard")
 	}
@@ -415,35 +359,35 @@ func (lw *leaseWorld) renameRace(w *World) {
 	switch kind {
 	case "receiver":
 		fresh := fspath.Join(leaseNamespace, fmt.Sprintf(".hostile-new-%d", n))
-		if root.Mkdir(fresh, 0o700) != nil || writeRoot(root, fspath.Join(fresh, "owner.json"), lease.O_CREATE|lease.O_EXCL, owner) != nil {
+		if root.Mkdir(fresh, 0o700) != nil || workkit.WriteRoot(root, fspath.Join(fresh, "owner.json"), lease.O_CREATE|lease.O_EXCL, owner) != nil {
 			return
 		}
-		syncRoot(root, fresh)
+		workkit.SyncRoot(root, fresh)
 		if root.Rename(leaseReceiver(), fspath.Join(leaseNamespace, fmt.Sprintf(".hostile-old-%d", n))) != nil {
 			return
 		}
 		if err := root.Rename(fresh, leaseReceiver()); err != nil {
 			panic(fmt.Sprintf("sim: hostile receiver swap: %v", err))
 		}
-		syncRoot(root, leaseNamespace)
+		workkit.SyncRoot(root, leaseNamespace)
 	case "owner":
 		copyPath := fspath.Join(leaseReceiver(), fmt.Sprintf(".hostile-%d", n))
-		if writeRoot(root, copyPath, lease.O_CREATE|lease.O_EXCL, owner) != nil {
+		if workkit.WriteRoot(root, copyPath, lease.O_CREATE|lease.O_EXCL, owner) != nil {
 			return
 		}
 		if root.Rename(copyPath, leaseOwnerPath) != nil {
 			return
 		}
-		syncRoot(root, leaseReceiver())
+		workkit.SyncRoot(root, leaseReceiver())
 	case "guard":
 		copyPath := fspath.Join(leaseNamespace, fmt.Sprintf(".hostile-guard-%d", n))
-		if writeRoot(root, copyPath, lease.O_CREATE|lease.O_EXCL, guard) != nil {
+		if workkit.WriteRoot(root, copyPath, lease.O_CREATE|lease.O_EXCL, guard) != nil {
 			return
 		}
 		if root.Rename(copyPath, leaseGuardPath) != nil {
 			return
 		}
-		syncRoot(root, leaseNamespace)
+		workkit.SyncRoot(root, leaseNamespace)
 	}
 	w.Probe("lease-hostile-swap-" + kind)
 	w.Tracef("lease-hostile swap %s", kind)
@@ -455,7 +399,7 @@ func (lw *leaseWorld) checkQuarantine(c leaseReclaimCheck) error {
 	if !strings.HasPrefix(c.path, leaseQuarantinePath+"/") {
 		return fmt.Errorf("%s reported reclaiming generation %s into %s, outside quarantine/", c.proc, c.generation, c.path)
 	}
-	data, err := readRoot(c.space.volume.Root(), fspath.Join(c.path, "owner.json"))
+	data, err := workkit.ReadRoot(c.space.volume.Root(), fspath.Join(c.path, "owner.json"))
 	if err != nil {
 		return fmt.Errorf("%s reclaimed generation %s into %s, but its owner.json is not there: %v", c.proc,
 			c.generation, c.path, err)
@@ -481,7 +425,7 @@ type leaseLiveness struct {
 	// current space (a probe on the wrong host hands over to another).
 	pending []*leaseSpace
 	hops    int
-	probe   *Proc
+	probe   *sim.Proc
 	done    bool
 }
 
@@ -494,13 +438,13 @@ func (lw *leaseWorld) startLiveness() {
 	w.Tracef("lease-liveness start")
 	// Let start-time ticks move on, so a bystander never shares a dead
 	// owner's start tick (two processes in one tick are indistinguishable).
-	settle := func(p *Proc) { _ = p.Clock().Sleep(context.Background(), 30*time.Millisecond) }
-	if _, err := w.Spawn(w.Hosts()[0], ProcSpec{Name: "settle", UID: leaseUID}, settle); err != nil {
+	settle := func(p *sim.Proc) { _ = p.Clock().Sleep(context.Background(), 30*time.Millisecond) }
+	if _, err := w.Spawn(w.Hosts()[0], sim.ProcSpec{Name: "settle", UID: leaseUID}, settle); err != nil {
 		lw.fail(fmt.Errorf("liveness: spawn: %v", err), true)
 	}
 }
 
-func (l *leaseLiveness) exited(p *Proc) {
+func (l *leaseLiveness) exited(p *sim.Proc) {
 	if l.done || l.lw.failure != nil || (p != l.probe && p.Name() != "settle") {
 		return
 	}
@@ -533,7 +477,7 @@ func (l *leaseLiveness) launch() {
 	host := space.hosts[0]
 	var owner recordIdentity
 	var ownerOK bool
-	if data, err := readRoot(root, leaseOwnerPath); err == nil {
+	if data, err := workkit.ReadRoot(root, leaseOwnerPath); err == nil {
 		owner, ownerOK = lw.parseRecord(data)
 	}
 	// The host to probe from is the one named by the first record the engine
@@ -546,14 +490,14 @@ func (l *leaseLiveness) launch() {
 		if !strings.HasPrefix(e.Name, "reclaim.") || !strings.HasSuffix(e.Name, ".json") {
 			continue // a crashed writer's temp: the engine does not read it either
 		}
-		if data, err := readRoot(root, fspath.Join(leaseReclaimsPath, e.Name)); err == nil {
+		if data, err := workkit.ReadRoot(root, fspath.Join(leaseReclaimsPath, e.Name)); err == nil {
 			if r, ok := lw.parseRecord(data); ok && hostNamed == "" {
 				hostNamed = r.Hostname
 			}
 		}
 	}
 	if hostNamed == "" {
-		if data, err := readRoot(root, leaseGuardPath); err == nil {
+		if data, err := workkit.ReadRoot(root, leaseGuardPath); err == nil {
 			if r, ok := lw.parseRecord(data); ok {
 				hostNamed = r.Hostname
 			}
@@ -569,12 +513,12 @@ func (l *leaseLiveness) launch() {
 	}
 	if ownerOK && owner.Hostname == host.Name() && owner.Boot != nil {
 		if *owner.Boot == host.Table().BootID() {
-			l.bystander(host, owner.PID, ProcSpec{Name: "bystander", UID: leaseUID + 1}, "lease-bystander-on-owner-pid")
+			l.bystander(host, owner.PID, sim.ProcSpec{Name: "bystander", UID: leaseUID + 1}, "lease-bystander-on-owner-pid")
 		} else if spec, ok := twinSpec(host, owner); ok {
 			l.bystander(host, owner.PID, spec, leaseProbeTwinAfterReboot)
 		}
 	}
-	probe, err := w.Spawn(host, ProcSpec{Name: "probe", UID: leaseUID}, l.body)
+	probe, err := w.Spawn(host, sim.ProcSpec{Name: "probe", UID: leaseUID}, l.body)
 	if err != nil {
 		lw.fail(fmt.Errorf("liveness: spawn probe: %v", err), true)
 		return
@@ -593,32 +537,32 @@ const leaseProbeTwinAfterReboot = "lease-bystander-on-owner-pid-and-tick-after-r
 // apart (ARCHITECTURE.md: PID reuse across reboots with equal start ticks).
 // ok is false when no such process could exist: the owner's tick is still in
 // this boot's future, or its executable has been replaced since.
-func twinSpec(h *Host, owner recordIdentity) (ProcSpec, bool) {
+func twinSpec(h *sim.Host, owner recordIdentity) (sim.ProcSpec, bool) {
 	ticks, err := strconv.ParseUint(owner.Start, 10, 64)
 	if err != nil || ticks > h.Table().TicksNow() {
-		return ProcSpec{}, false
+		return sim.ProcSpec{}, false
 	}
 	exe := strings.TrimSuffix(owner.Executable, " (deleted)")
 	if !strings.HasPrefix(exe, "/") || !h.RanExe(exe) {
-		return ProcSpec{}, false
+		return sim.ProcSpec{}, false
 	}
 	ino := strconv.FormatUint(h.Table().ExeInode(exe), 10)
 	if owner.ExecutableDevice != strconv.FormatUint(simproc.ExeDev, 10) || owner.ExecutableInode != ino {
-		return ProcSpec{}, false
+		return sim.ProcSpec{}, false
 	}
-	return ProcSpec{Name: "bystander", UID: leaseUID + 1, Exe: exe, StartTicks: &ticks}, true
+	return sim.ProcSpec{Name: "bystander", UID: leaseUID + 1, Exe: exe, StartTicks: &ticks}, true
 }
 
 // bystander puts an unrelated process described by spec on the dead owner's
 // PID, alive until the liveness phase ends, and fires probe once it runs
 // there: a start-time check (or, for a twin from an earlier boot, the boot
 // id check) must still call the owner stale.
-func (l *leaseLiveness) bystander(h *Host, pid int, spec ProcSpec, probe string) {
+func (l *leaseLiveness) bystander(h *sim.Host, pid int, spec sim.ProcSpec, probe string) {
 	w := l.lw.world
 	if h.Table().Lookup(0, pid) != nil {
 		return
 	}
-	body := func(p *Proc) {
+	body := func(p *sim.Proc) {
 		if p.Table().PID != pid {
 			return
 		}
@@ -645,7 +589,7 @@ func (l *leaseLiveness) bystander(h *Host, pid int, spec ProcSpec, probe string)
 // body is the probe: acquire until Acquired, waiting out live holders and
 // busy guards, handing over to another host on a remote record, and
 // reporting every refusal that crashes alone can explain as a finding.
-func (l *leaseLiveness) body(p *Proc) {
+func (l *leaseLiveness) body(p *sim.Proc) {
 	lw := l.lw
 	space := lw.space(p)
 	m := lw.manager(p)
@@ -697,7 +641,7 @@ func (l *leaseLiveness) check() {
 	}
 }
 
-func procName(p *Proc) string {
+func procName(p *sim.Proc) string {
 	if p == nil {
 		return "(unknown acquire)"
 	}

@@ -1,8 +1,9 @@
-package sim
+package workload_test
 
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,23 +12,43 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/internal/mutant"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload"
+	"github.com/leasekit/leasekit/workload/admissionwork"
+	"github.com/leasekit/leasekit/workload/dirleasework"
+	"github.com/leasekit/leasekit/workload/leasework"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
 
 // engineCampaign is one engine's campaign as the tests run it: a Setup per
 // seed and the history check.
 type engineCampaign struct {
 	name  string
-	setup func() func(w *World) error
-	check func(history []Operation) error
+	setup func() func(w *sim.World) error
+	check func(history []sim.Operation) error
 }
 
 var engineCampaigns = map[string]engineCampaign{
-	"lease": {name: "lease", setup: func() func(w *World) error { return LeaseWorkload(leaseCampaignOptions) },
-		check: CheckLeaseHistory},
-	"admission": {name: "admission", setup: func() func(w *World) error { return AdmissionWorkload(AdmissionOptions{}) },
-		check: CheckAdmissionHistory},
-	"dirlease": {name: "dirlease", setup: func() func(w *World) error { return DirleaseWorkload(DirleaseOptions{}) },
-		check: CheckDirleaseHistory},
+	"lease": {name: "lease", setup: func() func(w *sim.World) error {
+		return leasework.LeaseWorkload(leasework.LeaseOptions{OpsPerProc: 6}) // leasework's campaign tests' options
+	}, check: leasework.CheckLeaseHistory},
+	"admission": {name: "admission", setup: func() func(w *sim.World) error {
+		return admissionwork.AdmissionWorkload(admissionwork.AdmissionOptions{})
+	}, check: admissionwork.CheckAdmissionHistory},
+	"dirlease": {name: "dirlease", setup: func() func(w *sim.World) error {
+		return dirleasework.DirleaseWorkload(dirleasework.DirleaseOptions{})
+	}, check: dirleasework.CheckDirleaseHistory},
+}
+
+// nameHash is the FNV-1a hash of an engine's name, which salts the seed of
+// its campaign's fault plan.
+func nameHash(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return h.Sum64()
 }
 
 // engineCampaignSeeds is the must-show budget per engine.
@@ -56,25 +77,25 @@ func campaignSeeds(t *testing.T, full, short int) int {
 	return engineDefaultSeeds
 }
 
-// engineDefaultSeeds is the seed count of a plain `go test ./sim`.
+// engineDefaultSeeds is the seed count of a plain `go test ./workload`.
 const engineDefaultSeeds = 400
 
 // engineSeed runs one seed of an engine's campaign with every fault on and
 // checks its history; it returns the result and a finding ("" if none).
-func engineSeed(c engineCampaign, seed uint64, twice bool) (Result, string, string) {
-	plan := AllFaultsPlan(seed ^ hashString(c.name))
-	cfg := Config{Seed: seed, Faults: &plan, Setup: c.setup()}
-	var r Result
+func engineSeed(c engineCampaign, seed uint64, twice bool) (sim.Result, string, string) {
+	plan := sim.AllFaultsPlan(seed ^ nameHash(c.name))
+	cfg := sim.Config{Seed: seed, Faults: &plan, Setup: c.setup()}
+	var r sim.Result
 	if twice {
-		r = RunTwice(cfg)
+		r = sim.RunTwice(cfg)
 	} else {
-		r = Run(cfg)
+		r = sim.Run(cfg)
 	}
-	if r.Outcome != OutcomeOK {
+	if r.Outcome != sim.OutcomeOK {
 		return r, r.Outcome.String(), r.Message
 	}
 	if err := c.check(r.History); err != nil {
-		if errors.Is(err, ErrCheckTimeout) {
+		if errors.Is(err, workkit.ErrCheckTimeout) {
 			return r, "unknown", err.Error()
 		}
 		return r, "history", err.Error()
@@ -152,37 +173,13 @@ func testEngineCampaign(t *testing.T, name string) {
 		float64(seeds)/stats.elapsed.Seconds())
 	t.Logf("probes: %s", probeLines(stats.probes))
 	if seeds >= engineCampaignSeeds {
-		if missing := MissingProbes(name, stats.probes); len(missing) > 0 {
+		if missing := engineOf(name).MissingProbes(stats.probes); len(missing) > 0 {
 			t.Errorf("%s: declared probes never fired in %d seeds: %v", name, seeds, missing)
 		}
 	}
 }
 
 func TestAdmissionCampaign(t *testing.T) { testEngineCampaign(t, "admission") }
-
-// TestLeaseDeclaredProbes runs the lease campaign (every fault on, the
-// same seeds and options as TestLeaseCampaign) and fails naming any probe
-// DeclaredProbes("lease") lists that never fired. It costs a minute of CPU,
-// so it runs under CI (or LEASEKIT_LONG=1) only.
-func TestLeaseDeclaredProbes(t *testing.T) {
-	if os.Getenv("CI") == "" && os.Getenv("LEASEKIT_LONG") != "1" && os.Getenv("LEASEKIT_SEEDS") == "" {
-		t.Skip("a second 2,000-seed lease campaign (about a minute): set CI=1 or LEASEKIT_LONG=1")
-	}
-	seeds := campaignSeeds(t, engineCampaignSeeds, engineCampaignSeeds/10)
-	probes := map[string]int{}
-	for i := 0; i < seeds; i++ {
-		r, _ := leaseSeed(uint64(i+1), false)
-		for name, count := range r.Probes {
-			probes[name] += count
-		}
-	}
-	if missing := MissingProbes("lease", probes); len(missing) > 0 {
-		t.Errorf("lease: declared probes never fired in %d seeds: %v", seeds, missing)
-	}
-	for _, name := range DeclaredProbes("lease") {
-		t.Logf("%s=%d", name, probes[name])
-	}
-}
 
 func TestDirleaseCampaign(t *testing.T) { testEngineCampaign(t, "dirlease") }
 
@@ -204,7 +201,14 @@ func TestEngineMutants(t *testing.T) {
 		{"dirlease-published-counted-recovered", "TestDirleaseCampaign", "history", "not linearizable"},
 	} {
 		t.Run(m.name, func(t *testing.T) {
-			overlay := writeMutantOverlay(t, repo, m.name, t.TempDir())
+			planted, err := mutant.Load(repo, m.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			overlay, err := planted.WriteOverlay(repo, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
 			command := exec.Command("go", "test", "-overlay", overlay, "-count=1", "-run", "^"+m.test+"$", "-v", ".")
 			command.Env = append(os.Environ(), "LEASEKIT_EXPECT_VIOLATION=1", "LEASEKIT_EXPECT_CLASS="+m.class,
 				"LEASEKIT_EXPECT_MESSAGE="+m.message, "LEASEKIT_SEEDS="+strconv.Itoa(engineCampaignSeeds))
@@ -224,28 +228,12 @@ func TestEngineMutants(t *testing.T) {
 	}
 }
 
-// TestWriteFailureArtifacts writes the HTML visualization and the text
-// beside a trace for one run of each engine, and checks their content.
-func TestWriteFailureArtifacts(t *testing.T) {
-	dir := t.TempDir()
-	for _, name := range []string{"lease", "admission", "dirlease"} {
-		c := engineCampaigns[name]
-		plan := AllFaultsPlan(3 ^ hashString(name))
-		r := Run(Config{Seed: 3, Faults: &plan, Setup: c.setup()})
-		htmlPath, err := WriteFailureArtifacts(dir, name, r)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		page, err := os.ReadFile(htmlPath)
-		if err != nil || !strings.Contains(string(page), "<html") {
-			t.Fatalf("%s: %s is not porcupine's HTML (%v, %d bytes)", name, htmlPath, err, len(page))
-		}
-		text, err := os.ReadFile(strings.TrimSuffix(htmlPath, ".html") + ".txt")
-		if err != nil || !strings.Contains(string(text), "outcome=") {
-			t.Fatalf("%s: summary beside the HTML is missing its outcome (%v)", name, err)
+// engineOf returns the named engine's definition.
+func engineOf(name string) *campaign.Engine {
+	for _, e := range workload.Engines() {
+		if e.Name == name {
+			return e
 		}
 	}
-	if _, err := WriteFailureArtifacts(dir, "nope", Result{}); err == nil {
-		t.Fatal("an unknown engine wrote artifacts")
-	}
+	panic("no engine " + name)
 }

@@ -1,8 +1,10 @@
-package sim
+package admissionwork
 
 import (
 	"testing"
 
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,7 +25,7 @@ func TestGarbleCanTruncateToNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := garble(record, ReplayDecisions(tc.decisions))
+			got := workkit.Garble(record, sim.ReplayDecisions(tc.decisions))
 			require.Equal(t, tc.want, string(got))
 		})
 	}
@@ -37,15 +39,15 @@ func TestGarbleCanTruncateToNothing(t *testing.T) {
 // liveness probe's corrupt answer was reported as a wedged slot. The
 // operator must remove the empty record, after which both acquires succeed.
 func TestAdmissionEmptyCorruptionIsRepaired(t *testing.T) {
-	plan, err := ParseFaultPlan("upgrade=0.0005 corrupt=0.001")
+	plan, err := sim.ParseFaultPlan("upgrade=0.0005 corrupt=0.001")
 	require.NoError(t, err)
-	decisions, err := ParseDecisions("0*2,1,0*3,1")
+	decisions, err := sim.ParseDecisions("0*2,1,0*3,1")
 	require.NoError(t, err)
-	cfg := Config{Seed: 1660, Replay: decisions, StepsMax: 100_000, Scheduler: SchedulerPCT,
+	cfg := sim.Config{Seed: 1660, Replay: decisions, StepsMax: 100_000, Scheduler: sim.SchedulerPCT,
 		PCTDepth: 3, PCTSteps: 2000, Faults: &plan,
 		Setup: AdmissionWorkload(AdmissionOptions{Controllers: 1, OpsPerProc: 1, RespawnsMax: -1})}
-	r := RunTwice(cfg)
-	require.Equal(t, OutcomeOK, r.Outcome, r.Message)
+	r := sim.RunTwice(cfg)
+	require.Equal(t, sim.OutcomeOK, r.Outcome, r.Message)
 	require.NoError(t, CheckAdmissionHistory(r.History))
 	require.Equal(t, 1, r.Probes["admission-hostile-corrupt"], "the hook must strike: %v", r.Probes)
 	require.Equal(t, 1, r.Probes["admission-operator-repair"], "the empty record must be repaired: %v", r.Probes)

@@ -1,4 +1,4 @@
-package sim
+package leasework
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/internal/mutant"
+	"github.com/leasekit/leasekit/sim"
 )
 
 // leaseCampaignOptions is the workload every lease campaign test runs:
@@ -39,21 +40,21 @@ func (f leaseFinding) String() string {
 }
 
 // leaseSeed runs one seed of the campaign and checks its history.
-func leaseSeed(seed uint64, twice bool) (Result, *leaseFinding) {
-	plan := AllFaultsPlan(seed)
-	cfg := Config{Seed: seed, Faults: &plan, Setup: LeaseWorkload(leaseCampaignOptions)}
-	var r Result
+func leaseSeed(seed uint64, twice bool) (sim.Result, *leaseFinding) {
+	plan := sim.AllFaultsPlan(seed)
+	cfg := sim.Config{Seed: seed, Faults: &plan, Setup: LeaseWorkload(leaseCampaignOptions)}
+	var r sim.Result
 	if twice {
-		r = RunTwice(cfg)
+		r = sim.RunTwice(cfg)
 	} else {
-		r = Run(cfg)
+		r = sim.Run(cfg)
 	}
 	switch r.Outcome {
-	case OutcomeViolation:
+	case sim.OutcomeViolation:
 		return r, &leaseFinding{seed, "violation", r.Message}
-	case OutcomeLiveness:
+	case sim.OutcomeLiveness:
 		return r, &leaseFinding{seed, "liveness", r.Message}
-	case OutcomeNondeterminism:
+	case sim.OutcomeNondeterminism:
 		return r, &leaseFinding{seed, "nondeterminism", r.Message}
 	}
 	if err := CheckLeaseHistory(r.History); err != nil {
@@ -79,6 +80,19 @@ var leaseProbesDeclared = []string{
 	"lease-refused-unverifiable-owner",
 }
 
+// envSeeds returns LEASEKIT_SEEDS when set (fromEnv), else full.
+func envSeeds(t *testing.T, full int) (seeds int, fromEnv bool) {
+	value := os.Getenv("LEASEKIT_SEEDS")
+	if value == "" {
+		return full, false
+	}
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 1 {
+		t.Fatalf("LEASEKIT_SEEDS=%q is not a positive count", value)
+	}
+	return n, true
+}
+
 // TestLeaseCampaign runs the lease workload on leaseCampaignSeeds seeds with
 // every fault enabled and checks every history with porcupine. By default
 // it asserts no finding at all, repeats a sample of seeds with RunTwice (the
@@ -88,14 +102,8 @@ var leaseProbesDeclared = []string{
 // finding of class LEASEKIT_EXPECT_CLASS whose message contains
 // LEASEKIT_EXPECT_MESSAGE, and prints it on a "LEASE-FINDING" line.
 func TestLeaseCampaign(t *testing.T) {
-	seeds := leaseCampaignSeeds
-	if value := os.Getenv("LEASEKIT_SEEDS"); value != "" {
-		n, err := strconv.Atoi(value)
-		if err != nil || n < 1 {
-			t.Fatalf("LEASEKIT_SEEDS=%q is not a positive count", value)
-		}
-		seeds = n
-	} else if testing.Short() {
+	seeds, fromEnv := envSeeds(t, leaseCampaignSeeds)
+	if !fromEnv && testing.Short() {
 		seeds = leaseCampaignSeeds / 10
 		t.Logf("-short: running %d seeds instead of %d", seeds, leaseCampaignSeeds)
 	}
@@ -138,7 +146,7 @@ func TestLeaseCampaign(t *testing.T) {
 			t.Errorf("... and %d more findings", len(findings)-5)
 			break
 		}
-		t.Errorf("finding %v\nreplay: LEASEKIT_SEEDS=%d go test ./sim -run TestLeaseCampaign", f, f.seed)
+		t.Errorf("finding %v\nreplay: LEASEKIT_SEEDS=%d go test ./workload/leasework -run TestLeaseCampaign", f, f.seed)
 	}
 	lines := make([]string, 0, len(probes))
 	for name, count := range probes {
@@ -155,22 +163,6 @@ func TestLeaseCampaign(t *testing.T) {
 	}
 }
 
-// writeMutantOverlay writes the mutated copy of the engine file and a
-// go -overlay JSON mapping the engine file to it (internal/mutant, which
-// fails loudly on a stale old block); it returns the JSON path.
-func writeMutantOverlay(t *testing.T, repo, name, dir string) string {
-	t.Helper()
-	m, err := mutant.Load(repo, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, err := m.WriteOverlay(repo, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // TestLeaseMutants is the must-show for the checker's power: each planted
 // bug, built with go test -overlay (the shipped engine untouched), is found
 // by the same campaign budget the clean engine passes.
@@ -178,26 +170,33 @@ func TestLeaseMutants(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the engine with each mutant and runs campaigns in subprocesses; skipped with -short")
 	}
-	repo, err := filepath.Abs("..")
+	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mutant := range []struct {
+	for _, m := range []struct {
 		name, class, message string
 	}{
 		{"exe-path", "violation", "reclaimed the lease of live owner"},
 		{"fence-outside-guard", "violation", "two processes inside WithCurrentLease"},
 		{"ignore-start-time", "liveness", "held by dead owner"},
 	} {
-		t.Run(mutant.name, func(t *testing.T) {
-			overlay := writeMutantOverlay(t, repo, mutant.name, t.TempDir())
+		t.Run(m.name, func(t *testing.T) {
+			planted, err := mutant.Load(repo, m.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			overlay, err := planted.WriteOverlay(repo, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
 			command := exec.Command("go", "test", "-overlay", overlay, "-count=1", "-run", "^TestLeaseCampaign$", "-v", ".")
-			command.Env = append(os.Environ(), "LEASEKIT_EXPECT_VIOLATION=1", "LEASEKIT_EXPECT_CLASS="+mutant.class,
-				"LEASEKIT_EXPECT_MESSAGE="+mutant.message, "LEASEKIT_SEEDS="+strconv.Itoa(leaseCampaignSeeds))
+			command.Env = append(os.Environ(), "LEASEKIT_EXPECT_VIOLATION=1", "LEASEKIT_EXPECT_CLASS="+m.class,
+				"LEASEKIT_EXPECT_MESSAGE="+m.message, "LEASEKIT_SEEDS="+strconv.Itoa(leaseCampaignSeeds))
 			output, err := command.CombinedOutput()
 			if err != nil {
 				t.Fatalf("mutant %s: the campaign did not find a %s finding with %q in %d seeds: %v\n%s",
-					mutant.name, mutant.class, mutant.message, leaseCampaignSeeds, err, output)
+					m.name, m.class, m.message, leaseCampaignSeeds, err, output)
 			}
 			line := ""
 			for _, l := range strings.Split(string(output), "\n") {
@@ -206,9 +205,9 @@ func TestLeaseMutants(t *testing.T) {
 				}
 			}
 			if line == "" {
-				t.Fatalf("mutant %s: no LEASE-FINDING line:\n%s", mutant.name, output)
+				t.Fatalf("mutant %s: no LEASE-FINDING line:\n%s", m.name, output)
 			}
-			t.Logf("mutant %s: %s", mutant.name, line)
+			t.Logf("mutant %s: %s", m.name, line)
 		})
 	}
 }
@@ -235,17 +234,17 @@ func TestLeaseMemoryFlat(t *testing.T) {
 	// The layout is drawn per seed, so power losses also crash simfs
 	// volumes (random-subset and the other modes) and must pass.
 	opts := LeaseOptions{Hosts: 1, ProcsPerHost: 2, OpsPerProc: 3, Impostors: -1}
-	var plan FaultPlan
-	plan.Set(FaultCrash, 0.02)
-	plan.Set(FaultPowerLoss, 0.002)
-	plan.Set(FaultZombie, 0.3)
-	plan.Set(FaultPIDChurn, 0.01)
+	var plan sim.FaultPlan
+	plan.Set(sim.FaultCrash, 0.02)
+	plan.Set(sim.FaultPowerLoss, 0.002)
+	plan.Set(sim.FaultZombie, 0.3)
+	plan.Set(sim.FaultPIDChurn, 0.01)
 	goroutinesBefore, heapBefore := liveState()
 	start := time.Now()
 	steps := 0
 	for i := 0; i < seeds; i++ {
-		r := Run(Config{Seed: uint64(i), Faults: &plan, Setup: LeaseWorkload(opts)})
-		if r.Outcome != OutcomeOK {
+		r := sim.Run(sim.Config{Seed: uint64(i), Faults: &plan, Setup: LeaseWorkload(opts)})
+		if r.Outcome != sim.OutcomeOK {
 			t.Fatalf("seed %d: %v: %s", i, r.Outcome, r.Message)
 		}
 		steps += r.Steps
@@ -279,8 +278,8 @@ func BenchmarkLeaseCampaign(b *testing.B) {
 	b.ReportAllocs()
 	steps := 0
 	for i := 0; b.Loop(); i++ {
-		plan := AllFaultsPlan(uint64(i + 1))
-		r := Run(Config{Seed: uint64(i + 1), Faults: &plan, Setup: LeaseWorkload(leaseCampaignOptions)})
+		plan := sim.AllFaultsPlan(uint64(i + 1))
+		r := sim.Run(sim.Config{Seed: uint64(i + 1), Faults: &plan, Setup: LeaseWorkload(leaseCampaignOptions)})
 		steps += r.Steps
 	}
 	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
@@ -290,8 +289,8 @@ func BenchmarkLeaseCampaign(b *testing.B) {
 
 // BenchmarkLeaseCheck measures porcupine on campaign histories.
 func BenchmarkLeaseCheck(b *testing.B) {
-	plan := AllFaultsPlan(1)
-	r := Run(Config{Seed: 1, Faults: &plan, Setup: LeaseWorkload(leaseCampaignOptions)})
+	plan := sim.AllFaultsPlan(1)
+	r := sim.Run(sim.Config{Seed: 1, Faults: &plan, Setup: LeaseWorkload(leaseCampaignOptions)})
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := CheckLeaseHistory(r.History); err != nil {
@@ -299,4 +298,28 @@ func BenchmarkLeaseCheck(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(r.History)), "ops/history")
+}
+
+// TestLeaseDeclaredProbes runs the lease campaign (every fault on, the
+// same seeds and options as TestLeaseCampaign) and fails naming any probe
+// Engine().Probes lists that never fired. It costs a minute of CPU,
+// so it runs under CI (or LEASEKIT_LONG=1) only.
+func TestLeaseDeclaredProbes(t *testing.T) {
+	if os.Getenv("CI") == "" && os.Getenv("LEASEKIT_LONG") != "1" && os.Getenv("LEASEKIT_SEEDS") == "" {
+		t.Skip("a second 2,000-seed lease campaign (about a minute): set CI=1 or LEASEKIT_LONG=1")
+	}
+	seeds, _ := envSeeds(t, leaseCampaignSeeds)
+	probes := map[string]int{}
+	for i := 0; i < seeds; i++ {
+		r, _ := leaseSeed(uint64(i+1), false)
+		for name, count := range r.Probes {
+			probes[name] += count
+		}
+	}
+	if missing := Engine().MissingProbes(probes); len(missing) > 0 {
+		t.Errorf("lease: declared probes never fired in %d seeds: %v", seeds, missing)
+	}
+	for _, name := range Engine().Probes {
+		t.Logf("%s=%d", name, probes[name])
+	}
 }

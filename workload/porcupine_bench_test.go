@@ -1,9 +1,11 @@
-package sim
+package workload_test
 
 import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/leasekit/leasekit/sim"
 )
 
 func percentile(sorted []time.Duration, p float64) time.Duration {
@@ -21,10 +23,10 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 func BenchmarkPorcupinePerHistory(b *testing.B) {
 	for _, name := range []string{"lease", "admission", "dirlease"} {
 		c := engineCampaigns[name]
-		var histories [][]Operation
+		var histories [][]sim.Operation
 		for seed := uint64(1); seed <= 50; seed++ {
-			plan := AllFaultsPlan(seed ^ hashString(c.name))
-			histories = append(histories, Run(Config{Seed: seed, Faults: &plan, Setup: c.setup()}).History)
+			plan := sim.AllFaultsPlan(seed ^ nameHash(c.name))
+			histories = append(histories, sim.Run(sim.Config{Seed: seed, Faults: &plan, Setup: c.setup()}).History)
 		}
 		b.Run(name, func(b *testing.B) {
 			var times []time.Duration

@@ -1,4 +1,4 @@
-package sim
+package admissionwork
 
 import (
 	"cmp"
@@ -15,6 +15,8 @@ import (
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
 
 // The admission workload: controller processes on one host acquire the
@@ -83,25 +85,25 @@ const (
 var admissionFile = fspath.Join(append([]string{admissionHome}, append(admission.RootDir, admission.FileName)...)...)
 
 // AdmissionWorkload returns a Setup running the admission workload.
-func AdmissionWorkload(opts AdmissionOptions) func(w *World) error {
+func AdmissionWorkload(opts AdmissionOptions) func(w *sim.World) error {
 	opts = opts.withDefaults()
-	return func(w *World) error {
+	return func(w *sim.World) error {
 		aw := &admissionWorld{world: w, opts: opts}
 		return aw.setup()
 	}
 }
 
 type admissionWorld struct {
-	world  *World
+	world  *sim.World
 	opts   AdmissionOptions
-	host   *Host
-	volume *Volume
+	host   *sim.Host
+	volume *sim.Volume
 	// exes counts executables: every process runs its own, so no restart
 	// is an exact identity twin of a dead owner (see the lease workload).
 	exes        int
 	controllers int
 	respawns    int
-	lifeLedger
+	workkit.LifeLedger
 	// legacy is true while setup's legacy record is still in the slot.
 	legacy bool
 	// corrupted is set while a hostile corruption sits in the slot; its
@@ -120,8 +122,8 @@ func (aw *admissionWorld) setup() error {
 	w, opts := aw.world, aw.opts
 	aw.volume = w.AddVolume("disk0")
 	aw.volume.FS().MkdirAll(admissionHome, 0o700, admissionUID)
-	aw.host = w.AddHost(HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: aw.volume})
-	aw.startLedger(w, aw.host)
+	aw.host = w.AddHost(sim.HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: aw.volume})
+	aw.StartLedger(w, aw.host)
 	legacy := opts.Legacy
 	if legacy == 0 {
 		legacy = 1 + w.Decisions().Intn(3)
@@ -138,8 +140,8 @@ func (aw *admissionWorld) setup() error {
 		}
 		aw.controllers++
 	}
-	w.FaultHook(FaultCorrupt, aw.corrupt)
-	w.FaultHook(FaultRenameRace, aw.renameRace)
+	w.FaultHook(sim.FaultCorrupt, aw.corrupt)
+	w.FaultHook(sim.FaultRenameRace, aw.renameRace)
 	w.OnExit(aw.exited)
 	w.Invariant("admission", aw.check)
 	return nil
@@ -151,7 +153,7 @@ func (aw *admissionWorld) writeLegacy(kind int) error {
 	dir := fspath.Dir(admissionFile)
 	aw.volume.FS().MkdirAll(dir, 0o700, admissionUID)
 	start := sha256.Sum256([]byte("seed-era controller"))
-	owner := statecas.Owner{PID: aw.opts.PIDMax - 1, BootID: statecas.BootDigest(aw.boot),
+	owner := statecas.Owner{PID: aw.opts.PIDMax - 1, BootID: statecas.BootDigest(aw.Boot()),
 		ProcessStartID: hex.EncodeToString(start[:]), Legacy: true}
 	claim := admission.Claim{SchemaVersion: 1, ID: "0f8fad5b-d9cb-469f-a165-70867728950e", Owner: owner}
 	phase := models.PhaseCleanupUnsafe // schema 1: recoverable only after a reboot
@@ -160,28 +162,28 @@ func (aw *admissionWorld) writeLegacy(kind int) error {
 		phase = models.PhaseParentOwned
 	}
 	root := aw.volume.FS().View(admissionUID)
-	if err := writeRoot(root, admissionFile, lease.O_CREATE|lease.O_EXCL, claim.Bytes()); err != nil {
+	if err := workkit.WriteRoot(root, admissionFile, lease.O_CREATE|lease.O_EXCL, claim.Bytes()); err != nil {
 		return fmt.Errorf("legacy admission: %w", err)
 	}
-	syncRoot(root, dir)
+	workkit.SyncRoot(root, dir)
 	aw.legacy = true
 	aw.world.RecordEvent("legacy", models.AdmissionLegacy{Host: aw.host.Name(), Phase: phase})
 	aw.world.Probe(fmt.Sprintf("admission-legacy-schema-%d", claim.SchemaVersion))
 	return nil
 }
 
-func (aw *admissionWorld) spawn(name string, body func(p *Proc)) (*Proc, error) {
+func (aw *admissionWorld) spawn(name string, body func(p *sim.Proc)) (*sim.Proc, error) {
 	aw.exes++
-	p, err := aw.world.Spawn(aw.host, ProcSpec{Name: name, UID: admissionUID,
+	p, err := aw.world.Spawn(aw.host, sim.ProcSpec{Name: name, UID: admissionUID,
 		Exe: fmt.Sprintf("/usr/bin/export-%d", aw.exes)}, body)
 	if err != nil {
 		return nil, err
 	}
-	aw.track(p)
+	aw.Track(p)
 	return p, nil
 }
 
-func (aw *admissionWorld) config(p *Proc) admission.Config {
+func (aw *admissionWorld) config(p *sim.Proc) admission.Config {
 	return admission.Config{StateHome: admissionHome, FS: &admissionFS{FS: p.FS(), aw: aw, p: p},
 		Clock: p.Clock(), Inspector: p.Inspector(), IDs: p.IDs()}
 }
@@ -192,7 +194,7 @@ func (aw *admissionWorld) config(p *Proc) admission.Config {
 type admissionFS struct {
 	lease.FS
 	aw *admissionWorld
-	p  *Proc
+	p  *sim.Proc
 	// acquiring is set while the process runs Acquire.
 	acquiring bool
 }
@@ -210,23 +212,8 @@ func (f *admissionFS) Remove(name string) error {
 
 func (f *admissionFS) RenameNoReplace(oldpath, newpath string) error {
 	err := f.FS.RenameNoReplace(oldpath, newpath)
-	noteClaimRename(f.aw.world, "admission", oldpath, newpath, err)
+	workkit.NoteClaimRename(f.aw.world, "admission", oldpath, newpath, err)
 	return err
-}
-
-// noteClaimRename fires the mutation-claim probes of engine: an orphaned
-// claim moved aside (stale guard reclaimed) and a displaced one moved back
-// (the inode changed under the recoverer: a rename race refused).
-func noteClaimRename(w *World, engine, oldpath, newpath string, err error) {
-	if err != nil {
-		return
-	}
-	switch {
-	case strings.HasSuffix(oldpath, ".mutation") && strings.HasSuffix(newpath, ".orphan"):
-		w.Probe(engine + "-stale-guard-reclaimed")
-	case strings.HasSuffix(oldpath, ".orphan") && strings.HasSuffix(newpath, ".mutation"):
-		w.Probe(engine + "-rename-race-refused")
-	}
 }
 
 // handle is a controller's admission handle and the helper it bound.
@@ -236,7 +223,7 @@ type handle struct {
 }
 
 // controller runs the helper lifecycle with crashes at any step.
-func (aw *admissionWorld) controller(p *Proc) {
+func (aw *admissionWorld) controller(p *sim.Proc) {
 	d := aw.world.Decisions()
 	cfg := aw.config(p)
 	var mine *handle
@@ -273,7 +260,7 @@ func (aw *admissionWorld) controller(p *Proc) {
 }
 
 // advance takes one lifecycle step of h; false means h is done with.
-func (aw *admissionWorld) advance(p *Proc, h *handle, choice int) bool {
+func (aw *admissionWorld) advance(p *sim.Proc, h *handle, choice int) bool {
 	switch h.a.Claim().Phase {
 	case admission.PhaseParentOwned:
 		if choice < 55 {
@@ -312,7 +299,7 @@ func (aw *admissionWorld) advance(p *Proc, h *handle, choice int) bool {
 	return true
 }
 
-func (aw *admissionWorld) markUnsafe(p *Proc, h *handle) {
+func (aw *admissionWorld) markUnsafe(p *sim.Proc, h *handle) {
 	if aw.transition(p, h, models.PhaseCleanupUnsafe, h.helper, h.a.MarkCleanupUnsafe) {
 		aw.world.Probe("admission-cleanup-unsafe")
 	}
@@ -320,7 +307,7 @@ func (aw *admissionWorld) markUnsafe(p *Proc, h *handle) {
 
 // presentStale presents a stale copy of a handle: its CAS must lose unless
 // the handle it copied never moved on.
-func (aw *admissionWorld) presentStale(p *Proc, h handle) {
+func (aw *admissionWorld) presentStale(p *sim.Proc, h handle) {
 	var ok bool
 	switch h.a.Claim().Phase {
 	case admission.PhaseParentOwned:
@@ -340,7 +327,7 @@ func (aw *admissionWorld) presentStale(p *Proc, h handle) {
 }
 
 // transition records one lifecycle update; it reports success.
-func (aw *admissionWorld) transition(p *Proc, h *handle, to models.AdmissionPhase, helper int, update func() error) bool {
+func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.AdmissionPhase, helper int, update func() error) bool {
 	if h.a.Released() {
 		return false // ErrReleased before any I/O: a handle-local refusal the model has no state for
 	}
@@ -370,7 +357,7 @@ func (aw *admissionWorld) transition(p *Proc, h *handle, to models.AdmissionPhas
 }
 
 // release records a Release; it reports whether the slot was released.
-func (aw *admissionWorld) release(p *Proc, h *handle) bool {
+func (aw *admissionWorld) release(p *sim.Proc, h *handle) bool {
 	if h.a.Released() {
 		return false // a second release is a handle-local no-op (nil), not a compare-and-swap
 	}
@@ -396,7 +383,7 @@ func (aw *admissionWorld) release(p *Proc, h *handle) bool {
 }
 
 // acquire records an Acquire; it returns the handle when acquired.
-func (aw *admissionWorld) acquire(p *Proc, cfg admission.Config) *handle {
+func (aw *admissionWorld) acquire(p *sim.Proc, cfg admission.Config) *handle {
 	a, kind, known := aw.acquireRecorded(p, cfg)
 	if !known || kind != models.AdmissionAcquired {
 		return nil
@@ -404,7 +391,7 @@ func (aw *admissionWorld) acquire(p *Proc, cfg admission.Config) *handle {
 	return &handle{a: a}
 }
 
-func (aw *admissionWorld) acquireRecorded(p *Proc, cfg admission.Config) (*admission.Admission, models.AdmissionAcquireKind, bool) {
+func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*admission.Admission, models.AdmissionAcquireKind, bool) {
 	op := p.Begin("acquire", models.AdmissionAcquire{Proc: p.ID(), Host: aw.host.Name()})
 	fsys := cfg.FS.(*admissionFS)
 	fsys.acquiring = true
@@ -425,7 +412,7 @@ func (aw *admissionWorld) acquireRecorded(p *Proc, cfg admission.Config) (*admis
 
 // inspect runs admission.Inspect (read-only, not in the history) for the
 // disposition probes.
-func (aw *admissionWorld) inspect(p *Proc, cfg admission.Config) {
+func (aw *admissionWorld) inspect(p *sim.Proc, cfg admission.Config) {
 	claim, disposition, err := admission.Inspect(cfg)
 	if err == nil && claim != nil {
 		aw.world.Probe("admission-disposition-" + string(disposition))
@@ -434,7 +421,7 @@ func (aw *admissionWorld) inspect(p *Proc, cfg admission.Config) {
 
 // helperBody is a helper child: it may start a descendant that outlives
 // it, works for a while, and exits.
-func (aw *admissionWorld) helperBody(p *Proc) {
+func (aw *admissionWorld) helperBody(p *sim.Proc) {
 	d := aw.world.Decisions()
 	if d.Intn(2) == 0 {
 		if _, err := aw.spawn(p.Name()+"-descendant", aw.descendantBody); err == nil {
@@ -444,13 +431,13 @@ func (aw *admissionWorld) helperBody(p *Proc) {
 	_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(20))*time.Millisecond)
 }
 
-func (aw *admissionWorld) descendantBody(p *Proc) {
+func (aw *admissionWorld) descendantBody(p *sim.Proc) {
 	_ = p.Clock().Sleep(context.Background(), time.Duration(5+aw.world.Decisions().Intn(40))*time.Millisecond)
 }
 
 func (aw *admissionWorld) fail(err error, liveness bool) {
 	if liveness {
-		err = &LivenessError{Message: err.Error()}
+		err = &sim.LivenessError{Message: err.Error()}
 	}
 	if aw.failure == nil {
 		aw.failure = err
@@ -459,8 +446,8 @@ func (aw *admissionWorld) fail(err error, liveness bool) {
 
 // exited records deaths, restarts crashed controllers, and starts the
 // liveness phase after the last controller.
-func (aw *admissionWorld) exited(p *Proc, reason ExitReason) {
-	aw.noteExit(p)
+func (aw *admissionWorld) exited(p *sim.Proc, reason sim.ExitReason) {
+	aw.NoteExit(p)
 	if aw.liveness != nil {
 		aw.liveness.exited(p)
 		return
@@ -469,7 +456,7 @@ func (aw *admissionWorld) exited(p *Proc, reason ExitReason) {
 		return
 	}
 	aw.controllers--
-	if reason != ExitFinished && aw.respawns < aw.opts.RespawnsMax {
+	if reason != sim.ExitFinished && aw.respawns < aw.opts.RespawnsMax {
 		aw.respawns++
 		if _, err := aw.spawn(p.Name(), aw.controller); err == nil {
 			aw.controllers++
@@ -485,9 +472,9 @@ func (aw *admissionWorld) exited(p *Proc, reason ExitReason) {
 // record's presence, hostile repairs, and the liveness bound.
 func (aw *admissionWorld) check() error {
 	w := aw.world
-	aw.noteReboot()
+	aw.NoteReboot()
 	if aw.legacy {
-		data, err := readRoot(aw.volume.Root(), admissionFile)
+		data, err := workkit.ReadRoot(aw.volume.Root(), admissionFile)
 		if err != nil || !strings.Contains(string(data), `"bootId"`) || strings.Contains(string(data), `"hostname"`) {
 			aw.legacy = false
 		}

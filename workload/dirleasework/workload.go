@@ -1,4 +1,4 @@
-package sim
+package dirleasework
 
 import (
 	"cmp"
@@ -15,6 +15,8 @@ import (
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
 
 // The dirlease workload: creator processes make private 0700 working
@@ -70,9 +72,9 @@ const (
 )
 
 // DirleaseWorkload returns a Setup running the dirlease workload.
-func DirleaseWorkload(opts DirleaseOptions) func(w *World) error {
+func DirleaseWorkload(opts DirleaseOptions) func(w *sim.World) error {
 	opts = opts.withDefaults()
-	return func(w *World) error {
+	return func(w *sim.World) error {
 		dw := &dirWorld{world: w, opts: opts}
 		return dw.setup()
 	}
@@ -81,10 +83,10 @@ func DirleaseWorkload(opts DirleaseOptions) func(w *World) error {
 // dirTrack is the ground truth about one created directory path.
 type dirTrack struct {
 	path  string
-	owner *Proc
+	owner *sim.Proc
 	// child is the running child the claim surely records (nil if none or
 	// unsure).
-	child *Proc
+	child *sim.Proc
 	// foreign is set while a swapped-in directory exists (at path, or
 	// where a recovery moved it); foreignID is its identity.
 	foreign   bool
@@ -105,16 +107,16 @@ type dirTrack struct {
 }
 
 type dirWorld struct {
-	world    *World
+	world    *sim.World
 	opts     DirleaseOptions
-	host     *Host
-	volume   *Volume
+	host     *sim.Host
+	volume   *sim.Volume
 	exes     int
 	creators int
 	respawns int
 	paths    int
 	swaps    int
-	lifeLedger
+	workkit.LifeLedger
 	tracks map[string]*dirTrack
 	// quarantined maps a quarantine path to the directory moved there.
 	quarantined map[string]*dirMoved
@@ -131,8 +133,8 @@ func (dw *dirWorld) setup() error {
 	dw.volume = w.AddVolume("disk0")
 	dw.volume.FS().MkdirAll(dirleaseHome, 0o700, dirleaseUID)
 	dw.volume.FS().MkdirAll(dirleaseWork, 0o755, dirleaseUID)
-	dw.host = w.AddHost(HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: dw.volume})
-	dw.startLedger(w, dw.host)
+	dw.host = w.AddHost(sim.HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: dw.volume})
+	dw.StartLedger(w, dw.host)
 	w.Tracef("dirlease-workload creators=%d recoverers=%d ops=%d", opts.Creators, opts.Recoverers, opts.OpsPerProc)
 	for i := 0; i < opts.Creators; i++ {
 		if _, err := dw.spawn(fmt.Sprintf("creator-%d", i), dw.creator); err != nil {
@@ -146,20 +148,20 @@ func (dw *dirWorld) setup() error {
 		}
 		dw.creators++
 	}
-	w.FaultHook(FaultRenameRace, dw.swap)
+	w.FaultHook(sim.FaultRenameRace, dw.swap)
 	w.OnExit(dw.exited)
 	w.Invariant("dirlease", dw.check)
 	return nil
 }
 
-func (dw *dirWorld) spawn(name string, body func(p *Proc)) (*Proc, error) {
+func (dw *dirWorld) spawn(name string, body func(p *sim.Proc)) (*sim.Proc, error) {
 	dw.exes++
-	p, err := dw.world.Spawn(dw.host, ProcSpec{Name: name, UID: dirleaseUID,
+	p, err := dw.world.Spawn(dw.host, sim.ProcSpec{Name: name, UID: dirleaseUID,
 		Exe: fmt.Sprintf("/usr/bin/dirlease-%d", dw.exes)}, body)
 	if err != nil {
 		return nil, err
 	}
-	dw.track(p)
+	dw.Track(p)
 	return p, nil
 }
 
@@ -168,7 +170,7 @@ func (dw *dirWorld) spawn(name string, body func(p *Proc)) (*Proc, error) {
 type dirFS struct {
 	lease.FS
 	dw *dirWorld
-	p  *Proc
+	p  *sim.Proc
 	// recovering is set while the process runs Recover.
 	recovering bool
 }
@@ -181,7 +183,7 @@ func (f *dirFS) Rename(oldpath, newpath string) error {
 func (f *dirFS) RenameNoReplace(oldpath, newpath string) error {
 	f.judgeMove(oldpath, newpath)
 	err := f.FS.RenameNoReplace(oldpath, newpath)
-	noteClaimRename(f.dw.world, "dirlease", oldpath, newpath, err)
+	workkit.NoteClaimRename(f.dw.world, "dirlease", oldpath, newpath, err)
 	if err == nil && f.recovering && f.dw.quarantined[oldpath] != nil {
 		delete(f.dw.quarantined, oldpath) // put back: the move was refused
 	}
@@ -233,9 +235,9 @@ func (f *dirFS) judgeRemove(name string) {
 func (f *dirFS) judgeLive(t *dirTrack, verb string) {
 	dw := f.dw
 	switch {
-	case dw.alive[t.owner.Table()] == t.owner:
+	case dw.Alive(t.owner):
 		dw.fail(fmt.Errorf("%s's recovery %s %s of live owner %s", f.p.Name(), verb, t.path, t.owner.Name()), false)
-	case t.child != nil && dw.alive[t.child.Table()] == t.child:
+	case t.child != nil && dw.Alive(t.child):
 		dw.fail(fmt.Errorf("%s's recovery %s %s whose running child %s is alive", f.p.Name(), verb, t.path, t.child.Name()), false)
 	}
 }
@@ -246,7 +248,7 @@ type dirMoved struct {
 	foreign bool
 }
 
-func (dw *dirWorld) config(p *Proc, clock lease.Clock) (dirlease.Config, *dirFS) {
+func (dw *dirWorld) config(p *sim.Proc, clock lease.Clock) (dirlease.Config, *dirFS) {
 	fsys := &dirFS{FS: p.FS(), dw: dw, p: p}
 	return dirlease.Config{StateHome: dirleaseHome, FS: fsys, Clock: clock, Inspector: p.Inspector(), IDs: p.IDs()}, fsys
 }
@@ -266,12 +268,12 @@ type dirHeld struct {
 	path  string
 	out   string
 	role  models.DirRole
-	child *Proc
+	child *sim.Proc
 }
 
 // creator makes directories, leases them, walks raw ones through their
 // phases, publishes bundles, releases and cleans up.
-func (dw *dirWorld) creator(p *Proc) {
+func (dw *dirWorld) creator(p *sim.Proc) {
 	d := dw.world.Decisions()
 	cfg, _ := dw.config(p, p.Clock())
 	var mine *dirHeld
@@ -300,7 +302,7 @@ func (dw *dirWorld) creator(p *Proc) {
 }
 
 // create makes a fresh private directory and leases it.
-func (dw *dirWorld) create(p *Proc, cfg dirlease.Config, bundle bool) *dirHeld {
+func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHeld {
 	dw.paths++
 	name := fspath.Join(dirleaseWork, fmt.Sprintf("w%d", dw.paths))
 	if err := p.FS().Mkdir(name, 0o700); err != nil {
@@ -338,7 +340,7 @@ func (dw *dirWorld) create(p *Proc, cfg dirlease.Config, bundle bool) *dirHeld {
 }
 
 // advance takes one lifecycle step of a raw lease; false means done.
-func (dw *dirWorld) advance(p *Proc, h *dirHeld, choice int) bool {
+func (dw *dirWorld) advance(p *sim.Proc, h *dirHeld, choice int) bool {
 	switch h.l.Claim().Phase {
 	case dirlease.PhasePreparing, dirlease.PhaseSettled:
 		if choice < 60 {
@@ -363,7 +365,7 @@ func (dw *dirWorld) advance(p *Proc, h *dirHeld, choice int) bool {
 }
 
 // update records one phase change and keeps the ground truth's child.
-func (dw *dirWorld) update(p *Proc, h *dirHeld, phase dirlease.Phase, child *Proc) {
+func (dw *dirWorld) update(p *sim.Proc, h *dirHeld, phase dirlease.Phase, child *sim.Proc) {
 	claim := h.l.Claim()
 	in := models.DirUpdate{Proc: p.ID(), Path: h.path, ClaimID: claim.ID, Role: h.role, FromPhase: modelmap.DirPhase(claim.Phase),
 		ToPhase: modelmap.DirPhase(phase)}
@@ -395,7 +397,7 @@ func (dw *dirWorld) update(p *Proc, h *dirHeld, phase dirlease.Phase, child *Pro
 }
 
 // release records a Release and then removes the owner's directory.
-func (dw *dirWorld) release(p *Proc, h *dirHeld) bool {
+func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
 	if h.l.Released() {
 		return true
 	}
@@ -436,7 +438,7 @@ func (dw *dirWorld) release(p *Proc, h *dirHeld) bool {
 // it (settlePublish) before any recovery can act on the dead owner's claim.
 // A failed fsync leaves it pending: the publisher no longer knows where its
 // stage is, and stops looking at it (use).
-func (dw *dirWorld) publish(p *Proc, h *dirHeld) bool {
+func (dw *dirWorld) publish(p *sim.Proc, h *dirHeld) bool {
 	t := dw.tracks[h.path]
 	if t.foreign {
 		return false
@@ -463,7 +465,7 @@ func (dw *dirWorld) publish(p *Proc, h *dirHeld) bool {
 // in the page cache, visible to every recovery; the operator's view flushes
 // the parent (writeback may happen at any time) so a later power loss
 // cannot undo it, and records DirPublish.
-func (dw *dirWorld) settlePublish(p *Proc, reason ExitReason) {
+func (dw *dirWorld) settlePublish(p *sim.Proc, reason sim.ExitReason) {
 	root := dw.volume.Root()
 	for _, t := range dw.sortedTracks() {
 		if t.owner != p || t.publishOut == "" {
@@ -471,8 +473,8 @@ func (dw *dirWorld) settlePublish(p *Proc, reason ExitReason) {
 		}
 		out := t.publishOut
 		t.publishOut = ""
-		if reason != ExitPowerLoss {
-			syncRoot(root, dirleaseWork)
+		if reason != sim.ExitPowerLoss {
+			workkit.SyncRoot(root, dirleaseWork)
 		} else if _, err := root.Lstat(out); err != nil {
 			if _, err := root.Lstat(t.path); err != nil {
 				// The stage's mkdir was not durable either: it is gone.
@@ -489,7 +491,7 @@ func (dw *dirWorld) settlePublish(p *Proc, reason ExitReason) {
 }
 
 // use looks at the leased directory: the claimed one, another, or none.
-func (dw *dirWorld) use(p *Proc, h *dirHeld) {
+func (dw *dirWorld) use(p *sim.Proc, h *dirHeld) {
 	if dw.tracks[h.path].publishOut != "" {
 		return // a publish of unknown durability: where the stage is is unknown
 	}
@@ -516,7 +518,7 @@ func (dw *dirWorld) use(p *Proc, h *dirHeld) {
 }
 
 // recoverer runs recovery passes concurrently with the creators.
-func (dw *dirWorld) recoverer(p *Proc) {
+func (dw *dirWorld) recoverer(p *sim.Proc) {
 	d := dw.world.Decisions()
 	for i := 0; i < dw.opts.OpsPerProc; i++ {
 		dw.recoverRecorded(p)
@@ -525,7 +527,7 @@ func (dw *dirWorld) recoverer(p *Proc) {
 }
 
 // recoverRecorded runs one recovery pass at a fixed NowMs and records it.
-func (dw *dirWorld) recoverRecorded(p *Proc) (dirlease.Report, error, bool) {
+func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) {
 	now := p.Clock().Now()
 	cfg, fsys := dw.config(p, fixedClock{Clock: p.Clock(), now: now})
 	in := models.DirRecover{Proc: p.ID(), Host: dw.host.Name(), NowMs: now.UnixMilli()}
@@ -565,22 +567,22 @@ func (dw *dirWorld) recoverRecorded(p *Proc) (dirlease.Report, error, bool) {
 	return report, nil, true
 }
 
-func (dw *dirWorld) childBody(p *Proc) {
+func (dw *dirWorld) childBody(p *sim.Proc) {
 	_ = p.Clock().Sleep(context.Background(), time.Duration(1+dw.world.Decisions().Intn(30))*time.Millisecond)
 }
 
 func (dw *dirWorld) fail(err error, liveness bool) {
 	if liveness {
-		err = &LivenessError{Message: err.Error()}
+		err = &sim.LivenessError{Message: err.Error()}
 	}
 	if dw.failure == nil {
 		dw.failure = err
 	}
 }
 
-func (dw *dirWorld) exited(p *Proc, reason ExitReason) {
+func (dw *dirWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 	dw.settlePublish(p, reason)
-	dw.noteExit(p)
+	dw.NoteExit(p)
 	if dw.liveness != nil {
 		dw.liveness.exited(p)
 		return
@@ -589,7 +591,7 @@ func (dw *dirWorld) exited(p *Proc, reason ExitReason) {
 		return
 	}
 	dw.creators--
-	if reason != ExitFinished && dw.respawns < dw.opts.RespawnsMax {
+	if reason != sim.ExitFinished && dw.respawns < dw.opts.RespawnsMax {
 		dw.respawns++
 		body := dw.creator
 		if strings.HasPrefix(p.Name(), "recoverer") {
@@ -607,7 +609,7 @@ func (dw *dirWorld) exited(p *Proc, reason ExitReason) {
 
 func (dw *dirWorld) check() error {
 	w := dw.world
-	dw.noteReboot()
+	dw.NoteReboot()
 	dw.repairDue(false)
 	if l := dw.liveness; l != nil && dw.failure == nil && !l.done && w.Step()-l.startStep > dw.opts.LivenessStepsMax {
 		dw.fail(fmt.Errorf("liveness: claims left %d steps after the workload ended", dw.opts.LivenessStepsMax), true)

@@ -1,4 +1,4 @@
-package sim
+package dirleasework
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
 
 // dirRepairDelayMax bounds the steps between a swap and the operator's
@@ -35,7 +37,7 @@ func (dw *dirWorld) sortedTracks() []*dirTrack {
 // swap is the FaultRenameRace hook: a co-tenant moves a claimed directory
 // away and puts an empty directory of its own (same user, mode 0700) at its
 // path, between a recovery's check and its use.
-func (dw *dirWorld) swap(w *World) {
+func (dw *dirWorld) swap(w *sim.World) {
 	var candidates []*dirTrack
 	root := dw.volume.FS().View(dirleaseUID)
 	for _, t := range dw.sortedTracks() {
@@ -57,7 +59,7 @@ func (dw *dirWorld) swap(w *World) {
 	if err := root.Mkdir(t.path, 0o700); err != nil {
 		panic(fmt.Sprintf("sim: dirlease swap: %v", err))
 	}
-	syncRoot(root, dirleaseWork)
+	workkit.SyncRoot(root, dirleaseWork)
 	info, err := root.Lstat(t.path)
 	if err != nil {
 		panic(fmt.Sprintf("sim: dirlease swap: %v", err))
@@ -94,7 +96,7 @@ func (dw *dirWorld) repairDue(force bool) {
 			continue // an injected error: the operator retries at a later step
 		}
 		t.foreign = false
-		syncRoot(root, dirleaseWork)
+		workkit.SyncRoot(root, dirleaseWork)
 		delete(dw.quarantined, at)
 		if at != t.path {
 			dw.world.Probe("dirlease-operator-repair-quarantined")
@@ -134,7 +136,7 @@ func (dw *dirWorld) findForeign(root lease.FS, t *dirTrack) (string, bool) {
 type dirLiveness struct {
 	dw        *dirWorld
 	startStep int
-	probe     *Proc
+	probe     *sim.Proc
 	done      bool
 }
 
@@ -142,7 +144,7 @@ func (dw *dirWorld) startLiveness() {
 	w := dw.world
 	w.StopFaults()
 	dw.liveness = &dirLiveness{dw: dw, startStep: w.Step()}
-	for _, p := range append([]*Proc(nil), w.Procs()...) {
+	for _, p := range append([]*sim.Proc(nil), w.Procs()...) {
 		if p.Alive() {
 			w.Crash(p)
 		}
@@ -157,11 +159,11 @@ func (dw *dirWorld) startLiveness() {
 	dw.liveness.probe = probe
 }
 
-func (l *dirLiveness) exited(p *Proc) {}
+func (l *dirLiveness) exited(p *sim.Proc) {}
 
 // body recovers until no claim is left, waiting out live-thread zombies and
 // launching windows.
-func (l *dirLiveness) body(p *Proc) {
+func (l *dirLiveness) body(p *sim.Proc) {
 	dw := l.dw
 	var last string
 	for try := 0; try < dirleaseProbeTries; try++ {
@@ -169,7 +171,7 @@ func (l *dirLiveness) body(p *Proc) {
 		switch {
 		case !ok:
 			last = fmt.Sprintf("recovery failed: %v", err)
-		case report.Active > 0 && len(dw.alive) > 1:
+		case report.Active > 0 && dw.AliveCount() > 1:
 			last = "waiting for a live-thread zombie"
 		case report.Active == 0 && report.Indeterminate == 0:
 			if left := dw.claimsLeft(); len(left) > 0 {
@@ -199,10 +201,10 @@ const dirLaunchWaitMax = 48 * time.Hour
 
 // launchWait returns how long until every claim's recoverAfterMs has passed
 // on p's wall clock (faults are off: root reads are safe).
-func (dw *dirWorld) launchWait(p *Proc) time.Duration {
+func (dw *dirWorld) launchWait(p *sim.Proc) time.Duration {
 	latest := int64(0)
 	for _, name := range dw.claimsLeft() {
-		data, err := readRoot(dw.volume.Root(), fspath.Join(dirClaimsPath, name))
+		data, err := workkit.ReadRoot(dw.volume.Root(), fspath.Join(dirClaimsPath, name))
 		var claim struct {
 			RecoverAfterMs int64 `json:"recoverAfterMs"`
 		}
@@ -228,8 +230,8 @@ func (dw *dirWorld) claimsLeft() []string {
 
 // DirleaseOperations converts a dirlease workload history; read-only uses
 // cut short by a crash are dropped (CHECKING.md).
-func DirleaseOperations(history []Operation) []porcupine.Operation {
-	return historyOperations(history, func(op Operation) bool {
+func DirleaseOperations(history []sim.Operation) []porcupine.Operation {
+	return workkit.Operations(history, func(op sim.Operation) bool {
 		_, use := op.Input.(models.DirUse)
 		return use && (op.Unknown || op.Output == nil)
 	})
@@ -238,7 +240,7 @@ func DirleaseOperations(history []Operation) []porcupine.Operation {
 // CheckDirleaseHistory checks a dirlease workload history against
 // models.DirLeaseModel: nil means linearizable; a timeout wraps
 // ErrCheckTimeout.
-func CheckDirleaseHistory(history []Operation) error {
-	return checkHistory("dirlease", DirleaseOperations(history), models.ValidateDirLeaseHistory, models.CheckDirLease,
+func CheckDirleaseHistory(history []sim.Operation) error {
+	return workkit.CheckHistory("dirlease", DirleaseOperations(history), models.ValidateDirLeaseHistory, models.CheckDirLease,
 		models.DirLeaseModel())
 }
