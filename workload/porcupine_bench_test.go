@@ -19,7 +19,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // machine also counts other processes (measured on a quiet machine: under
 // 1 ms for every engine; see docs/BENCH.md for how to rerun).
 //
-//	go test ./sim -run '^$' -bench PorcupinePerHistory -cpu 1
+//	go test ./workload -run '^$' -bench PorcupinePerHistory -cpu 1
 func BenchmarkPorcupinePerHistory(b *testing.B) {
 	for _, name := range []string{"lease", "admission", "dirlease"} {
 		c := engineCampaigns[name]
