@@ -183,10 +183,12 @@ func TestAdmissionCampaign(t *testing.T) { testEngineCampaign(t, "admission") }
 
 func TestDirleaseCampaign(t *testing.T) { testEngineCampaign(t, "dirlease") }
 
-// TestEngineMutants is the must-show for the checker's power on the
-// admission and dirlease engines: each planted bug (mutants/<name>), built
-// with go test -overlay (the shipped engine untouched), is found by the
-// same seed budget the clean engine runs.
+// TestEngineMutants is the must-show for the checker's power: each planted
+// bug (mutants/<name>), built with go test -overlay (the shipped engine
+// untouched), is found by the same seed budget the clean engine passes:
+// the engine's campaign test (in package dir) runs with
+// LEASEKIT_EXPECT_VIOLATION=1 and prints the finding on an ENGINE-FINDING
+// line.
 func TestEngineMutants(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds each mutant and runs a campaign in a subprocess; skipped with -short")
@@ -195,10 +197,13 @@ func TestEngineMutants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []struct{ name, test, class, message string }{
-		{"admission-release-without-cas", "TestAdmissionCampaign", "history", "not linearizable"},
-		{"dirlease-recover-live-owner", "TestDirleaseCampaign", "violation", "of live owner"},
-		{"dirlease-published-counted-recovered", "TestDirleaseCampaign", "history", "not linearizable"},
+	for _, m := range []struct{ name, dir, test, class, message string }{
+		{"exe-path", "./leasework", "TestLeaseCampaign", "violation", "reclaimed the lease of live owner"},
+		{"fence-outside-guard", "./leasework", "TestLeaseCampaign", "violation", "two processes inside WithCurrentLease"},
+		{"ignore-start-time", "./leasework", "TestLeaseCampaign", "liveness", "held by dead owner"},
+		{"admission-release-without-cas", ".", "TestAdmissionCampaign", "history", "not linearizable"},
+		{"dirlease-recover-live-owner", ".", "TestDirleaseCampaign", "violation", "of live owner"},
+		{"dirlease-published-counted-recovered", ".", "TestDirleaseCampaign", "history", "not linearizable"},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			planted, err := mutant.Load(repo, m.name)
@@ -209,7 +214,7 @@ func TestEngineMutants(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			command := exec.Command("go", "test", "-overlay", overlay, "-count=1", "-run", "^"+m.test+"$", "-v", ".")
+			command := exec.Command("go", "test", "-overlay", overlay, "-count=1", "-run", "^"+m.test+"$", "-v", m.dir)
 			command.Env = append(os.Environ(), "LEASEKIT_EXPECT_VIOLATION=1", "LEASEKIT_EXPECT_CLASS="+m.class,
 				"LEASEKIT_EXPECT_MESSAGE="+m.message, "LEASEKIT_SEEDS="+strconv.Itoa(engineCampaignSeeds))
 			output, err := command.CombinedOutput()

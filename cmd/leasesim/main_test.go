@@ -165,7 +165,7 @@ func TestPlantedBugIsFoundShrunkAndReplayed(t *testing.T) {
 // TestLeaseMutantThroughLeasesim runs the lease engine's exe-path mutant
 // (see mutants/README.md) through leasesim end to end: found, shrunk, written,
 // replayed identically, reproduced. Opt-in (about a minute on 2 cores): the
-// workload/leasework's TestLeaseMutants already proves the campaign finds it.
+// workload's TestEngineMutants already proves the campaign finds it.
 func TestLeaseMutantThroughLeasesim(t *testing.T) {
 	if os.Getenv("LEASEKIT_LEASE_MUTANT") == "" {
 		t.Skip("set LEASEKIT_LEASE_MUTANT=1 to run the lease exe-path mutant through leasesim (about a minute)")

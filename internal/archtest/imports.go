@@ -41,15 +41,22 @@ const (
 
 // section returns the text between begin and end in doc.
 func section(doc, begin, end string) (string, error) {
-	_, rest, ok := strings.Cut(doc, begin)
+	_, body, _, err := cutSection(doc, begin, end)
+	return strings.TrimSpace(body), err
+}
+
+// cutSection splits doc around the text between the markers begin and end
+// (the markers stay in before and after).
+func cutSection(doc, begin, end string) (before, body, after string, err error) {
+	before, rest, ok := strings.Cut(doc, begin)
 	if !ok {
-		return "", fmt.Errorf("archtest: no %s in the document", begin)
+		return "", "", "", fmt.Errorf("archtest: no %s in the document", begin)
 	}
-	body, _, ok := strings.Cut(rest, end)
+	body, after, ok = strings.Cut(rest, end)
 	if !ok {
-		return "", fmt.Errorf("archtest: no %s after %s", end, begin)
+		return "", "", "", fmt.Errorf("archtest: no %s after %s", end, begin)
 	}
-	return strings.TrimSpace(body), nil
+	return before + begin, body, end + after, nil
 }
 
 // tableRows returns the cells of a markdown table's body rows (the header
@@ -216,15 +223,11 @@ func GraphSection(doc string) (string, error) { return section(doc, graphBegin, 
 
 // ReplaceGraph returns doc with its graph table replaced by graph.
 func ReplaceGraph(doc, graph string) (string, error) {
-	before, rest, ok := strings.Cut(doc, graphBegin)
-	if !ok {
-		return "", fmt.Errorf("archtest: no %s in the document", graphBegin)
+	before, _, after, err := cutSection(doc, graphBegin, graphEnd)
+	if err != nil {
+		return "", err
 	}
-	_, after, ok := strings.Cut(rest, graphEnd)
-	if !ok {
-		return "", fmt.Errorf("archtest: no %s after %s", graphEnd, graphBegin)
-	}
-	return before + graphBegin + "\n" + graph + "\n" + graphEnd + after, nil
+	return before + "\n" + graph + "\n" + after, nil
 }
 
 // splitExternal separates module-relative paths from external ones (whose

@@ -28,12 +28,18 @@ func AdmissionPhase(phase admission.Phase) models.AdmissionPhase {
 // model's outcome; known is false for an error that does not prove the
 // call had no effect (unknown outcome).
 func AdmissionCAS(err error) (models.CASKind, bool) {
+	return casOutcome(err, admission.ErrChanged, admission.ErrInvalidTransition)
+}
+
+// casOutcome maps a compare-and-swap error to the model's outcome, given
+// the engine's "changed" and "invalid transition" errors.
+func casOutcome(err, changed, invalid error) (models.CASKind, bool) {
 	switch {
 	case err == nil:
 		return models.CASOK, true
-	case errors.Is(err, admission.ErrChanged):
+	case errors.Is(err, changed):
 		return models.CASChanged, true
-	case errors.Is(err, admission.ErrInvalidTransition):
+	case errors.Is(err, invalid):
 		return models.CASInvalid, true
 	}
 	return 0, false

@@ -1,8 +1,6 @@
 package modelmap
 
 import (
-	"errors"
-
 	"github.com/leasekit/leasekit/dirlease"
 	"github.com/leasekit/leasekit/models"
 )
@@ -26,13 +24,5 @@ func DirPhase(phase dirlease.Phase) models.DirPhase {
 // DirCAS maps a dirlease update's or release's error to the model's
 // outcome; known is false for an unknown outcome.
 func DirCAS(err error) (models.CASKind, bool) {
-	switch {
-	case err == nil:
-		return models.CASOK, true
-	case errors.Is(err, dirlease.ErrChanged):
-		return models.CASChanged, true
-	case errors.Is(err, dirlease.ErrInvalidTransition):
-		return models.CASInvalid, true
-	}
-	return 0, false
+	return casOutcome(err, dirlease.ErrChanged, dirlease.ErrInvalidTransition)
 }

@@ -53,9 +53,6 @@ func Engine() *campaign.Engine {
 		},
 		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1},
 	}
-	e.Check = func(result sim.Result, visualize bool) campaign.Verdict {
-		message := workkit.CheckMessage(e.Name, CheckAdmissionHistory(result.History))
-		return e.HistoryVerdict(result, message, visualize)
-	}
+	e.Check = workkit.Check(e, CheckAdmissionHistory, workkit.CheckMessage)
 	return e
 }

@@ -51,9 +51,6 @@ func Engine() *campaign.Engine {
 		},
 		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0},
 	}
-	e.Check = func(result sim.Result, visualize bool) campaign.Verdict {
-		message := workkit.CheckMessage(e.Name, CheckDirleaseHistory(result.History))
-		return e.HistoryVerdict(result, message, visualize)
-	}
+	e.Check = workkit.Check(e, CheckDirleaseHistory, workkit.CheckMessage)
 	return e
 }

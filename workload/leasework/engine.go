@@ -43,9 +43,7 @@ func Engine() *campaign.Engine {
 		Explore: campaign.Params{"hosts": 1, "procs_per_host": 2, "ops_per_proc": 2, "impostors": 0, "respawns": 0,
 			"layout": int(LeaseLayoutShared)},
 	}
-	e.Check = func(result sim.Result, visualize bool) campaign.Verdict {
-		return e.HistoryVerdict(result, checkMessage(CheckLeaseHistory(result.History)), visualize)
-	}
+	e.Check = workkit.Check(e, CheckLeaseHistory, checkMessage)
 	return e
 }
 
@@ -70,8 +68,8 @@ var declaredProbes = []string{
 
 // checkMessage reduces a CheckLeaseHistory error to a Verdict message
 // whose class is stable (operation counts vary while shrinking); "" for
-// nil.
-func checkMessage(err error) string {
+// nil. Unlike workkit.CheckMessage it keeps the check's whole message.
+func checkMessage(_ string, err error) string {
 	if err == nil {
 		return ""
 	}

@@ -3,8 +3,6 @@ package leasework
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -12,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasekit/leasekit/internal/mutant"
 	"github.com/leasekit/leasekit/sim"
 )
 
@@ -97,10 +94,10 @@ func envSeeds(t *testing.T, full int) (seeds int, fromEnv bool) {
 // every fault enabled and checks every history with porcupine. By default
 // it asserts no finding at all, repeats a sample of seeds with RunTwice (the
 // determinism self-check) and asserts the declared probes fire. With
-// LEASEKIT_EXPECT_VIOLATION=1 (set by TestLeaseMutants, with a mutant
+// LEASEKIT_EXPECT_VIOLATION=1 (set by workload's TestEngineMutants, with a mutant
 // overlaid on the engine) it asserts instead that the budget finds a
 // finding of class LEASEKIT_EXPECT_CLASS whose message contains
-// LEASEKIT_EXPECT_MESSAGE, and prints it on a "LEASE-FINDING" line.
+// LEASEKIT_EXPECT_MESSAGE, and prints it on an "ENGINE-FINDING" line.
 func TestLeaseCampaign(t *testing.T) {
 	seeds, fromEnv := envSeeds(t, leaseCampaignSeeds)
 	if !fromEnv && testing.Short() {
@@ -129,7 +126,7 @@ func TestLeaseCampaign(t *testing.T) {
 		}
 		findings = append(findings, *finding)
 		if expect && (wantClass == "" || finding.class == wantClass) && strings.Contains(finding.message, wantMessage) {
-			fmt.Printf("LEASE-FINDING %v after %d seeds\n", finding, i+1)
+			fmt.Printf("ENGINE-FINDING %v after %d seeds\n", finding, i+1)
 			t.Logf("found after %d seeds (%v): %v", i+1, time.Since(start), finding)
 			return
 		}
@@ -138,7 +135,7 @@ func TestLeaseCampaign(t *testing.T) {
 	t.Logf("%d seeds (%d repeated by RunTwice) in %v: %.0f seeds/s, %.0f steps/s, %d steps", seeds, twice,
 		elapsed.Round(time.Millisecond), float64(seeds)/elapsed.Seconds(), float64(steps)/elapsed.Seconds(), steps)
 	if expect {
-		t.Fatalf("LEASE-NOT-FOUND: %d seeds found no %q finding containing %q; other findings: %v", seeds,
+		t.Fatalf("ENGINE-NOT-FOUND: %d seeds found no %q finding containing %q; other findings: %v", seeds,
 			wantClass, wantMessage, findings)
 	}
 	for i, f := range findings {
@@ -160,55 +157,6 @@ func TestLeaseCampaign(t *testing.T) {
 				t.Errorf("declared probe %q never fired in %d seeds", name, seeds)
 			}
 		}
-	}
-}
-
-// TestLeaseMutants is the must-show for the checker's power: each planted
-// bug, built with go test -overlay (the shipped engine untouched), is found
-// by the same campaign budget the clean engine passes.
-func TestLeaseMutants(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the engine with each mutant and runs campaigns in subprocesses; skipped with -short")
-	}
-	repo, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range []struct {
-		name, class, message string
-	}{
-		{"exe-path", "violation", "reclaimed the lease of live owner"},
-		{"fence-outside-guard", "violation", "two processes inside WithCurrentLease"},
-		{"ignore-start-time", "liveness", "held by dead owner"},
-	} {
-		t.Run(m.name, func(t *testing.T) {
-			planted, err := mutant.Load(repo, m.name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			overlay, err := planted.WriteOverlay(repo, t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			command := exec.Command("go", "test", "-overlay", overlay, "-count=1", "-run", "^TestLeaseCampaign$", "-v", ".")
-			command.Env = append(os.Environ(), "LEASEKIT_EXPECT_VIOLATION=1", "LEASEKIT_EXPECT_CLASS="+m.class,
-				"LEASEKIT_EXPECT_MESSAGE="+m.message, "LEASEKIT_SEEDS="+strconv.Itoa(leaseCampaignSeeds))
-			output, err := command.CombinedOutput()
-			if err != nil {
-				t.Fatalf("mutant %s: the campaign did not find a %s finding with %q in %d seeds: %v\n%s",
-					m.name, m.class, m.message, leaseCampaignSeeds, err, output)
-			}
-			line := ""
-			for _, l := range strings.Split(string(output), "\n") {
-				if strings.HasPrefix(l, "LEASE-FINDING ") {
-					line = l
-				}
-			}
-			if line == "" {
-				t.Fatalf("mutant %s: no LEASE-FINDING line:\n%s", m.name, output)
-			}
-			t.Logf("mutant %s: %s", m.name, line)
-		})
 	}
 }
 
