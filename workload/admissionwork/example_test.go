@@ -3,24 +3,14 @@ package admissionwork_test
 import (
 	"fmt"
 
-	"github.com/leasekit/leasekit/campaign"
 	"github.com/leasekit/leasekit/workload/admissionwork"
 )
 
-// Engine's value runs as is: list it in a catalog, take a seed's spec
-// (every fault drawn by swarm), and run and judge it.
+// The engine's value carries the small scenario `leasesim explore`
+// enumerates: two controllers, two steps each, no respawn, no legacy
+// record, a crash point at every step.
 func ExampleEngine() {
-	engine := admissionwork.Engine()
-	catalog := campaign.NewCatalog(engine)
-	options := campaign.Options{Catalog: catalog, Faults: campaign.FaultSetting{Swarm: true}}
-	spec, err := options.SpecFor("admission", 1)
-	if err != nil {
-		panic(err)
-	}
-	result, finding, _, err := catalog.Execute(spec, nil, false)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(engine.Name, finding, len(result.History) > 0)
-	// Output: admission ok true
+	spec := admissionwork.Engine().ExploreScenario()
+	fmt.Println(spec.Engine, spec.Params, spec.Faults.Get("crash"))
+	// Output: admission map[controllers:2 legacy:1 ops_per_proc:2 respawns:0] 0.01
 }

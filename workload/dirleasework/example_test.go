@@ -3,24 +3,18 @@ package dirleasework_test
 import (
 	"fmt"
 
-	"github.com/leasekit/leasekit/campaign"
 	"github.com/leasekit/leasekit/workload/dirleasework"
 )
 
-// Engine's value runs as is: list it in a catalog, take a seed's spec
-// (every fault drawn by swarm), and run and judge it.
+// The engine's knobs, with the defaults a campaign runs and the minimums
+// shrinking lowers them towards.
 func ExampleEngine() {
-	engine := dirleasework.Engine()
-	catalog := campaign.NewCatalog(engine)
-	options := campaign.Options{Catalog: catalog, Faults: campaign.FaultSetting{Swarm: true}}
-	spec, err := options.SpecFor("dirlease", 1)
-	if err != nil {
-		panic(err)
+	for _, p := range dirleasework.Engine().Params {
+		fmt.Printf("%s=%d (min %d): %s\n", p.Name, p.Default, p.Min, p.Doc)
 	}
-	result, finding, _, err := catalog.Execute(spec, nil, false)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(engine.Name, finding, len(result.History) > 0)
-	// Output: dirlease ok true
+	// Output:
+	// creators=3 (min 1): creator processes
+	// recoverers=2 (min 1): recovery processes racing the creators
+	// ops_per_proc=6 (min 1): loop steps per process
+	// respawns=4 (min 0): crashed processes restarted per run
 }
