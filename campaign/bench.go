@@ -32,7 +32,9 @@ import (
 
 // BenchOptions configures Bench.
 type BenchOptions struct {
-	// Engines to measure; nil means every registered engine but the hidden.
+	// Catalog holds the engines to measure.
+	Catalog *Catalog
+	// Engines to measure; nil means every engine of Catalog but the hidden.
 	Engines []string
 	// Seeds is the number of seeds of each engine measurement (and of each
 	// scaling measurement); zero means benchSeedsDefault.
@@ -186,7 +188,7 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 		o.Workers = []int{1, 2}
 	}
 	if o.Engines == nil {
-		o.Engines = Names(false)
+		o.Engines = o.Catalog.Names(false)
 	}
 	if o.Seeds < 1 || o.Rounds < 2 || o.Repeat < 1 {
 		return nil, &UsageError{Message: fmt.Sprintf("bench: seeds %d, rounds %d and repeat %d must be at least 1, 2 and 1",
@@ -206,7 +208,7 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 		return nil, err
 	}
 	report.Engines = engines
-	scaling, err := benchScaling(ctx, o.Workers, o.Seeds, o.Repeat)
+	scaling, err := o.Catalog.benchScaling(ctx, o.Workers, o.Seeds, o.Repeat)
 	if err != nil {
 		return nil, err
 	}
@@ -240,10 +242,10 @@ func benchEngines(ctx context.Context, o BenchOptions) ([]EngineBench, error) {
 	defer OnCores(1)()
 	var engines []EngineBench
 	for _, name := range o.Engines {
-		if _, err := BenchEngine(ctx, name, 1, min(o.Seeds, benchWarmUpSeeds)); err != nil {
+		if _, err := o.Catalog.BenchEngine(ctx, name, 1, min(o.Seeds, benchWarmUpSeeds)); err != nil {
 			return nil, err
 		}
-		engine, err := benchEngineRepeated(ctx, name, o.Seeds, o.Repeat)
+		engine, err := o.Catalog.benchEngineRepeated(ctx, name, o.Seeds, o.Repeat)
 		if err != nil {
 			return nil, err
 		}
@@ -254,11 +256,11 @@ func benchEngines(ctx context.Context, o BenchOptions) ([]EngineBench, error) {
 
 // benchEngineRepeated measures an engine repeat times and returns the
 // median measurement (by seeds per second), with the range.
-func benchEngineRepeated(ctx context.Context, name string, seeds, repeat int) (EngineBench, error) {
+func (c *Catalog) benchEngineRepeated(ctx context.Context, name string, seeds, repeat int) (EngineBench, error) {
 	var samples []EngineBench
 	for range repeat {
 		cpuBefore := processCPU()
-		engine, err := BenchEngine(ctx, name, 1, seeds)
+		engine, err := c.BenchEngine(ctx, name, 1, seeds)
 		if err != nil {
 			return EngineBench{}, err
 		}
@@ -276,13 +278,13 @@ func benchEngineRepeated(ctx context.Context, name string, seeds, repeat int) (E
 
 // benchScaling measures the lease default scenario over each worker count,
 // repeat times in turn, and keeps each count's median wall and CPU time.
-func benchScaling(ctx context.Context, workerCounts []int, seeds, repeat int) ([]ScalingBench, error) {
+func (c *Catalog) benchScaling(ctx context.Context, workerCounts []int, seeds, repeat int) ([]ScalingBench, error) {
 	walls := make([][]time.Duration, len(workerCounts))
 	cpus := make([][]time.Duration, len(workerCounts))
 	for range repeat {
 		for i, workers := range workerCounts {
 			cpuBefore := processCPU()
-			wall, err := benchWorkers(ctx, "lease", workers, seeds)
+			wall, err := c.benchWorkers(ctx, "lease", workers, seeds)
 			if err != nil {
 				return nil, err
 			}
@@ -313,12 +315,12 @@ func medianDuration(samples []time.Duration) time.Duration {
 // worker and times the simulation and the check of each apart. The index
 // runs are spread over workers goroutines when workers > 1 (then Run and
 // Check are summed CPU-side times, not wall time).
-func BenchEngine(ctx context.Context, name string, workers, seeds int) (EngineBench, error) {
-	e, err := Lookup(name)
+func (c *Catalog) BenchEngine(ctx context.Context, name string, workers, seeds int) (EngineBench, error) {
+	e, err := c.Lookup(name)
 	if err != nil {
 		return EngineBench{}, err
 	}
-	options := Options{Faults: FaultSetting{Swarm: true}}
+	options := Options{Catalog: c, Faults: FaultSetting{Swarm: true}}
 	specs := make([]Spec, seeds)
 	for i := range specs {
 		if specs[i], err = options.SpecFor(name, uint64(i+1)); err != nil {
@@ -358,10 +360,10 @@ func BenchEngine(ctx context.Context, name string, workers, seeds int) (EngineBe
 
 // benchWorkers runs seeds seeds of an engine over workers goroutines and
 // returns the wall time.
-func benchWorkers(ctx context.Context, name string, workers, seeds int) (time.Duration, error) {
+func (c *Catalog) benchWorkers(ctx context.Context, name string, workers, seeds int) (time.Duration, error) {
 	defer OnCores(workers)()
 	start := time.Now()
-	_, err := BenchEngine(ctx, name, workers, seeds)
+	_, err := c.BenchEngine(ctx, name, workers, seeds)
 	return time.Since(start), err
 }
 

@@ -36,7 +36,7 @@ func comparable(r *Report) *Report {
 }
 
 func TestCampaignIsAFunctionOfItsOptionsNotOfWorkers(t *testing.T) {
-	o := Options{Engines: []string{"toylock", "toylock-buggy"}, Seeds: 120, BaseSeed: 7, Faults: swarm(t), Workers: 1}
+	o := Options{Catalog: testCatalog, Engines: []string{"toylock", "toylock-buggy"}, Seeds: 120, BaseSeed: 7, Faults: swarm(t), Workers: 1}
 	one := runCampaign(t, o)
 	o.Workers = 4
 	four := runCampaign(t, o)
@@ -49,7 +49,7 @@ func TestCampaignIsAFunctionOfItsOptionsNotOfWorkers(t *testing.T) {
 }
 
 func TestShardsAreDisjointAndMergeToTheWholeCampaign(t *testing.T) {
-	o := Options{Engines: []string{"toylock-buggy"}, Seeds: 90, BaseSeed: 1, Faults: swarm(t), Workers: 2}
+	o := Options{Catalog: testCatalog, Engines: []string{"toylock-buggy"}, Seeds: 90, BaseSeed: 1, Faults: swarm(t), Workers: 2}
 	whole := runCampaign(t, o)
 	var parts []*Report
 	seen := map[int]bool{}
@@ -84,19 +84,19 @@ func TestShardsAreDisjointAndMergeToTheWholeCampaign(t *testing.T) {
 
 func TestDurationBoundsAnUnboundedCampaign(t *testing.T) {
 	started := time.Now()
-	report := runCampaign(t, Options{Engines: []string{"toylock"}, Duration: 300 * time.Millisecond, Workers: 2})
+	report := runCampaign(t, Options{Catalog: testCatalog, Engines: []string{"toylock"}, Duration: 300 * time.Millisecond, Workers: 2})
 	require.Less(t, time.Since(started), 5*time.Second)
 	require.Greater(t, report.Runs, 0)
 }
 
 func TestDeterminismSampleRunsTwice(t *testing.T) {
-	report := runCampaign(t, Options{Engines: []string{"toylock"}, Seeds: 20, Faults: swarm(t), DeterminismSample: 5, Workers: 2})
+	report := runCampaign(t, Options{Catalog: testCatalog, Engines: []string{"toylock"}, Seeds: 20, Faults: swarm(t), DeterminismSample: 5, Workers: 2})
 	require.Equal(t, 4, report.DeterminismChecked)
 	require.Zero(t, report.Outcomes["nondeterminism"])
 }
 
 func TestLeakedStateIsReportedAsNondeterminism(t *testing.T) {
-	report := runCampaign(t, Options{Engines: []string{"toylock-leaky"}, Seeds: 4, DeterminismSample: 2, Workers: 1})
+	report := runCampaign(t, Options{Catalog: testCatalog, Engines: []string{"toylock-leaky"}, Seeds: 4, DeterminismSample: 2, Workers: 1})
 	require.Equal(t, 2, report.DeterminismChecked)
 	require.Equal(t, 2, report.Outcomes["nondeterminism"])
 	require.Equal(t, ExitNondeterminism, report.ExitCode())
@@ -125,11 +125,11 @@ func TestUsageErrors(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{"unknown engine", Options{Engines: []string{"nope"}, Seeds: 1}, `unknown engine "nope"; registered: `},
-		{"no budget", Options{Engines: []string{"toylock"}}, "--seeds N or --duration"},
-		{"bad shard", Options{Engines: []string{"toylock"}, Seeds: 1, Shard: 3, Shards: 3}, "--shard 3/3"},
-		{"bad scheduler", Options{Engines: []string{"toylock"}, Seeds: 1, Scheduler: "fifo"}, `unknown scheduler "fifo"`},
-		{"bad knob", Options{Engines: []string{"toylock"}, Seeds: 1, Params: Params{"processes": 99}}, "out of range"},
+		{"unknown engine", Options{Catalog: testCatalog, Engines: []string{"nope"}, Seeds: 1}, `unknown engine "nope"; known: `},
+		{"no budget", Options{Catalog: testCatalog, Engines: []string{"toylock"}}, "--seeds N or --duration"},
+		{"bad shard", Options{Catalog: testCatalog, Engines: []string{"toylock"}, Seeds: 1, Shard: 3, Shards: 3}, "--shard 3/3"},
+		{"bad scheduler", Options{Catalog: testCatalog, Engines: []string{"toylock"}, Seeds: 1, Scheduler: "fifo"}, `unknown scheduler "fifo"`},
+		{"bad knob", Options{Catalog: testCatalog, Engines: []string{"toylock"}, Seeds: 1, Params: Params{"processes": 99}}, "out of range"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -139,11 +139,9 @@ func TestUsageErrors(t *testing.T) {
 			require.Contains(t, err.Error(), c.want)
 		})
 	}
-	_, err := ResolveEngines("all,toylock")
+	names, err := testCatalog.ResolveEngines("all,toylock")
 	require.NoError(t, err)
-	names, err := ResolveEngines("admission,dirlease")
-	require.NoError(t, err)
-	require.Equal(t, []string{"admission", "dirlease"}, names)
+	require.Equal(t, []string{"toylock"}, names, "all is the visible engines: the self-test toys are hidden")
 }
 
 func TestParseFaultSetting(t *testing.T) {
@@ -155,7 +153,7 @@ func TestParseFaultSetting(t *testing.T) {
 		_, err := ParseFaultSetting(bad)
 		require.Error(t, err, bad)
 	}
-	o := Options{Faults: setting}
+	o := Options{Catalog: testCatalog, Faults: setting}
 	spec, err := o.SpecFor("toylock", 3)
 	require.NoError(t, err)
 	require.Zero(t, spec.Faults.Get("crash"))

@@ -1,6 +1,6 @@
 // Package campaign runs leasekit's simulation campaigns: many seeded runs of
-// a workload (an "engine") over a worker pool, sharded across machines,
-// summarised in a report that merges; failing runs are shrunk to a minimal
+// an engine's workload (an Engine value, listed in a Catalog) over a worker
+// pool, sharded across machines, summarised in a report that merges; failing runs are shrunk to a minimal
 // decision list and written as seed files that replay bit-exactly.
 //
 // cmd/leasesim is a thin command line over this package.
@@ -12,8 +12,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/leasekit/leasekit/sim"
 )
 
@@ -45,8 +45,13 @@ type Verdict struct {
 	Visualize func(w io.Writer) error
 }
 
-// Engine is a workload the campaign can run: how to build a world for one
-// run, and how to check the history it records.
+// Engine is the one definition of an engine the harness runs: how to build
+// a world for one run, its knobs and step budget, how to check the history
+// it records, which probes its campaigns must fire, and how its history maps
+// to porcupine operations and the model that checks them. It is a plain
+// value: a workload package builds one (workload/leasework.Engine, ...),
+// and a command lists the engines it knows in a Catalog; nothing registers
+// itself.
 type Engine struct {
 	Name string
 	// Doc is one line shown by `leasesim run --help`.
@@ -60,8 +65,19 @@ type Engine struct {
 	// reset any state it closes over.
 	Setup func(params Params) func(w *sim.World) error
 	// Check judges the history of a run that ended without a violation;
-	// nil means the history is not checked.
+	// nil means the history is not checked. HistoryVerdict builds its
+	// answer for a porcupine check.
 	Check func(result sim.Result, visualize bool) Verdict
+	// History maps a run's history to porcupine operations and the model
+	// that checks them (visualizations and failure artifacts use it); nil
+	// for an engine without a porcupine model.
+	History func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model)
+	// Probes are the probes a campaign of the engine with every fault
+	// enabled must fire at least once (MissingProbes).
+	Probes []string
+	// Explore holds the knobs of the small scenario `leasesim explore`
+	// enumerates (ExploreScenario): two processes, no respawn.
+	Explore Params
 	// Hidden engines are left out of "all" (self-test engines).
 	Hidden bool
 }
@@ -69,14 +85,9 @@ type Engine struct {
 // stepsMaxDefault is the per-run step budget when an engine names none.
 const stepsMaxDefault = 20_000
 
-var (
-	registryMutex sync.Mutex
-	registry      = map[string]*Engine{}
-)
-
-// Register adds an engine. It panics on a duplicate or malformed engine:
-// registration happens at init time, and a bad table is a programming error.
-func Register(e *Engine) {
+// validate panics on a malformed engine: engine tables are code, and a bad
+// one is a programming error.
+func (e *Engine) validate() {
 	if e.Name == "" || strings.ContainsAny(e.Name, " /=,") || e.Setup == nil {
 		panic(fmt.Sprintf("campaign: malformed engine %q", e.Name))
 	}
@@ -85,39 +96,49 @@ func Register(e *Engine) {
 			panic(fmt.Sprintf("campaign: engine %s param %s: min %d default %d max %d", e.Name, p.Name, p.Min, p.Default, p.Max))
 		}
 	}
-	registryMutex.Lock()
-	defer registryMutex.Unlock()
-	if _, ok := registry[e.Name]; ok {
-		panic(fmt.Sprintf("campaign: engine %s registered twice", e.Name))
+}
+
+// Catalog is the set of engines a command (or a test) knows, by name: seed
+// files and flags name an engine, and every operation that resolves a name
+// is a Catalog method. It is built from an explicit list (NewCatalog) and
+// never changes.
+type Catalog struct {
+	engines map[string]*Engine
+}
+
+// NewCatalog returns the catalog of engines. It panics on a malformed
+// engine or a name given twice (a programming error in the list).
+func NewCatalog(engines ...*Engine) *Catalog {
+	c := &Catalog{engines: make(map[string]*Engine, len(engines))}
+	for _, e := range engines {
+		e.validate()
+		if _, ok := c.engines[e.Name]; ok {
+			panic(fmt.Sprintf("campaign: engine %s listed twice", e.Name))
+		}
+		c.engines[e.Name] = e
 	}
-	registry[e.Name] = e
+	return c
 }
 
 // Lookup returns the named engine.
-func Lookup(name string) (*Engine, error) {
-	registryMutex.Lock()
-	defer registryMutex.Unlock()
-	if e, ok := registry[name]; ok {
+func (c *Catalog) Lookup(name string) (*Engine, error) {
+	if c == nil {
+		return nil, &UsageError{Message: fmt.Sprintf("engine %q: no engine catalog given", name)}
+	}
+	if e, ok := c.engines[name]; ok {
 		return e, nil
 	}
-	if name == "admission" || name == "dirlease" {
-		return nil, &UsageError{Message: fmt.Sprintf("unknown engine %q: its simulator workload is not registered yet; registered: %s",
-			name, strings.Join(namesLocked(true), ", "))}
+	return nil, &UsageError{Message: fmt.Sprintf("unknown engine %q; known: %s", name, strings.Join(c.Names(true), ", "))}
+}
+
+// Names returns the engine names, sorted; hidden ones only when all is
+// true.
+func (c *Catalog) Names(all bool) []string {
+	if c == nil {
+		return nil
 	}
-	return nil, &UsageError{Message: fmt.Sprintf("unknown engine %q; registered: %s", name, strings.Join(namesLocked(true), ", "))}
-}
-
-// Names returns the registered engine names, sorted; hidden ones only when
-// all is true.
-func Names(all bool) []string {
-	registryMutex.Lock()
-	defer registryMutex.Unlock()
-	return namesLocked(all)
-}
-
-func namesLocked(all bool) []string {
-	names := make([]string, 0, len(registry))
-	for name, e := range registry {
+	names := make([]string, 0, len(c.engines))
+	for name, e := range c.engines {
 		if all || !e.Hidden {
 			names = append(names, name)
 		}
@@ -127,16 +148,16 @@ func namesLocked(all bool) []string {
 }
 
 // ResolveEngines turns a comma-separated --engine value into engine names;
-// "all" is every visible registered engine.
-func ResolveEngines(spec string) ([]string, error) {
+// "all" is every visible engine.
+func (c *Catalog) ResolveEngines(spec string) ([]string, error) {
 	var names []string
 	for _, name := range strings.Split(spec, ",") {
 		name = strings.TrimSpace(name)
 		if name == "all" {
-			names = append(names, Names(false)...)
+			names = append(names, c.Names(false)...)
 			continue
 		}
-		if _, err := Lookup(name); err != nil {
+		if _, err := c.Lookup(name); err != nil {
 			return nil, err
 		}
 		names = append(names, name)
@@ -144,7 +165,7 @@ func ResolveEngines(spec string) ([]string, error) {
 	slices.Sort(names)
 	names = slices.Compact(names)
 	if len(names) == 0 {
-		return nil, &UsageError{Message: "no engine registered"}
+		return nil, &UsageError{Message: "no engine known"}
 	}
 	return names, nil
 }

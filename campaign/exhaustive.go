@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -25,6 +26,8 @@ import (
 
 // ExploreOptions bounds an exploration.
 type ExploreOptions struct {
+	// Catalog holds the scenario's engine.
+	Catalog *Catalog
 	// Spec is the scenario: engine, knobs, fault plan (its Seed, Decisions
 	// and Scheduler are ignored: the random scheduler reads the list).
 	Spec Spec
@@ -75,7 +78,7 @@ type ExploreResult struct {
 
 // Explore enumerates the scenario's executions within the bounds.
 func Explore(ctx context.Context, o ExploreOptions) (ExploreResult, error) {
-	e, err := Lookup(o.Spec.Engine)
+	e, err := o.Catalog.Lookup(o.Spec.Engine)
 	if err != nil {
 		return ExploreResult{}, err
 	}
@@ -193,21 +196,13 @@ func (x *explorer) run(list []uint32) bool {
 }
 
 // ExploreScenario returns the small scenario `leasesim explore` enumerates
-// for an engine: two processes, no respawn, crash points at every step (no
-// other fault), so the default execution is each process running its
-// operations in turn.
-func ExploreScenario(engine string) Spec {
-	spec := Spec{Engine: engine, Seed: 1, Scheduler: sim.SchedulerRandom, PCTDepth: 3, PCTSteps: pctStepsDefault,
+// for the engine: its Explore knobs (two processes, no respawn), crash
+// points at every step (no other fault), so the default execution is each
+// process running its operations in turn.
+func (e *Engine) ExploreScenario() Spec {
+	spec := Spec{Engine: e.Name, Seed: 1, Scheduler: sim.SchedulerRandom, PCTDepth: 3, PCTSteps: pctStepsDefault,
 		StepsMax: stepsMaxDefault, Params: Params{}}
 	spec.Faults.Set("crash", 0.01)
-	switch engine {
-	case "lease":
-		spec.Params = Params{"hosts": 1, "procs_per_host": 2, "ops_per_proc": 2, "impostors": 0, "respawns": 0,
-			"layout": int(sim.LeaseLayoutShared)}
-	case "admission":
-		spec.Params = Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1}
-	case "dirlease":
-		spec.Params = Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0}
-	}
+	maps.Copy(spec.Params, e.Explore)
 	return spec
 }

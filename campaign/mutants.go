@@ -76,7 +76,7 @@ func Hunt(ctx context.Context, o HuntOptions) (HuntResult, error) {
 				return HuntResult{}, err
 			}
 			hunt.Runs++
-			result, finding, _, err := Execute(spec, nil, false)
+			result, finding, _, err := campaign.Catalog.Execute(spec, nil, false)
 			if err != nil {
 				return HuntResult{}, err
 			}
@@ -86,7 +86,7 @@ func Hunt(ctx context.Context, o HuntOptions) (HuntResult, error) {
 			hunt.Found, hunt.Seconds = true, time.Since(started).Seconds()
 			hunt.Engine, hunt.Seed, hunt.Steps, hunt.Knobs = engine, spec.Seed, result.Steps, spec.knobLines()
 			hunt.Outcome, hunt.Class, hunt.Message = finding.Outcome.String(), finding.Class, finding.Message
-			return hunt, shrinkHunt(&hunt, spec, finding, o.Shrink)
+			return hunt, shrinkHunt(campaign.Catalog, &hunt, spec, finding, o.Shrink)
 		}
 	}
 	hunt.Seconds = time.Since(started).Seconds()
@@ -94,12 +94,12 @@ func Hunt(ctx context.Context, o HuntOptions) (HuntResult, error) {
 }
 
 // shrinkHunt shrinks the detecting spec and records the shrunk sizes.
-func shrinkHunt(hunt *HuntResult, spec Spec, finding Finding, options ShrinkOptions) error {
+func shrinkHunt(c *Catalog, hunt *HuntResult, spec Spec, finding Finding, options ShrinkOptions) error {
 	if options.RunsMax < 0 {
 		return nil
 	}
 	started := time.Now()
-	shrunk, err := Shrink(spec, finding, options)
+	shrunk, err := c.Shrink(spec, finding, options)
 	if err != nil {
 		return fmt.Errorf("campaign: shrinking the hunt's failure: %w", err)
 	}
@@ -118,6 +118,6 @@ func Rerun(o Options, engine string, seed uint64) (Finding, error) {
 	if err != nil {
 		return Finding{}, err
 	}
-	_, finding, _, err := Execute(spec, nil, false)
+	_, finding, _, err := o.Catalog.Execute(spec, nil, false)
 	return finding, err
 }

@@ -12,7 +12,7 @@ import (
 // shrinks it, and the same hunt twice reports the same seed; on the
 // correct toy lock it spends the whole budget and finds nothing.
 func TestHuntStopsAtTheFirstFailureAndShrinksIt(t *testing.T) {
-	options := HuntOptions{Campaign: Options{Engines: []string{"toylock-buggy"}, BaseSeed: 1}, SeedsMax: 300,
+	options := HuntOptions{Campaign: Options{Catalog: testCatalog, Engines: []string{"toylock-buggy"}, BaseSeed: 1}, SeedsMax: 300,
 		Shrink: ShrinkOptions{RunsMax: 300}}
 	first, err := Hunt(context.Background(), options)
 	require.NoError(t, err)
@@ -43,9 +43,9 @@ func TestHuntStopsAtTheFirstFailureAndShrinksIt(t *testing.T) {
 // exhaustive mode's first counterexample on the planted-bug toy lock has
 // the fewest choices of any failing execution, and is the same every run.
 func TestExploreFindsTheToyBugWithFewestChoices(t *testing.T) {
-	spec := ExploreScenario("toylock-buggy")
+	spec := mustEngine(t, "toylock-buggy").ExploreScenario()
 	failingChoicesMin := -1
-	options := ExploreOptions{Spec: spec, ChoicesMax: 2, DecisionsMax: 16, OnExecution: func(list []uint32, finding Finding) {
+	options := ExploreOptions{Catalog: testCatalog, Spec: spec, ChoicesMax: 2, DecisionsMax: 16, OnExecution: func(list []uint32, finding Finding) {
 		if !finding.OK() && (failingChoicesMin < 0 || Choices(list) < failingChoicesMin) {
 			failingChoicesMin = Choices(list)
 		}

@@ -22,9 +22,9 @@ type Replay struct {
 
 // ReplaySpec reruns spec with a trace. visualize asks for porcupine's
 // visualization (Verdict.Visualize).
-func ReplaySpec(spec Spec, visualize bool) (*Replay, error) {
+func (c *Catalog) ReplaySpec(spec Spec, visualize bool) (*Replay, error) {
 	var raw bytes.Buffer
-	result, finding, verdict, err := Execute(spec, &raw, visualize)
+	result, finding, verdict, err := c.Execute(spec, &raw, visualize)
 	if err != nil {
 		return nil, err
 	}
@@ -34,12 +34,12 @@ func ReplaySpec(spec Spec, visualize bool) (*Replay, error) {
 // ReplayTwice replays spec twice and reports whether the traces, decision
 // lists and hashes agree; on a disagreement the error names the first
 // differing trace line.
-func ReplayTwice(spec Spec) (*Replay, error) {
-	first, err := ReplaySpec(spec, false)
+func (c *Catalog) ReplayTwice(spec Spec) (*Replay, error) {
+	first, err := c.ReplaySpec(spec, false)
 	if err != nil {
 		return nil, err
 	}
-	second, err := ReplaySpec(spec, false)
+	second, err := c.ReplaySpec(spec, false)
 	if err != nil {
 		return nil, err
 	}
@@ -230,8 +230,8 @@ func timelineClass(line string) string {
 
 // Explain writes a short human account of a seed file: what it stores, what
 // it finds now, and the last steps before the finding.
-func Explain(w io.Writer, file SeedFile, tail int) error {
-	replay, err := ReplaySpec(file.Spec, false)
+func (c *Catalog) Explain(w io.Writer, file SeedFile, tail int) error {
+	replay, err := c.ReplaySpec(file.Spec, false)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,9 @@ import (
 
 // Options configures a campaign.
 type Options struct {
-	// Engines are registered engine names.
+	// Catalog holds the engines Engines names.
+	Catalog *Catalog
+	// Engines are engine names of Catalog.
 	Engines []string
 	// Seeds is the number of seed indices (each runs every engine); zero
 	// means unbounded, so Duration must be set.
@@ -99,7 +101,7 @@ const swarmSalt = 0x5eed_fa17_5eed_fa17
 // every knob is a function of (options, engine, seed), so `leasesim replay
 // SEED` with the same flags reruns it.
 func (o Options) SpecFor(engine string, seed uint64) (Spec, error) {
-	e, err := Lookup(engine)
+	e, err := o.Catalog.Lookup(engine)
 	if err != nil {
 		return Spec{}, err
 	}
@@ -291,7 +293,7 @@ func (o *Options) runJob(j job, coroutines *sim.Coroutines) record {
 	if err != nil {
 		panic(fmt.Sprintf("campaign: spec of validated options: %v", err)) // validate checked it
 	}
-	e, err := Lookup(j.engine)
+	e, err := o.Catalog.Lookup(j.engine)
 	if err != nil {
 		panic(err)
 	}

@@ -17,13 +17,13 @@ func DefaultReplayCommand(path string) string { return "go run ./cmd/leasesim re
 
 // ShrinkToFile shrinks a failing spec and writes it as a seed file under
 // dir/<engine>/. It returns the file's path and the shrink's result.
-func ShrinkToFile(spec Spec, want Finding, dir string, options ShrinkOptions, command ReplayCommand) (string, ShrinkResult, error) {
-	shrunk, err := Shrink(spec, want, options)
+func (c *Catalog) ShrinkToFile(spec Spec, want Finding, dir string, options ShrinkOptions, command ReplayCommand) (string, ShrinkResult, error) {
+	shrunk, err := c.Shrink(spec, want, options)
 	if err != nil {
 		return "", ShrinkResult{}, err
 	}
 	file := SeedFile{Spec: shrunk.Spec, Expect: shrunk.Finding}
-	path, err := WriteSeedFile(dir, withSummary(file, shrunk, command, dir))
+	path, err := WriteSeedFile(dir, c.withSummary(file, shrunk, command, dir))
 	if err != nil {
 		return "", shrunk, err
 	}
@@ -31,7 +31,7 @@ func ShrinkToFile(spec Spec, want Finding, dir string, options ShrinkOptions, co
 }
 
 // withSummary adds the # lines: the finding, the run's size, the shrink.
-func withSummary(file SeedFile, shrunk ShrinkResult, command ReplayCommand, dir string) SeedFile {
+func (c *Catalog) withSummary(file SeedFile, shrunk ShrinkResult, command ReplayCommand, dir string) SeedFile {
 	r := shrunk.Result
 	file.Summary = []string{
 		fmt.Sprintf("outcome=%v step=%d steps=%d processes=%d operations=%d hash=%016x",
@@ -43,7 +43,7 @@ func withSummary(file SeedFile, shrunk ShrinkResult, command ReplayCommand, dir 
 	if probes := r.ProbeLines(); len(probes) > 0 {
 		file.Summary = append(file.Summary, "probes: "+joinFirst(probes, 12))
 	}
-	if replay, err := ReplaySpec(file.Spec, false); err == nil {
+	if replay, err := c.ReplaySpec(file.Spec, false); err == nil {
 		file.Summary = append(file.Summary, fmt.Sprintf("%d context switches over %d steps", ContextSwitches(replay.Trace), replay.Result.Steps))
 	}
 	if command != nil {
@@ -113,7 +113,7 @@ func shrinkFailure(f *Failure, o Options, dir string, options ShrinkOptions, com
 	if err != nil {
 		return err
 	}
-	path, shrunk, err := ShrinkToFile(spec, Finding{Outcome: outcome, Class: f.Class}, dir, options, command)
+	path, shrunk, err := o.Catalog.ShrinkToFile(spec, Finding{Outcome: outcome, Class: f.Class}, dir, options, command)
 	if err != nil {
 		return fmt.Errorf("shrink %s seed %d: %w", f.Engine, f.Seed, err)
 	}
@@ -129,12 +129,12 @@ func shrinkFailure(f *Failure, o Options, dir string, options ShrinkOptions, com
 // SaveRun writes a replayed run, unshrunk, as a seed file under dir: its
 // recorded decisions and its finding. This pins a rare-state run (one that
 // hit a rare probe) as a regression seed.
-func SaveRun(dir string, replay *Replay, command ReplayCommand) (string, error) {
+func (c *Catalog) SaveRun(dir string, replay *Replay, command ReplayCommand) (string, error) {
 	spec := replay.Spec.clone()
 	spec.Decisions = trimZeros(replay.Result.Decisions)
 	file := SeedFile{Spec: spec, Expect: replay.Finding}
 	decisions := len(spec.Decisions)
-	file = withSummary(file, ShrinkResult{Spec: spec, Finding: replay.Finding, Result: replay.Result,
+	file = c.withSummary(file, ShrinkResult{Spec: spec, Finding: replay.Finding, Result: replay.Result,
 		DecisionsBefore: decisions, DecisionsAfter: decisions, ChoicesBefore: Choices(spec.Decisions),
 		ChoicesAfter: Choices(spec.Decisions)}, command, dir)
 	file.Summary[2] = fmt.Sprintf("saved unshrunk: %d decisions (%d choices)", decisions, Choices(spec.Decisions))

@@ -90,8 +90,8 @@ type shrinker struct {
 // Shrink minimises spec while it keeps finding want. spec.Decisions may be
 // nil (a seeded run): it is run once to record its decisions. It returns an
 // error if the spec does not reproduce want to begin with.
-func Shrink(spec Spec, want Finding, options ShrinkOptions) (ShrinkResult, error) {
-	e, err := Lookup(spec.Engine)
+func (c *Catalog) Shrink(spec Spec, want Finding, options ShrinkOptions) (ShrinkResult, error) {
+	e, err := c.Lookup(spec.Engine)
 	if err != nil {
 		return ShrinkResult{}, err
 	}

@@ -14,7 +14,7 @@ import (
 // first violation's spec and finding.
 func findToyViolation(t *testing.T) (Options, *Report, *Failure) {
 	t.Helper()
-	o := Options{Engines: []string{"toylock-buggy"}, Seeds: 200, Faults: swarm(t), Workers: 2}
+	o := Options{Catalog: testCatalog, Engines: []string{"toylock-buggy"}, Seeds: 200, Faults: swarm(t), Workers: 2}
 	report, err := Run(context.Background(), o)
 	require.NoError(t, err)
 	for _, f := range report.FirstFailures() {
@@ -31,7 +31,7 @@ func TestShrinkPlantedBugToAFewChoicesThatReplayIdentically(t *testing.T) {
 	spec, err := o.SpecFor(f.Engine, f.Seed)
 	require.NoError(t, err)
 	want := Finding{Outcome: sim.OutcomeViolation, Class: f.Class}
-	shrunk, err := Shrink(spec, want, ShrinkOptions{})
+	shrunk, err := testCatalog.Shrink(spec, want, ShrinkOptions{})
 	require.NoError(t, err)
 	t.Logf("shrunk %d decisions (%d choices) to %d (%d choices) in %d runs; knobs %v",
 		shrunk.DecisionsBefore, shrunk.ChoicesBefore, shrunk.DecisionsAfter, shrunk.ChoicesAfter, shrunk.Runs, shrunk.Spec.knobLines())
@@ -41,18 +41,18 @@ func TestShrinkPlantedBugToAFewChoicesThatReplayIdentically(t *testing.T) {
 	require.Less(t, shrunk.Spec.Params["processes"]+shrunk.Spec.Params["attempts"], 4+6, "a workload knob shrank")
 
 	// Shrinking is deterministic.
-	again, err := Shrink(spec, want, ShrinkOptions{})
+	again, err := testCatalog.Shrink(spec, want, ShrinkOptions{})
 	require.NoError(t, err)
 	require.Equal(t, shrunk.Spec, again.Spec)
 
 	// The written file replays twice identically and finds the same failure.
 	dir := t.TempDir()
-	path, _, err := ShrinkToFile(spec, want, dir, ShrinkOptions{}, DefaultReplayCommand)
+	path, _, err := testCatalog.ShrinkToFile(spec, want, dir, ShrinkOptions{}, DefaultReplayCommand)
 	require.NoError(t, err)
 	file, err := ReadSeedFile(path)
 	require.NoError(t, err)
 	require.Equal(t, shrunk.Spec, file.Spec)
-	replay, err := ReplayTwice(file.Spec)
+	replay, err := testCatalog.ReplayTwice(file.Spec)
 	require.NoError(t, err)
 	require.True(t, replay.Finding.Same(file.Expect))
 	var text bytes.Buffer
@@ -66,10 +66,10 @@ func TestShrinkPlantedBugToAFewChoicesThatReplayIdentically(t *testing.T) {
 }
 
 func TestShrinkRefusesASpecThatDoesNotFail(t *testing.T) {
-	o := Options{Engines: []string{"toylock"}}
+	o := Options{Catalog: testCatalog, Engines: []string{"toylock"}}
 	spec, err := o.SpecFor("toylock", 1)
 	require.NoError(t, err)
-	_, err = Shrink(spec, Finding{Outcome: sim.OutcomeViolation, Class: "invariant mutual-exclusion"}, ShrinkOptions{RunsMax: 10})
+	_, err = testCatalog.Shrink(spec, Finding{Outcome: sim.OutcomeViolation, Class: "invariant mutual-exclusion"}, ShrinkOptions{RunsMax: 10})
 	require.ErrorContains(t, err, "does not reproduce")
 }
 
@@ -91,7 +91,7 @@ func TestHTMLIsOneSelfContainedPage(t *testing.T) {
 	o, _, f := findToyViolation(t)
 	spec, err := o.SpecFor(f.Engine, f.Seed)
 	require.NoError(t, err)
-	replay, err := ReplaySpec(spec, true)
+	replay, err := testCatalog.ReplaySpec(spec, true)
 	require.NoError(t, err)
 	var page bytes.Buffer
 	require.NoError(t, replay.WriteHTML(&page))
@@ -103,7 +103,7 @@ func TestHTMLIsOneSelfContainedPage(t *testing.T) {
 }
 
 func TestHistoryCheckFailuresAreFoundAndShrunkByClass(t *testing.T) {
-	o := Options{Engines: []string{"toylock-starved"}, Seeds: 40, Workers: 2,
+	o := Options{Catalog: testCatalog, Engines: []string{"toylock-starved"}, Seeds: 40, Workers: 2,
 		Faults: FaultSetting{Overrides: map[string]float64{sim.FaultCrash: 0.5}}}
 	report, err := Run(context.Background(), o)
 	require.NoError(t, err)
@@ -113,7 +113,7 @@ func TestHistoryCheckFailuresAreFoundAndShrunkByClass(t *testing.T) {
 	require.Greater(t, report.Outcomes["violation"], 1)
 	spec, err := o.SpecFor(firsts[0].Engine, firsts[0].Seed)
 	require.NoError(t, err)
-	shrunk, err := Shrink(spec, Finding{Outcome: sim.OutcomeViolation, Class: firsts[0].Class}, ShrinkOptions{})
+	shrunk, err := testCatalog.Shrink(spec, Finding{Outcome: sim.OutcomeViolation, Class: firsts[0].Class}, ShrinkOptions{})
 	require.NoError(t, err)
 	require.Equal(t, 1, shrunk.Spec.Params["processes"], "one starved client suffices")
 	require.Contains(t, shrunk.Finding.Message, "history check: no acquire succeeded")

@@ -78,8 +78,8 @@ func (s Spec) Config(e *Engine, trace io.Writer) sim.Config {
 
 // Execute runs the spec once and judges it. visualize asks the engine's
 // check for porcupine's visualization.
-func Execute(spec Spec, trace io.Writer, visualize bool) (sim.Result, Finding, Verdict, error) {
-	e, err := Lookup(spec.Engine)
+func (c *Catalog) Execute(spec Spec, trace io.Writer, visualize bool) (sim.Result, Finding, Verdict, error) {
+	e, err := c.Lookup(spec.Engine)
 	if err != nil {
 		return sim.Result{}, Finding{}, Verdict{}, err
 	}

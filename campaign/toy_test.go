@@ -2,17 +2,18 @@ package campaign
 
 import (
 	"fmt"
+	"testing"
 
 	"github.com/leasekit/leasekit/sim"
 )
 
 // The tests use the self-test lock (selftest.go) again: correct, with the
-// planted empty-lock-breaking bug (whatever breakEmptyLock says), and with a
-// history check that fails runs where every client starved.
-func init() {
-	Register(toyEngine("toylock", false, toyCheck))
-	Register(toyEngine("toylock-buggy", true, toyCheck))
-	Register(toyEngine("toylock-starved", false, starvedCheck))
+// planted empty-lock-breaking bug (whatever breakEmptyLock says), with a
+// history check that fails runs where every client starved, and leaky
+// (leakyToyEngine).
+
+// leakyToyEngine is the toy lock with a planted determinism bug.
+func leakyToyEngine() *Engine {
 	leaky := toyEngine("toylock-leaky", false, toyCheck)
 	correct := leaky.Setup
 	leaky.Setup = func(params Params) func(w *sim.World) error {
@@ -24,7 +25,7 @@ func init() {
 			return correct(params)(w)
 		}
 	}
-	Register(leaky)
+	return leaky
 }
 
 // leakedClients is toylock-leaky's state that wrongly survives across runs.
@@ -39,4 +40,20 @@ func starvedCheck(result sim.Result, _ bool) Verdict {
 		}
 	}
 	return Verdict{Message: fmt.Sprintf("no acquire succeeded: %d attempts", len(result.History))}
+}
+
+// testCatalog is the engines the package's own tests run: the self-test
+// lock and its variants (the real engines import campaign, so their tests
+// are in engines_test.go, package campaign_test).
+var testCatalog = NewCatalog(SelfTestEngine(), toyEngine("toylock", false, toyCheck),
+	toyEngine("toylock-buggy", true, toyCheck), toyEngine("toylock-starved", false, starvedCheck), leakyToyEngine())
+
+// mustEngine returns the named engine of testCatalog.
+func mustEngine(t *testing.T, name string) *Engine {
+	t.Helper()
+	e, err := testCatalog.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

@@ -1,11 +1,11 @@
 package realstress
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
 	"github.com/leasekit/leasekit/admission"
+	"github.com/leasekit/leasekit/internal/modelmap"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/osenv"
 	"github.com/leasekit/leasekit/models"
@@ -82,7 +82,7 @@ func (w *admissionWorker) acquire() error {
 		return err
 	}
 	held, opErr := admission.Acquire(w.engine)
-	output, known := AdmissionAcquireOutput(held, opErr)
+	output, known := modelmap.AdmissionAcquire(held, opErr)
 	if !known {
 		return w.finish(call, nil, opErr)
 	}
@@ -102,44 +102,12 @@ func (w *admissionWorker) release() error {
 		return err
 	}
 	opErr := w.held.Release()
-	output, known := CASOutput(opErr)
+	output, known := modelmap.AdmissionCAS(opErr)
 	w.held = nil // released, changed or unknown: never present it again
 	if !known {
 		return w.finish(call, nil, opErr)
 	}
 	return w.finish(call, models.AdmissionReleaseResult{Kind: output}, nil)
-}
-
-// AdmissionAcquireOutput converts admission.Acquire's result; known is
-// false for an error that does not prove the call had no effect.
-func AdmissionAcquireOutput(held *admission.Admission, err error) (models.AdmissionAcquireResult, bool) {
-	switch {
-	case err == nil:
-		claim := held.Claim()
-		return models.AdmissionAcquireResult{Kind: models.AdmissionAcquired, ClaimID: claim.ID, Revision: claim.Revision}, true
-	case errors.Is(err, admission.ErrActive):
-		return models.AdmissionAcquireResult{Kind: models.AdmissionActive}, true
-	case errors.Is(err, admission.ErrIndeterminate):
-		return models.AdmissionAcquireResult{Kind: models.AdmissionIndeterminate}, true
-	case errors.Is(err, admission.ErrContention):
-		return models.AdmissionAcquireResult{Kind: models.AdmissionContention}, true
-	case errors.Is(err, admission.ErrCorrupt):
-		return models.AdmissionAcquireResult{Kind: models.AdmissionCorrupt}, true
-	}
-	return models.AdmissionAcquireResult{}, false
-}
-
-// CASOutput converts a compare-and-swap update's or release's error.
-func CASOutput(err error) (models.CASKind, bool) {
-	switch {
-	case err == nil:
-		return models.CASOK, true
-	case errors.Is(err, admission.ErrChanged):
-		return models.CASChanged, true
-	case errors.Is(err, admission.ErrInvalidTransition):
-		return models.CASInvalid, true
-	}
-	return 0, false
 }
 
 // livenessAdmission is the final admission acquire after every worker

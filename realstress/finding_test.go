@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-
+	"github.com/leasekit/leasekit/internal/modelmap"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/leasetest"
 	"github.com/leasekit/leasekit/lease/osenv"
@@ -41,11 +41,11 @@ func TestInspectSeesReclaimGap(t *testing.T) {
 		}
 	}
 	lanes := map[int][]Record{
-		1: acquireLine(1, 100, 200, AcquireOutput(first)),
-		2: acquireLine(2, 400, 700, AcquireOutput(second)),
+		1: acquireLine(1, 100, 200, mustAcquireOutput(t, first)),
+		2: acquireLine(2, 400, 700, mustAcquireOutput(t, second)),
 		3: {
 			{Lane: 3, Seq: 1, Phase: PhaseCall, Op: OpInspect, Input: mustJSON(t, models.LeaseInspect{Namespace: namespace, Proc: 3}), Ns: 500},
-			{Lane: 3, Seq: 1, Phase: PhaseReturn, Op: OpInspect, Output: mustJSON(t, InspectOutput(lease.Projection{Kind: seen})), Ns: 600},
+			{Lane: 3, Seq: 1, Phase: PhaseReturn, Op: OpInspect, Output: mustJSON(t, modelmap.LeaseInspect(lease.Projection{Kind: seen})), Ns: 600},
 		},
 	}
 	history, err := BuildHistory(lanes, []Death{{Lane: 1, PID: 101, Ns: 300, Killed: true}})
@@ -187,4 +187,14 @@ func TestQuarantinedGeneration(t *testing.T) {
 			t.Errorf("quarantinedGeneration(%q) = %q, want %q", c.name, got, c.want)
 		}
 	}
+}
+
+// mustAcquireOutput is modelmap.LeaseAcquire of a result the model knows.
+func mustAcquireOutput(t *testing.T, result lease.AcquireResult) models.LeaseAcquireResult {
+	t.Helper()
+	output, ok := modelmap.LeaseAcquire(result)
+	if !ok {
+		t.Fatalf("acquire result %v has no model counterpart", result.Kind)
+	}
+	return output
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // A scenario is a small script of lease steps over named actors, run once
-// in the simulator's filesystem and process table (SimWorld) and once with
+// in the simulator's filesystem and process table (realstress/simworld, a
+// test-only package: the shipped binary links no simulator) and once with
 // real processes (RealWorld); the two must give the same outcomes. Lines:
 //
 //	acquire A        A's current incarnation acquires (session "A#k")

@@ -3,7 +3,6 @@ package realstress
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -13,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-
+	"github.com/leasekit/leasekit/internal/modelmap"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/osenv"
 	"github.com/leasekit/leasekit/models"
@@ -275,7 +274,7 @@ func (w *leaseWorker) acquire() error {
 	if opErr != nil {
 		return w.finish(call, nil, opErr)
 	}
-	output := AcquireOutput(result)
+	output, _ := modelmap.LeaseAcquire(result) // an unmapped refusal records RefusalNone: a violation
 	switch result.Kind {
 	case lease.Acquired:
 		w.mine = &held{generation: result.Owner.Generation, session: session}
@@ -302,7 +301,8 @@ func (w *leaseWorker) release(capability held) error {
 	if opErr != nil && result.Kind != lease.Released {
 		return w.finish(call, nil, opErr)
 	}
-	return w.finish(call, ReleaseOutput(result), nil)
+	output, _ := modelmap.LeaseRelease(result) // an unmapped refusal records RefusalNone: a violation
+	return w.finish(call, output, nil)
 }
 
 func (w *leaseWorker) inspect() error {
@@ -317,7 +317,7 @@ func (w *leaseWorker) inspect() error {
 	if projection.Kind == lease.Owned && (w.mine == nil || w.mine.generation != projection.Owner.Generation) {
 		w.learned = &held{generation: projection.Owner.Generation, session: projection.Owner.SessionID}
 	}
-	return w.finish(call, InspectOutput(projection), nil)
+	return w.finish(call, modelmap.LeaseInspect(projection), nil)
 }
 
 func (w *leaseWorker) withCurrent() error {
@@ -328,9 +328,10 @@ func (w *leaseWorker) withCurrent() error {
 	if err != nil {
 		return err
 	}
+	entered := false
 	opErr := w.manager.WithCurrentLease(context.Background(), mine.generation,
-		func(context.Context, lease.Owner) error { return nil })
-	output, known := FenceOutput(opErr)
+		func(context.Context, lease.Owner) error { entered = true; return nil })
+	output, known := modelmap.LeaseFence(entered, opErr)
 	if !known {
 		return w.finish(call, nil, opErr)
 	}
@@ -356,92 +357,3 @@ func LaneOfSession(session string) (int, error) {
 
 // ReadDeaths reads a deaths file.
 func ReadDeaths(path string) ([]Death, error) { return readJSONLines[Death](path) }
-
-// AcquireOutput converts an engine result to the model's output.
-func AcquireOutput(result lease.AcquireResult) models.LeaseAcquireResult {
-	output := models.LeaseAcquireResult{}
-	for _, reclaim := range result.Reclaimed {
-		output.Reclaimed = append(output.Reclaimed, reclaim.Owner.Generation)
-	}
-	switch result.Kind {
-	case lease.Acquired:
-		output.Kind, output.Generation, output.Epoch = models.LeaseAcquired, result.Owner.Generation, int64(result.Owner.Epoch)
-	case lease.Held:
-		output.Kind, output.Generation, output.Epoch = models.LeaseHeld, result.Owner.Generation, int64(result.Owner.Epoch)
-		output.Session = result.Owner.SessionID
-	case lease.Refused:
-		output.Kind, output.Reason = models.LeaseAcquireRefused, RefusalOutput(result.Refusal.Reason)
-	default:
-		panic(fmt.Sprintf("realstress: acquire kind %v", result.Kind))
-	}
-	return output
-}
-
-// RefusalOutput maps an engine refusal to the model's. A reason the model
-// does not know maps to RefusalNone, which every model step rejects: an
-// unexpected refusal is a violation, not a silent pass.
-func RefusalOutput(reason lease.RefusalReason) models.RefusalReason {
-	switch reason {
-	case lease.RefusalRemoteOwner:
-		return models.RefusalRemoteOwner
-	case lease.RefusalUnverifiableOwner:
-		return models.RefusalUnverifiableOwner
-	case lease.RefusalCorruptOwner:
-		return models.RefusalCorruptOwner
-	case lease.RefusalLifecycleBusy:
-		return models.RefusalLifecycleBusy
-	case lease.RefusalLifecycleUnverifiable:
-		return models.RefusalLifecycleUnverifiable
-	}
-	return models.RefusalNone
-}
-
-// ReleaseOutput converts an engine release result to the model's output.
-func ReleaseOutput(result lease.ReleaseResult) models.LeaseReleaseResult {
-	switch result.Kind {
-	case lease.Released:
-		return models.LeaseReleaseResult{Kind: models.LeaseReleased}
-	case lease.NotOwner:
-		output := models.LeaseReleaseResult{Kind: models.LeaseNotOwner}
-		if result.Owner != nil {
-			output.OwnerGeneration, output.OwnerSession = result.Owner.Generation, result.Owner.SessionID
-		}
-		return output
-	case lease.ReleaseRefused:
-		return models.LeaseReleaseResult{Kind: models.LeaseReleaseRefused, Reason: RefusalOutput(result.Refusal.Reason)}
-	}
-	panic(fmt.Sprintf("realstress: release kind %v", result.Kind))
-}
-
-// InspectOutput converts a projection to the model's output.
-func InspectOutput(projection lease.Projection) models.LeaseInspectResult {
-	switch projection.Kind {
-	case lease.Empty:
-		return models.LeaseInspectResult{Kind: models.LeaseEmpty}
-	case lease.Corrupt:
-		return models.LeaseInspectResult{Kind: models.LeaseCorrupt}
-	case lease.Owned:
-		return models.LeaseInspectResult{Kind: models.LeaseOwned, Generation: projection.Owner.Generation,
-			Session: projection.Owner.SessionID, Epoch: int64(projection.Owner.Epoch)}
-	}
-	panic(fmt.Sprintf("realstress: projection kind %v", projection.Kind))
-}
-
-// FenceOutput classifies WithCurrentLease's error; known is false for an
-// I/O error (unknown outcome).
-func FenceOutput(err error) (models.LeaseFenceResult, bool) {
-	var fence *lease.FenceError
-	var busy *lease.BusyError
-	var unverifiable *lease.UnverifiableError
-	switch {
-	case err == nil:
-		return models.LeaseFenceResult{Kind: models.FenceOK}, true
-	case errors.As(err, &fence):
-		return models.LeaseFenceResult{Kind: models.FenceFenced}, true
-	case errors.As(err, &busy):
-		return models.LeaseFenceResult{Kind: models.FenceBusy}, true
-	case errors.As(err, &unverifiable):
-		return models.LeaseFenceResult{Kind: models.FenceUnverifiable}, true
-	}
-	return models.LeaseFenceResult{}, false
-}

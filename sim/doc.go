@@ -10,6 +10,11 @@
 // its recorded decision list), and two runs of one seed produce the same
 // per-step hash stream.
 //
+// This package is the simulator core only: it knows no engine. leasekit's
+// engines' workloads are in workload/leasework, workload/admissionwork and
+// workload/dirleasework, each with the campaign.Engine value that the
+// harness runs (see docs/ARCHITECTURE.md).
+//
 // # Writing a workload
 //
 // A workload is a Config.Setup function. It builds the world and returns:

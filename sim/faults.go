@@ -159,3 +159,20 @@ func init() {
 		}
 	}
 }
+
+// AllFaultsPlan is the fault plan of the engines' campaigns with every
+// fault enabled: each fault's probability is drawn per seed among the swarm
+// levels (never off), from decisions independent of the run's.
+func AllFaultsPlan(seed uint64) FaultPlan {
+	d := NewDecisions(seed ^ 0x6c65617365706c61) // "leasepla"
+	var plan FaultPlan
+	for i, spec := range faultSpecs {
+		level := d.Intn(probabilityLevels)
+		plan.probabilities[i] = spec.probabilityMax / float64(uint(1)<<(probabilityLevels-1-level))
+	}
+	return plan
+}
+
+// StopFaults turns every fault off for the rest of the run (a workload's
+// liveness phase: "once faults stop").
+func (w *World) StopFaults() { w.plan = FaultPlan{} }

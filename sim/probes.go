@@ -6,8 +6,8 @@ import (
 	"github.com/leasekit/leasekit/internal/fspath"
 )
 
-// Coverage probes shared by every workload, and the campaign-level lists
-// of probes each engine's campaign declares it must fire.
+// Coverage probes the simulator fires itself, for every workload (each
+// engine's declared list is campaign.Engine.Probes).
 //
 // ProbeCrashBetweenRenameAndDirSync fires when a process dies (SIGKILL or
 // power loss) after a successful rename into or out of a directory D and
@@ -74,76 +74,4 @@ func (w *World) noteRenameCrash(p *Proc) {
 	if fs.Pending() > 0 {
 		w.Probe(ProbeCrashBetweenRenameAndDirSync)
 	}
-}
-
-// DeclaredProbes returns the probes a campaign of engine ("lease",
-// "admission" or "dirlease") with every fault enabled must fire at least
-// once; a campaign report lists the missing ones (MissingProbes).
-func DeclaredProbes(engine string) []string {
-	switch engine {
-	case "lease":
-		return []string{
-			"lease-reclaimed",                  // stale owner reclaimed
-			"lease-stale-guard-reclaimed",      // stale guard reclaimed
-			"pid-reused",                       // PID reused
-			"zombie",                           // zombie seen
-			"lease-refused-remote-owner",       // remote refusal
-			ProbeCrashBetweenRenameAndDirSync,  // crash between rename and dir fsync
-			"lease-rename-race-refused",        // rename race refused
-			"lease-reclaim-observed",           // LeaseReclaim event in the history
-			"lease-probe-acquired",             // liveness probe
-			"lease-acquired",                   // disposition: acquired
-			"lease-held",                       // disposition: held by a live owner
-			"lease-refused-unverifiable-owner", // disposition: unverifiable
-			"lease-refused-corrupt-owner",      // disposition: corrupt
-			// a boot-time twin (owner's PID, start tick, executable) after a reboot
-			"lease-bystander-on-owner-pid-and-tick-after-reboot",
-		}
-	case "admission":
-		return []string{
-			"admission-stale-owner-reclaimed",
-			"admission-stale-guard-reclaimed",
-			"pid-reused",
-			"zombie",
-			ProbeCrashBetweenRenameAndDirSync,
-			"admission-rename-race-refused",
-			"admission-legacy-recovered",
-			"admission-disposition-active",
-			"admission-disposition-indeterminate",
-			"admission-disposition-recoverable",
-			"admission-aba-refused",
-			"admission-helper-bound",
-			"admission-cleanup-unsafe",
-			"admission-liveness-acquired",
-		}
-	case "dirlease":
-		return []string{
-			"dirlease-stale-owner-recovered",
-			"dirlease-stale-guard-reclaimed",
-			"pid-reused",
-			"zombie",
-			ProbeCrashBetweenRenameAndDirSync,
-			"dirlease-rename-race-refused",
-			"dirlease-disposition-active",
-			"dirlease-disposition-indeterminate",
-			"dirlease-disposition-recoverable",
-			"dirlease-published",
-			"dirlease-swap",
-			"dirlease-recover-raced-create",
-			"dirlease-liveness-recovered",
-		}
-	}
-	return nil
-}
-
-// MissingProbes returns the declared probes of engine that never fired in
-// probes (a campaign's summed counts), in declaration order.
-func MissingProbes(engine string, probes map[string]int) []string {
-	var missing []string
-	for _, name := range DeclaredProbes(engine) {
-		if probes[name] == 0 {
-			missing = append(missing, name)
-		}
-	}
-	return missing
 }

@@ -641,9 +641,8 @@ func TestDecisionsFormatRoundTrip(t *testing.T) {
 // TestRecycledDecisionListsChangeNothing: a run recording into a list that
 // an earlier run recycled records the same decisions as a fresh one.
 func TestRecycledDecisionListsChangeNothing(t *testing.T) {
-	config := func() Config {
-		return Config{Seed: 7, Setup: LeaseWorkload(LeaseOptions{})}
-	}
+	plan := AllFaultsPlan(7)
+	config := func() Config { return churnConfig(7, &plan) }
 	fresh := Run(config())
 	want := append([]uint32(nil), fresh.Decisions...)
 	Recycle(&fresh)
@@ -683,9 +682,9 @@ func TestHashPathSeparatesPaths(t *testing.T) {
 func TestSharedCoroutinesChangeNothing(t *testing.T) {
 	shared := NewCoroutines()
 	defer shared.Close()
-	plan := LeaseCampaignPlan(11)
+	plan := AllFaultsPlan(11)
 	for seed := uint64(1); seed <= 24; seed++ {
-		config := Config{Seed: seed, Faults: &plan, Setup: LeaseWorkload(LeaseOptions{})}
+		config := churnConfig(seed, &plan)
 		own := Run(config)
 		config.Coroutines = shared
 		borrowed := Run(config)

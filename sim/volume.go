@@ -28,9 +28,11 @@ type SimfsVolume struct{ FS *simfs.FS }
 // removed or moved, or the volume crashes.
 func (v *SimfsVolume) NameGeneration() uint64 { return v.FS.NameGeneration() }
 
-// nameGeneration returns the volume's name generation, when its filesystem
-// keeps one.
-func nameGeneration(v *Volume) (uint64, bool) {
+// NameGeneration returns the volume's name generation, when its filesystem
+// keeps one (simfs does): while it is unchanged, no name on the volume was
+// created, removed or moved, so a hook that watches files by name may skip
+// looking again.
+func (v *Volume) NameGeneration() (uint64, bool) {
 	if v.versioned == nil {
 		return 0, false
 	}

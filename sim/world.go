@@ -341,6 +341,26 @@ func (w *World) nextOrder() int {
 // Probe counts a named "sometimes" event.
 func (w *World) Probe(name string) { w.probes[name]++ }
 
+// RecordEvent appends an environment event (a process death, a corruption,
+// an operator action) to the history at the current time: Call == Return,
+// lane 0. It is called from hooks and invariants, outside every process.
+// It returns the event's index in History.
+func (w *World) RecordEvent(op string, input any) int {
+	order := w.nextOrder()
+	w.history = append(w.history, Operation{Lane: 0, Op: op, Input: input, Call: w.now, Return: w.now,
+		CallOrder: order, ReturnOrder: order})
+	return len(w.history) - 1
+}
+
+// History returns the history recorded so far (Result.History at the end).
+// A workload may relabel an event it recorded (Operation.Op, e.g. an event
+// a power loss undid, which its history conversion then leaves out), but
+// must not append to it: RecordEvent and Proc.Begin/End do.
+func (w *World) History() []Operation { return w.history }
+
+// ProbeCount returns how often the named probe fired so far in this run.
+func (w *World) ProbeCount(name string) int { return w.probes[name] }
+
 // Tracef writes one line to the trace, if tracing.
 func (w *World) Tracef(format string, args ...any) {
 	if w.trace == nil {
@@ -355,6 +375,17 @@ func (w *World) Tracef(format string, args ...any) {
 func (w *World) newBootID() string {
 	w.idsTotal++
 	return formatUUID(w.idsTotal)
+}
+
+// RanExe reports whether some process on h ran exe: only then does the
+// host's table know the inode exe names (asking would assign one).
+func (h *Host) RanExe(exe string) bool {
+	for _, known := range h.exes {
+		if known == exe {
+			return true
+		}
+	}
+	return false
 }
 
 // LivenessError is an invariant failure that is a liveness finding.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/realstress"
+	"github.com/leasekit/leasekit/realstress/simworld"
 )
 
 // TestDifferentialScenarios runs every testdata/scenarios/*.txt script
@@ -31,7 +32,7 @@ func TestDifferentialScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			simulated, err := realstress.RunScenario(steps, realstress.NewSimWorld())
+			simulated, err := realstress.RunScenario(steps, simworld.New())
 			if err != nil {
 				t.Fatalf("sim: %v", err)
 			}

@@ -32,7 +32,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(set, args); !ok {
 		return code
 	}
-	options := campaign.BenchOptions{Seeds: *seeds, Rounds: *rounds, Repeat: *repeat}
+	options := campaign.BenchOptions{Catalog: catalog, Seeds: *seeds, Rounds: *rounds, Repeat: *repeat}
 	for _, field := range strings.Split(*workers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(field))
 		if err != nil || n < 1 {

@@ -19,7 +19,7 @@ import (
 // it exits 1 (or 3) with the fewest-choice counterexample when one fails.
 func cmdExplore(args []string, stdout, stderr io.Writer) int {
 	set := newFlagSet("explore", "explore [flags]", stderr)
-	engine := set.String("engine", "lease", "engine whose scenario to explore (campaign.ExploreScenario)")
+	engine := set.String("engine", "lease", "engine whose scenario to explore (its campaign.Engine.Explore knobs)")
 	choicesMax := set.Int("choices-max", 1, "non-zero decisions per execution (scheduling choices, crash points)")
 	decisionsMax := set.Int("decisions-max", 400, "positions of the decision list at which to branch")
 	valuesMax := set.Int("values-max", 4, "alternatives tried per decision (0: all)")
@@ -31,16 +31,17 @@ func cmdExplore(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(set, args); !ok {
 		return code
 	}
-	spec := campaign.ExploreScenario(*engine)
-	if _, err := campaign.Lookup(*engine); err != nil {
+	e, err := catalog.Lookup(*engine)
+	if err != nil {
 		return fail(stderr, err)
 	}
+	spec := e.ExploreScenario()
 	if *powerloss {
 		spec.Faults.Set("powerloss", 0.01)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	result, err := campaign.Explore(ctx, campaign.ExploreOptions{Spec: spec, ChoicesMax: *choicesMax,
+	result, err := campaign.Explore(ctx, campaign.ExploreOptions{Catalog: catalog, Spec: spec, ChoicesMax: *choicesMax,
 		DecisionsMax: *decisionsMax, ValuesMax: *valuesMax, RunsMax: *runsMax, Duration: *duration, StopAtFirst: *stopAtFirst})
 	if err != nil {
 		return fail(stderr, err)

@@ -23,11 +23,17 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/workload"
 )
 
 // exitToolError is the exit code of an I/O failure of the tool itself
 // (a seed file could not be written), distinct from every finding.
 const exitToolError = 5
+
+// catalog is every engine leasesim runs: leasekit's three (workload.Engines)
+// and the hidden self-test lock. The list is explicit; nothing registers
+// itself.
+var catalog = workload.Catalog()
 
 func main() {
 	tuneGC()
@@ -108,8 +114,8 @@ type specFlags struct {
 }
 
 func (f *specFlags) register(set *flag.FlagSet, engineDefault string) {
-	set.StringVar(&f.engine, "engine", engineDefault, "engines: lease, admission, dirlease, a comma list, or all (registered: "+
-		strings.Join(campaign.Names(false), ", ")+")")
+	set.StringVar(&f.engine, "engine", engineDefault, "engines: lease, admission, dirlease, a comma list, or all (known: "+
+		strings.Join(catalog.Names(false), ", ")+")")
 	set.StringVar(&f.scheduler, "scheduler", "mix", "scheduler: random, pct, or mix (decided per seed)")
 	set.IntVar(&f.pctDepth, "pct-depth", 3, "PCT bug depth d")
 	set.IntVar(&f.stepsMax, "steps-max", 0, "per-run step budget (0: the engine's own)")
@@ -118,7 +124,7 @@ func (f *specFlags) register(set *flag.FlagSet, engineDefault string) {
 }
 
 func (f *specFlags) options() (campaign.Options, error) {
-	engines, err := campaign.ResolveEngines(f.engine)
+	names, err := catalog.ResolveEngines(f.engine)
 	if err != nil {
 		return campaign.Options{}, err
 	}
@@ -126,7 +132,7 @@ func (f *specFlags) options() (campaign.Options, error) {
 	if err != nil {
 		return campaign.Options{}, err
 	}
-	return campaign.Options{Engines: engines, Scheduler: f.scheduler, PCTDepth: f.pctDepth, StepsMax: f.stepsMax,
+	return campaign.Options{Catalog: catalog, Engines: names, Scheduler: f.scheduler, PCTDepth: f.pctDepth, StepsMax: f.stepsMax,
 		Faults: faults, Params: campaign.Params(f.params)}, nil
 }
 
@@ -363,7 +369,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	replay, err := campaign.ReplayTwice(target)
+	replay, err := catalog.ReplayTwice(target)
 	if err != nil && replay == nil {
 		return fail(stderr, err)
 	}
@@ -378,7 +384,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "wrote %s\n", *htmlPath)
 	}
 	if *save != "" {
-		path, err := campaign.SaveRun(*save, replay, campaign.DefaultReplayCommand)
+		path, err := catalog.SaveRun(*save, replay, campaign.DefaultReplayCommand)
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -401,7 +407,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 }
 
 func writeHTML(path string, target campaign.Spec, stderr io.Writer) int {
-	replay, err := campaign.ReplaySpec(target, true)
+	replay, err := catalog.ReplaySpec(target, true)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -472,7 +478,7 @@ func cmdShrink(args []string, stdout, stderr io.Writer) int {
 	if *verbose {
 		options.Log = stdout
 	}
-	path, shrunk, err := campaign.ShrinkToFile(file.Spec, file.Expect, dir, options, campaign.DefaultReplayCommand)
+	path, shrunk, err := catalog.ShrinkToFile(file.Spec, file.Expect, dir, options, campaign.DefaultReplayCommand)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -510,7 +516,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	for _, line := range file.Summary {
 		fmt.Fprintf(stdout, "# %s\n", line)
 	}
-	if err := campaign.Explain(stdout, file, *tail); err != nil {
+	if err := catalog.Explain(stdout, file, *tail); err != nil {
 		return fail(stderr, err)
 	}
 	return campaign.ExitOK

@@ -29,7 +29,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	}{
 		{nil, "usage: leasesim"},
 		{[]string{"fly"}, `unknown command "fly"`},
-		{[]string{"run", "--engine", "nope", "--seeds", "1"}, `unknown engine "nope"; registered: `},
+		{[]string{"run", "--engine", "nope", "--seeds", "1"}, `unknown engine "nope"; known: `},
 		{[]string{"run", "--shard", "2/2", "--engine", "selftest"}, `--shard "2/2"`},
 		{[]string{"run", "--bogus"}, "flag provided but not defined"},
 		{[]string{"run", "--engine", "selftest", "--faults", "meteor=1"}, "--faults"},
@@ -165,7 +165,7 @@ func TestPlantedBugIsFoundShrunkAndReplayed(t *testing.T) {
 // TestLeaseMutantThroughLeasesim runs the lease engine's exe-path mutant
 // (see mutants/README.md) through leasesim end to end: found, shrunk, written,
 // replayed identically, reproduced. Opt-in (about a minute on 2 cores): the
-// sim package's TestLeaseMutants already proves the campaign finds it.
+// workload's TestEngineMutants already proves the campaign finds it.
 func TestLeaseMutantThroughLeasesim(t *testing.T) {
 	if os.Getenv("LEASEKIT_LEASE_MUTANT") == "" {
 		t.Skip("set LEASEKIT_LEASE_MUTANT=1 to run the lease exe-path mutant through leasesim (about a minute)")

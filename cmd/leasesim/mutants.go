@@ -250,11 +250,11 @@ func confounded(hunt campaign.HuntResult, engines, faults string) bool {
 	if err != nil {
 		return false
 	}
-	names, err := campaign.ResolveEngines(engines)
+	names, err := catalog.ResolveEngines(engines)
 	if err != nil {
 		return false
 	}
-	finding, err := campaign.Rerun(campaign.Options{Engines: names, Faults: setting}, hunt.Engine, hunt.Seed)
+	finding, err := campaign.Rerun(campaign.Options{Catalog: catalog, Engines: names, Faults: setting}, hunt.Engine, hunt.Seed)
 	return err == nil && !finding.OK() && finding.Class == hunt.Class
 }
 

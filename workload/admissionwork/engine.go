@@ -1,0 +1,58 @@
+package admissionwork
+
+import (
+	"github.com/anishathalye/porcupine"
+	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
+)
+
+// Engine is the admission engine's definition for the harness: the
+// workload (package admission: the helper lifecycle under crashes, power
+// loss, PID reuse, zombies, stale handles, legacy records, hostile
+// corruption and mutation-claim swaps), its knobs, its history checked by
+// porcupine against models.AdmissionModel, and the probes its campaigns
+// must fire. Each call returns a fresh value.
+func Engine() *campaign.Engine {
+	e := &campaign.Engine{
+		Name:     "admission",
+		Doc:      "single-slot export admission with a helper lifecycle (package admission)",
+		StepsMax: 100_000,
+		Params: []campaign.Param{
+			{Name: "controllers", Default: 3, Min: 1, Max: 6, Doc: "controller processes"},
+			{Name: "ops_per_proc", Default: 10, Min: 1, Max: 64, Doc: "loop steps per controller"},
+			{Name: "respawns", Default: 4, Min: 0, Max: 32, Doc: "crashed controllers restarted per run"},
+			{Name: "legacy", Default: 0, Min: 0, Max: 3, Fixed: true,
+				Doc: "legacy record at setup: 0 drawn per run, 1 none, 2 schema 1, 3 schema 2"},
+		},
+		Setup: func(p campaign.Params) func(w *sim.World) error {
+			return AdmissionWorkload(AdmissionOptions{
+				Controllers: p["controllers"], OpsPerProc: p["ops_per_proc"],
+				RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]), Legacy: p["legacy"],
+			})
+		},
+		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
+			return AdmissionOperations(history), models.AdmissionModel()
+		},
+		Probes: []string{
+			"admission-stale-owner-reclaimed",
+			"admission-stale-guard-reclaimed",
+			"pid-reused",
+			"zombie",
+			sim.ProbeCrashBetweenRenameAndDirSync,
+			"admission-rename-race-refused",
+			"admission-legacy-recovered",
+			"admission-disposition-active",
+			"admission-disposition-indeterminate",
+			"admission-disposition-recoverable",
+			"admission-aba-refused",
+			"admission-helper-bound",
+			"admission-cleanup-unsafe",
+			"admission-liveness-acquired",
+		},
+		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1},
+	}
+	e.Check = workkit.Check(e, CheckAdmissionHistory, workkit.CheckMessage)
+	return e
+}

@@ -1,0 +1,489 @@
+package admissionwork
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leasekit/leasekit/admission"
+	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/internal/modelmap"
+	"github.com/leasekit/leasekit/internal/statecas"
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
+)
+
+// The admission workload: controller processes on one host acquire the
+// export admission slot (package admission), walk the helper lifecycle
+// (BeginHelperLaunch, spawn a helper child, BindHelper(child), Settle or
+// MarkCleanupUnsafe, Release), and die at any step. Helpers die, or exit
+// leaving a descendant behind. Controllers keep copies of their handles
+// from before each update and present them later: a stale controller must
+// lose every compare-and-swap (ABA, lost update), which porcupine checks
+// against models.AdmissionModel.
+//
+// Some runs start with a legacy record (schema 1, or schema 2 parent-owned
+// without a revision) written by setup on the host's boot, as a seed-era
+// controller would have left it; the history starts with an
+// AdmissionLegacy event saying so. A schema-1 record is recoverable only
+// after a reboot, so "legacy admission recovered" fires after a power loss
+// (or the liveness phase's operator reboot).
+//
+// Hostile hooks: FaultCorrupt garbles active.json (AdmissionCorruption) and
+// an operator removes it later (AdmissionClear); FaultRenameRace replaces a
+// mutation claim file by an identical copy (a new inode), which an orphan
+// recovery must refuse to delete.
+//
+// Liveness: when the last controller ends, every remaining helper and
+// descendant is killed, faults stop and corruptions are repaired; a probe
+// process must then acquire within a bound. An indeterminate refusal is by
+// design until a reboot proves helpers gone, so the probe asks for one
+// operator reboot; anything but Acquired after that (with every process
+// dead) is a liveness finding.
+
+// AdmissionOptions are the admission workload's knobs. Zero means default.
+type AdmissionOptions struct {
+	// Controllers is the number of controller processes (default 3).
+	Controllers int
+	// OpsPerProc is the number of steps of a controller's loop (default 10).
+	OpsPerProc int
+	// RespawnsMax bounds restarts of crashed controllers (default 4; -1 none).
+	RespawnsMax int
+	// PIDMax is the host's pid_max (default 40, so PIDs are reused).
+	PIDMax int
+	// Legacy selects the legacy record setup writes: 0 drawn per run,
+	// 1 none, 2 schema 1, 3 schema 2 parent-owned.
+	Legacy int
+	// LivenessStepsMax bounds the liveness phase (default 20000).
+	LivenessStepsMax int
+}
+
+func (o AdmissionOptions) withDefaults() AdmissionOptions {
+	o.Controllers = cmp.Or(o.Controllers, 3)
+	o.OpsPerProc = cmp.Or(o.OpsPerProc, 10)
+	o.RespawnsMax = cmp.Or(o.RespawnsMax, 4)
+	o.PIDMax = cmp.Or(o.PIDMax, 40)
+	o.LivenessStepsMax = cmp.Or(o.LivenessStepsMax, 20_000)
+	o.RespawnsMax = max(o.RespawnsMax, 0)
+	return o
+}
+
+const (
+	admissionHome       = "/home/export"
+	admissionUID        = 1000
+	admissionProbeTries = 300
+	admissionStaleMax   = 3
+)
+
+// admissionFile is the slot file.
+var admissionFile = fspath.Join(append([]string{admissionHome}, append(admission.RootDir, admission.FileName)...)...)
+
+// AdmissionWorkload returns a Setup running the admission workload.
+func AdmissionWorkload(opts AdmissionOptions) func(w *sim.World) error {
+	opts = opts.withDefaults()
+	return func(w *sim.World) error {
+		aw := &admissionWorld{world: w, opts: opts}
+		return aw.setup()
+	}
+}
+
+type admissionWorld struct {
+	world  *sim.World
+	opts   AdmissionOptions
+	host   *sim.Host
+	volume *sim.Volume
+	// exes counts executables: every process runs its own, so no restart
+	// is an exact identity twin of a dead owner (see the lease workload).
+	exes        int
+	controllers int
+	respawns    int
+	workkit.LifeLedger
+	// legacy is true while setup's legacy record is still in the slot.
+	legacy bool
+	// corrupted is set while a hostile corruption sits in the slot; its
+	// bytes are corruption (empty when garble truncated the record to zero
+	// bytes, so a nil corruption cannot mean "none") and its repair step
+	// repairAt.
+	corrupted  bool
+	corruption []byte
+	repairAt   int
+	swaps      int
+	failure    error
+	liveness   *admissionLiveness
+}
+
+func (aw *admissionWorld) setup() error {
+	w, opts := aw.world, aw.opts
+	aw.volume = w.AddVolume("disk0")
+	aw.volume.FS().MkdirAll(admissionHome, 0o700, admissionUID)
+	aw.host = w.AddHost(sim.HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: aw.volume})
+	aw.StartLedger(w, aw.host)
+	legacy := opts.Legacy
+	if legacy == 0 {
+		legacy = 1 + w.Decisions().Intn(3)
+	}
+	w.Tracef("admission-workload controllers=%d ops=%d legacy=%d", opts.Controllers, opts.OpsPerProc, legacy)
+	if legacy > 1 {
+		if err := aw.writeLegacy(legacy); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < opts.Controllers; i++ {
+		if _, err := aw.spawn(fmt.Sprintf("controller-%d", i), aw.controller); err != nil {
+			return err
+		}
+		aw.controllers++
+	}
+	w.FaultHook(sim.FaultCorrupt, aw.corrupt)
+	w.FaultHook(sim.FaultRenameRace, aw.renameRace)
+	w.OnExit(aw.exited)
+	w.Invariant("admission", aw.check)
+	return nil
+}
+
+// writeLegacy writes a seed-era record owned by a process of this boot
+// that is gone: schema 1 (kind 2) or schema 2 parent-owned (kind 3).
+func (aw *admissionWorld) writeLegacy(kind int) error {
+	dir := fspath.Dir(admissionFile)
+	aw.volume.FS().MkdirAll(dir, 0o700, admissionUID)
+	start := sha256.Sum256([]byte("seed-era controller"))
+	owner := statecas.Owner{PID: aw.opts.PIDMax - 1, BootID: statecas.BootDigest(aw.Boot()),
+		ProcessStartID: hex.EncodeToString(start[:]), Legacy: true}
+	claim := admission.Claim{SchemaVersion: 1, ID: "0f8fad5b-d9cb-469f-a165-70867728950e", Owner: owner}
+	phase := models.PhaseCleanupUnsafe // schema 1: recoverable only after a reboot
+	if kind == 3 {
+		claim.SchemaVersion, claim.Phase = 2, admission.PhaseParentOwned
+		phase = models.PhaseParentOwned
+	}
+	root := aw.volume.FS().View(admissionUID)
+	if err := workkit.WriteRoot(root, admissionFile, lease.O_CREATE|lease.O_EXCL, claim.Bytes()); err != nil {
+		return fmt.Errorf("legacy admission: %w", err)
+	}
+	workkit.SyncRoot(root, dir)
+	aw.legacy = true
+	aw.world.RecordEvent("legacy", models.AdmissionLegacy{Host: aw.host.Name(), Phase: phase})
+	aw.world.Probe(fmt.Sprintf("admission-legacy-schema-%d", claim.SchemaVersion))
+	return nil
+}
+
+func (aw *admissionWorld) spawn(name string, body func(p *sim.Proc)) (*sim.Proc, error) {
+	aw.exes++
+	p, err := aw.world.Spawn(aw.host, sim.ProcSpec{Name: name, UID: admissionUID,
+		Exe: fmt.Sprintf("/usr/bin/export-%d", aw.exes)}, body)
+	if err != nil {
+		return nil, err
+	}
+	aw.Track(p)
+	return p, nil
+}
+
+func (aw *admissionWorld) config(p *sim.Proc) admission.Config {
+	return admission.Config{StateHome: admissionHome, FS: &admissionFS{FS: p.FS(), aw: aw, p: p},
+		Clock: p.Clock(), Inspector: p.Inspector(), IDs: p.IDs()}
+}
+
+// admissionFS observes engine steps the history cannot show: a slot removed
+// by an acquire (a stale owner reclaimed, maybe a legacy one), an orphaned
+// mutation claim recovered, and one put back (a rename race refused).
+type admissionFS struct {
+	lease.FS
+	aw *admissionWorld
+	p  *sim.Proc
+	// acquiring is set while the process runs Acquire.
+	acquiring bool
+}
+
+func (f *admissionFS) Remove(name string) error {
+	err := f.FS.Remove(name)
+	if err == nil && name == admissionFile && f.acquiring {
+		f.aw.world.Probe("admission-stale-owner-reclaimed")
+		if f.aw.legacy {
+			f.aw.world.Probe("admission-legacy-recovered")
+		}
+	}
+	return err
+}
+
+func (f *admissionFS) RenameNoReplace(oldpath, newpath string) error {
+	err := f.FS.RenameNoReplace(oldpath, newpath)
+	workkit.NoteClaimRename(f.aw.world, "admission", oldpath, newpath, err)
+	return err
+}
+
+// handle is a controller's admission handle and the helper it bound.
+type handle struct {
+	a      *admission.Admission
+	helper int // Proc ID of the bound helper, 0 = none
+}
+
+// controller runs the helper lifecycle with crashes at any step.
+func (aw *admissionWorld) controller(p *sim.Proc) {
+	d := aw.world.Decisions()
+	cfg := aw.config(p)
+	var mine *handle
+	var stale []handle
+	for i := 0; i < aw.opts.OpsPerProc; i++ {
+		choice := d.Intn(100)
+		switch {
+		case len(stale) > 0 && choice < 15:
+			aw.presentStale(p, stale[d.Intn(len(stale))])
+		case mine == nil && choice < 85:
+			mine = aw.acquire(p, cfg)
+		case mine == nil:
+			aw.inspect(p, cfg)
+		default:
+			keep := *mine
+			if len(stale) < admissionStaleMax {
+				copied := *mine.a
+				stale = append(stale, handle{a: &copied, helper: mine.helper})
+			} else {
+				copied := *mine.a
+				stale[d.Intn(len(stale))] = handle{a: &copied, helper: mine.helper}
+			}
+			if !aw.advance(p, &keep, choice) {
+				mine = nil // released or abandoned
+			} else {
+				mine = &keep
+			}
+		}
+		_ = p.Clock().Sleep(context.Background(), time.Duration(d.Intn(3))*time.Millisecond)
+	}
+	if mine != nil && mine.a.Claim().Phase == admission.PhaseParentOwned && mine.helper == 0 && d.Intn(2) == 0 {
+		aw.release(p, mine)
+	}
+}
+
+// advance takes one lifecycle step of h; false means h is done with.
+func (aw *admissionWorld) advance(p *sim.Proc, h *handle, choice int) bool {
+	switch h.a.Claim().Phase {
+	case admission.PhaseParentOwned:
+		if choice < 55 {
+			aw.transition(p, h, models.PhaseHelperLaunching, 0, h.a.BeginHelperLaunch)
+			return true
+		}
+		return !aw.release(p, h)
+	case admission.PhaseHelperLaunching:
+		switch {
+		case choice < 65:
+			child, err := aw.spawn(p.Name()+"-helper", aw.helperBody)
+			if err != nil {
+				return true
+			}
+			aw.world.Probe("admission-helper-spawned")
+			if aw.transition(p, h, models.PhaseHelperActive, child.ID(), func() error { return h.a.BindHelper(child.Table().PID) }) {
+				h.helper = child.ID()
+				aw.world.Probe("admission-helper-bound")
+			}
+		case choice < 90:
+			aw.transition(p, h, models.PhaseParentOwned, 0, h.a.Settle)
+		default:
+			aw.markUnsafe(p, h)
+		}
+	case admission.PhaseHelperActive:
+		if choice < 75 {
+			if aw.transition(p, h, models.PhaseParentOwned, 0, h.a.Settle) {
+				h.helper = 0
+			}
+		} else {
+			aw.markUnsafe(p, h)
+		}
+	case admission.PhaseCleanupUnsafe:
+		return false // only a reboot recovers it: abandon
+	}
+	return true
+}
+
+func (aw *admissionWorld) markUnsafe(p *sim.Proc, h *handle) {
+	if aw.transition(p, h, models.PhaseCleanupUnsafe, h.helper, h.a.MarkCleanupUnsafe) {
+		aw.world.Probe("admission-cleanup-unsafe")
+	}
+}
+
+// presentStale presents a stale copy of a handle: its CAS must lose unless
+// the handle it copied never moved on.
+func (aw *admissionWorld) presentStale(p *sim.Proc, h handle) {
+	var ok bool
+	switch h.a.Claim().Phase {
+	case admission.PhaseParentOwned:
+		if h.helper != 0 {
+			return
+		}
+		aw.release(p, &h)
+		return
+	case admission.PhaseHelperLaunching, admission.PhaseHelperActive:
+		ok = aw.transition(p, &h, models.PhaseParentOwned, 0, h.a.Settle)
+	default:
+		return
+	}
+	if ok {
+		aw.world.Probe("admission-stale-copy-won")
+	}
+}
+
+// transition records one lifecycle update; it reports success.
+func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.AdmissionPhase, helper int, update func() error) bool {
+	if h.a.Released() {
+		return false // ErrReleased before any I/O: a handle-local refusal the model has no state for
+	}
+	claim := h.a.Claim()
+	in := models.AdmissionTransition{Proc: p.ID(), ClaimID: claim.ID, FromRevision: claim.Revision,
+		FromPhase: modelmap.AdmissionPhase(claim.Phase), ToPhase: to, Helper: helper}
+	if helper != 0 {
+		in.HelperHost = aw.host.Name()
+	}
+	op := p.Begin("transition", in)
+	err := update()
+	kind, known := modelmap.AdmissionCAS(err)
+	if !known {
+		p.End(op, models.Unknown{})
+		aw.world.Probe("admission-update-error")
+		return false
+	}
+	out := models.AdmissionTransitionResult{Kind: kind}
+	if kind == models.CASOK {
+		out.Revision = h.a.Claim().Revision
+	}
+	if kind == models.CASChanged {
+		aw.world.Probe("admission-aba-refused")
+	}
+	p.End(op, out)
+	return kind == models.CASOK
+}
+
+// release records a Release; it reports whether the slot was released.
+func (aw *admissionWorld) release(p *sim.Proc, h *handle) bool {
+	if h.a.Released() {
+		return false // a second release is a handle-local no-op (nil), not a compare-and-swap
+	}
+	claim := h.a.Claim()
+	in := models.AdmissionRelease{Proc: p.ID(), ClaimID: claim.ID, Revision: claim.Revision,
+		Phase: modelmap.AdmissionPhase(claim.Phase), HasHelper: claim.HelperOwner != nil}
+	op := p.Begin("release", in)
+	err := h.a.Release()
+	kind, known := modelmap.AdmissionCAS(err)
+	if !known {
+		p.End(op, models.Unknown{})
+		aw.world.Probe("admission-release-error")
+		return false
+	}
+	switch kind {
+	case models.CASOK:
+		aw.world.Probe("admission-released")
+	case models.CASChanged:
+		aw.world.Probe("admission-aba-refused")
+	}
+	p.End(op, models.AdmissionReleaseResult{Kind: kind})
+	return kind == models.CASOK
+}
+
+// acquire records an Acquire; it returns the handle when acquired.
+func (aw *admissionWorld) acquire(p *sim.Proc, cfg admission.Config) *handle {
+	a, kind, known := aw.acquireRecorded(p, cfg)
+	if !known || kind != models.AdmissionAcquired {
+		return nil
+	}
+	return &handle{a: a}
+}
+
+func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*admission.Admission, models.AdmissionAcquireKind, bool) {
+	op := p.Begin("acquire", models.AdmissionAcquire{Proc: p.ID(), Host: aw.host.Name()})
+	fsys := cfg.FS.(*admissionFS)
+	fsys.acquiring = true
+	a, err := admission.Acquire(cfg)
+	fsys.acquiring = false
+	out, known := modelmap.AdmissionAcquire(a, err)
+	if !known {
+		p.End(op, models.Unknown{})
+		aw.world.Probe("admission-acquire-error")
+		aw.world.Tracef("admission-error proc=%s acquire: %v", p.Name(), err)
+		return nil, 0, false
+	}
+	kind := out.Kind
+	aw.world.Probe("admission-acquire-" + [...]string{"", "acquired", "active", "indeterminate", "contention", "corrupt"}[kind])
+	p.End(op, out)
+	return a, kind, true
+}
+
+// inspect runs admission.Inspect (read-only, not in the history) for the
+// disposition probes.
+func (aw *admissionWorld) inspect(p *sim.Proc, cfg admission.Config) {
+	claim, disposition, err := admission.Inspect(cfg)
+	if err == nil && claim != nil {
+		aw.world.Probe("admission-disposition-" + string(disposition))
+	}
+}
+
+// helperBody is a helper child: it may start a descendant that outlives
+// it, works for a while, and exits.
+func (aw *admissionWorld) helperBody(p *sim.Proc) {
+	d := aw.world.Decisions()
+	if d.Intn(2) == 0 {
+		if _, err := aw.spawn(p.Name()+"-descendant", aw.descendantBody); err == nil {
+			aw.world.Probe("admission-helper-left-descendant")
+		}
+	}
+	_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(20))*time.Millisecond)
+}
+
+func (aw *admissionWorld) descendantBody(p *sim.Proc) {
+	_ = p.Clock().Sleep(context.Background(), time.Duration(5+aw.world.Decisions().Intn(40))*time.Millisecond)
+}
+
+func (aw *admissionWorld) fail(err error, liveness bool) {
+	if liveness {
+		err = &sim.LivenessError{Message: err.Error()}
+	}
+	if aw.failure == nil {
+		aw.failure = err
+	}
+}
+
+// exited records deaths, restarts crashed controllers, and starts the
+// liveness phase after the last controller.
+func (aw *admissionWorld) exited(p *sim.Proc, reason sim.ExitReason) {
+	aw.NoteExit(p)
+	if aw.liveness != nil {
+		aw.liveness.exited(p)
+		return
+	}
+	if !strings.HasPrefix(p.Name(), "controller-") || strings.Contains(p.Name(), "-helper") {
+		return
+	}
+	aw.controllers--
+	if reason != sim.ExitFinished && aw.respawns < aw.opts.RespawnsMax {
+		aw.respawns++
+		if _, err := aw.spawn(p.Name(), aw.controller); err == nil {
+			aw.controllers++
+			aw.world.Probe("admission-respawn")
+		}
+	}
+	if aw.controllers == 0 {
+		aw.startLiveness()
+	}
+}
+
+// check is the per-step invariant: reboots into the history, the legacy
+// record's presence, hostile repairs, and the liveness bound.
+func (aw *admissionWorld) check() error {
+	w := aw.world
+	aw.NoteReboot()
+	if aw.legacy {
+		data, err := workkit.ReadRoot(aw.volume.Root(), admissionFile)
+		if err != nil || !strings.Contains(string(data), `"bootId"`) || strings.Contains(string(data), `"hostname"`) {
+			aw.legacy = false
+		}
+	}
+	if aw.corrupted && w.Step() >= aw.repairAt {
+		aw.repair(false)
+	}
+	if aw.liveness != nil && aw.failure == nil && !aw.liveness.done && w.Step()-aw.liveness.startStep > aw.opts.LivenessStepsMax {
+		aw.fail(fmt.Errorf("liveness: no acquire within %d steps after the workload ended", aw.opts.LivenessStepsMax), true)
+	}
+	return aw.failure
+}

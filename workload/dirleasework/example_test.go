@@ -1,0 +1,20 @@
+package dirleasework_test
+
+import (
+	"fmt"
+
+	"github.com/leasekit/leasekit/workload/dirleasework"
+)
+
+// The engine's knobs, with the defaults a campaign runs and the minimums
+// shrinking lowers them towards.
+func ExampleEngine() {
+	for _, p := range dirleasework.Engine().Params {
+		fmt.Printf("%s=%d (min %d): %s\n", p.Name, p.Default, p.Min, p.Doc)
+	}
+	// Output:
+	// creators=3 (min 1): creator processes
+	// recoverers=2 (min 1): recovery processes racing the creators
+	// ops_per_proc=6 (min 1): loop steps per process
+	// respawns=4 (min 0): crashed processes restarted per run
+}

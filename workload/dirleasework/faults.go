@@ -1,0 +1,246 @@
+package dirleasework
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/leasekit/leasekit/dirlease"
+	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
+)
+
+// dirRepairDelayMax bounds the steps between a swap and the operator's
+// removal of the impostor directory.
+const dirRepairDelayMax = 600
+
+// dirClaimsPath is the claim directory.
+var dirClaimsPath = fspath.Join(append([]string{dirleaseHome}, dirlease.RootDir...)...)
+
+// sortedTracks returns the tracked paths in a deterministic order.
+func (dw *dirWorld) sortedTracks() []*dirTrack {
+	tracks := make([]*dirTrack, 0, len(dw.tracks))
+	for _, t := range dw.tracks {
+		tracks = append(tracks, t)
+	}
+	sort.Slice(tracks, func(i, j int) bool { return tracks[i].path < tracks[j].path })
+	return tracks
+}
+
+// swap is the FaultRenameRace hook: a co-tenant moves a claimed directory
+// away and puts an empty directory of its own (same user, mode 0700) at its
+// path, between a recovery's check and its use.
+func (dw *dirWorld) swap(w *sim.World) {
+	var candidates []*dirTrack
+	root := dw.volume.FS().View(dirleaseUID)
+	for _, t := range dw.sortedTracks() {
+		if !t.claimed || !t.created || t.foreign || t.bundle {
+			continue
+		}
+		if info, err := root.Lstat(t.path); err == nil && info.IsDir() {
+			candidates = append(candidates, t)
+		}
+	}
+	if len(candidates) == 0 {
+		return
+	}
+	t := candidates[w.Decisions().Intn(len(candidates))]
+	dw.swaps++
+	if root.Rename(t.path, fmt.Sprintf("%s.moved-%d", t.path, dw.swaps)) != nil {
+		return
+	}
+	if err := root.Mkdir(t.path, 0o700); err != nil {
+		panic(fmt.Sprintf("sim: dirlease swap: %v", err))
+	}
+	workkit.SyncRoot(root, dirleaseWork)
+	info, err := root.Lstat(t.path)
+	if err != nil {
+		panic(fmt.Sprintf("sim: dirlease swap: %v", err))
+	}
+	id, ok := info.Identity()
+	if !ok {
+		panic(fmt.Sprintf("sim: dirlease swap: %s has no identity", t.path))
+	}
+	t.foreign, t.foreignID = true, id
+	t.repairAt = w.Step() + 1 + w.Decisions().Intn(dirRepairDelayMax)
+	w.RecordEvent("swap", models.DirSwap{Path: t.path})
+	w.Probe("dirlease-swap")
+}
+
+// repairDue removes the impostor directories whose time has come (all of
+// them when force is set): the operator. The operator knows the impostor by
+// its identity, not by its path: a recovery that found it at the claimed
+// path renamed it to the claim's removal quarantine name before refusing,
+// and a crash or power loss before its rename back leaves it there. The
+// operator looks for it at the claimed path, then in the parent directory,
+// and removes it wherever it is; only then can a recovery proceed.
+func (dw *dirWorld) repairDue(force bool) {
+	root := dw.volume.Root()
+	for _, t := range dw.sortedTracks() {
+		if !t.foreign || (!force && dw.world.Step() < t.repairAt) {
+			continue
+		}
+		at, found := dw.findForeign(root, t)
+		if !found {
+			t.foreign = false
+			continue // already gone
+		}
+		if root.Remove(at) != nil {
+			continue // an injected error: the operator retries at a later step
+		}
+		t.foreign = false
+		workkit.SyncRoot(root, dirleaseWork)
+		delete(dw.quarantined, at)
+		if at != t.path {
+			dw.world.Probe("dirlease-operator-repair-quarantined")
+		}
+		dw.world.RecordEvent("remove", models.DirRemove{Path: t.path})
+		dw.world.Probe("dirlease-operator-repair")
+	}
+}
+
+// findForeign returns where t's impostor directory is now: at t.path, or
+// under another name in the parent (a recovery's quarantine name).
+func (dw *dirWorld) findForeign(root lease.FS, t *dirTrack) (string, bool) {
+	holds := func(name string) bool {
+		info, err := root.Lstat(name)
+		if err != nil || !info.IsDir() {
+			return false
+		}
+		id, ok := info.Identity()
+		return ok && id == t.foreignID
+	}
+	if holds(t.path) {
+		return t.path, true
+	}
+	entries, err := root.ReadDir(dirleaseWork)
+	if err != nil {
+		panic(fmt.Sprintf("sim: dirlease operator: read %s: %v", dirleaseWork, err))
+	}
+	for _, e := range entries {
+		if name := fspath.Join(dirleaseWork, e.Name); holds(name) {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// dirLiveness is the final phase.
+type dirLiveness struct {
+	dw        *dirWorld
+	startStep int
+	probe     *sim.Proc
+	done      bool
+}
+
+func (dw *dirWorld) startLiveness() {
+	w := dw.world
+	w.StopFaults()
+	dw.liveness = &dirLiveness{dw: dw, startStep: w.Step()}
+	for _, p := range append([]*sim.Proc(nil), w.Procs()...) {
+		if p.Alive() {
+			w.Crash(p)
+		}
+	}
+	dw.repairDue(true)
+	w.Tracef("dirlease-liveness start")
+	probe, err := dw.spawn("probe", dw.liveness.body)
+	if err != nil {
+		dw.fail(fmt.Errorf("liveness: spawn probe: %v", err), true)
+		return
+	}
+	dw.liveness.probe = probe
+}
+
+func (l *dirLiveness) exited(p *sim.Proc) {}
+
+// body recovers until no claim is left, waiting out live-thread zombies and
+// launching windows.
+func (l *dirLiveness) body(p *sim.Proc) {
+	dw := l.dw
+	var last string
+	for try := 0; try < dirleaseProbeTries; try++ {
+		report, err, ok := dw.recoverRecorded(p)
+		switch {
+		case !ok:
+			last = fmt.Sprintf("recovery failed: %v", err)
+		case report.Active > 0 && dw.AliveCount() > 1:
+			last = "waiting for a live-thread zombie"
+		case report.Active == 0 && report.Indeterminate == 0:
+			if left := dw.claimsLeft(); len(left) > 0 {
+				dw.fail(fmt.Errorf("liveness: a clean recovery pass left claims %v", left), true)
+				return
+			}
+			dw.world.Probe("dirlease-liveness-recovered")
+			l.done = true
+			return
+		default:
+			last = fmt.Sprintf("report %+v", report)
+			if wait := dw.launchWait(p); wait > 0 {
+				// A launching claim waits for its recoverAfterMs, which a
+				// wall clock stepped backwards pushed into the future.
+				dw.world.Probe("dirlease-liveness-waits-launch-window")
+				_ = p.Clock().Sleep(context.Background(), wait)
+			}
+		}
+		_ = p.Clock().Sleep(context.Background(), 2*time.Millisecond)
+	}
+	dw.fail(fmt.Errorf("liveness: with every process dead and faults off, recovery did not clear the claims in %d "+
+		"passes; last: %s", dirleaseProbeTries, last), true)
+}
+
+// dirLaunchWaitMax bounds the probe's wait for a launching window.
+const dirLaunchWaitMax = 48 * time.Hour
+
+// launchWait returns how long until every claim's recoverAfterMs has passed
+// on p's wall clock (faults are off: root reads are safe).
+func (dw *dirWorld) launchWait(p *sim.Proc) time.Duration {
+	latest := int64(0)
+	for _, name := range dw.claimsLeft() {
+		data, err := workkit.ReadRoot(dw.volume.Root(), fspath.Join(dirClaimsPath, name))
+		var claim struct {
+			RecoverAfterMs int64 `json:"recoverAfterMs"`
+		}
+		if err == nil && json.Unmarshal(data, &claim) == nil {
+			latest = max(latest, claim.RecoverAfterMs)
+		}
+	}
+	wait := time.Duration(latest-p.Clock().Now().UnixMilli()+1) * time.Millisecond
+	return min(wait, dirLaunchWaitMax)
+}
+
+// claimsLeft lists the claim files left (faults are off: root reads are safe).
+func (dw *dirWorld) claimsLeft() []string {
+	entries, _ := dw.volume.Root().ReadDir(dirClaimsPath)
+	var left []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name, ".json") {
+			left = append(left, e.Name)
+		}
+	}
+	return left
+}
+
+// DirleaseOperations converts a dirlease workload history; read-only uses
+// cut short by a crash are dropped (CHECKING.md).
+func DirleaseOperations(history []sim.Operation) []porcupine.Operation {
+	return workkit.Operations(history, func(op sim.Operation) bool {
+		_, use := op.Input.(models.DirUse)
+		return use && (op.Unknown || op.Output == nil)
+	})
+}
+
+// CheckDirleaseHistory checks a dirlease workload history against
+// models.DirLeaseModel: nil means linearizable; a timeout wraps
+// ErrCheckTimeout.
+func CheckDirleaseHistory(history []sim.Operation) error {
+	return workkit.CheckHistory("dirlease", DirleaseOperations(history), models.ValidateDirLeaseHistory, models.CheckDirLease,
+		models.DirLeaseModel())
+}

@@ -1,0 +1,618 @@
+package dirleasework
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/leasekit/leasekit/dirlease"
+	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/internal/modelmap"
+	"github.com/leasekit/leasekit/internal/statefile"
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
+)
+
+// The dirlease workload: creator processes make private 0700 working
+// directories (raw-working, and bundle-stage with a sibling output root),
+// Create leases on them, Update raw ones through their phases (running with
+// a child process's PID), publish bundles by renaming them to their output
+// root, Release, and remove their directories; they die at any step.
+// Recoverer processes run Recover concurrently (recovery racing creators).
+// A hostile hook swaps a claimed directory for another by rename (DirSwap)
+// and an operator later removes the impostor (DirRemove).
+//
+// Ground truth, checked when a recovery moves or removes a directory: the
+// directory is not foreign (swapped in), its owner is dead, and no child
+// the claim surely records is alive. Liveness: once every process is dead,
+// faults stop and impostors are removed, a probe's Recover must leave no
+// claim within a bound.
+
+// DirleaseOptions are the dirlease workload's knobs. Zero means default.
+type DirleaseOptions struct {
+	// Creators is the number of creator processes (default 3).
+	Creators int
+	// Recoverers is the number of recovery processes (default 2).
+	Recoverers int
+	// OpsPerProc is the number of loop steps per process (default 6: a
+	// history then checks in a few milliseconds at p99).
+	OpsPerProc int
+	// RespawnsMax bounds restarts of crashed creators (default 4; -1 none).
+	RespawnsMax int
+	// PIDMax is the host's pid_max (default 40).
+	PIDMax int
+	// LivenessStepsMax bounds the liveness phase (default 20000).
+	LivenessStepsMax int
+}
+
+func (o DirleaseOptions) withDefaults() DirleaseOptions {
+	o.Creators = cmp.Or(o.Creators, 3)
+	o.Recoverers = cmp.Or(o.Recoverers, 2)
+	o.OpsPerProc = cmp.Or(o.OpsPerProc, 6)
+	o.RespawnsMax = cmp.Or(o.RespawnsMax, 4)
+	o.PIDMax = cmp.Or(o.PIDMax, 40)
+	o.LivenessStepsMax = cmp.Or(o.LivenessStepsMax, 20_000)
+	o.RespawnsMax = max(o.RespawnsMax, 0)
+	return o
+}
+
+const (
+	dirleaseHome       = "/home/dl"
+	dirleaseWork       = "/home/dl/work"
+	dirleaseUID        = 1000
+	dirleaseProbeTries = 200
+	// dirleaseLaunchWindowMs bounds RecoverAfterMs beyond the creation time.
+	dirleaseLaunchWindowMs = 40
+)
+
+// DirleaseWorkload returns a Setup running the dirlease workload.
+func DirleaseWorkload(opts DirleaseOptions) func(w *sim.World) error {
+	opts = opts.withDefaults()
+	return func(w *sim.World) error {
+		dw := &dirWorld{world: w, opts: opts}
+		return dw.setup()
+	}
+}
+
+// dirTrack is the ground truth about one created directory path.
+type dirTrack struct {
+	path  string
+	owner *sim.Proc
+	// child is the running child the claim surely records (nil if none or
+	// unsure).
+	child *sim.Proc
+	// foreign is set while a swapped-in directory exists (at path, or
+	// where a recovery moved it); foreignID is its identity.
+	foreign   bool
+	foreignID lease.FileIdentity
+	// swappedAt is the step of the swap; repairAt the operator's.
+	repairAt int
+	// claimed is set once a Create may have written the claim.
+	claimed bool
+	// created is set once a Create returned the claim: only then is the
+	// identity it recorded the one made by the creator, and a swap foreign.
+	created bool
+	// bundle marks a bundle stage: never swapped (a published impostor
+	// would wedge recovery by the hostile's doing, not by crashes).
+	bundle bool
+	// publishOut is the output root of a publish rename done but not yet
+	// known durable ("" if none).
+	publishOut string
+}
+
+type dirWorld struct {
+	world    *sim.World
+	opts     DirleaseOptions
+	host     *sim.Host
+	volume   *sim.Volume
+	exes     int
+	creators int
+	respawns int
+	paths    int
+	swaps    int
+	workkit.LifeLedger
+	tracks map[string]*dirTrack
+	// quarantined maps a quarantine path to the directory moved there.
+	quarantined map[string]*dirMoved
+	// creating and recovering count calls in flight (the race probe).
+	creating, recovering int
+	failure              error
+	liveness             *dirLiveness
+}
+
+func (dw *dirWorld) setup() error {
+	w, opts := dw.world, dw.opts
+	dw.tracks = make(map[string]*dirTrack)
+	dw.quarantined = make(map[string]*dirMoved)
+	dw.volume = w.AddVolume("disk0")
+	dw.volume.FS().MkdirAll(dirleaseHome, 0o700, dirleaseUID)
+	dw.volume.FS().MkdirAll(dirleaseWork, 0o755, dirleaseUID)
+	dw.host = w.AddHost(sim.HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: dw.volume})
+	dw.StartLedger(w, dw.host)
+	w.Tracef("dirlease-workload creators=%d recoverers=%d ops=%d", opts.Creators, opts.Recoverers, opts.OpsPerProc)
+	for i := 0; i < opts.Creators; i++ {
+		if _, err := dw.spawn(fmt.Sprintf("creator-%d", i), dw.creator); err != nil {
+			return err
+		}
+		dw.creators++
+	}
+	for i := 0; i < opts.Recoverers; i++ {
+		if _, err := dw.spawn(fmt.Sprintf("recoverer-%d", i), dw.recoverer); err != nil {
+			return err
+		}
+		dw.creators++
+	}
+	w.FaultHook(sim.FaultRenameRace, dw.swap)
+	w.OnExit(dw.exited)
+	w.Invariant("dirlease", dw.check)
+	return nil
+}
+
+func (dw *dirWorld) spawn(name string, body func(p *sim.Proc)) (*sim.Proc, error) {
+	dw.exes++
+	p, err := dw.world.Spawn(dw.host, sim.ProcSpec{Name: name, UID: dirleaseUID,
+		Exe: fmt.Sprintf("/usr/bin/dirlease-%d", dw.exes)}, body)
+	if err != nil {
+		return nil, err
+	}
+	dw.Track(p)
+	return p, nil
+}
+
+// dirFS checks every move or removal a recovery makes against the ground
+// truth, at the step it happens.
+type dirFS struct {
+	lease.FS
+	dw *dirWorld
+	p  *sim.Proc
+	// recovering is set while the process runs Recover.
+	recovering bool
+}
+
+func (f *dirFS) Rename(oldpath, newpath string) error {
+	f.judgeMove(oldpath, newpath)
+	return f.FS.Rename(oldpath, newpath)
+}
+
+func (f *dirFS) RenameNoReplace(oldpath, newpath string) error {
+	f.judgeMove(oldpath, newpath)
+	err := f.FS.RenameNoReplace(oldpath, newpath)
+	workkit.NoteClaimRename(f.dw.world, "dirlease", oldpath, newpath, err)
+	if err == nil && f.recovering && f.dw.quarantined[oldpath] != nil {
+		delete(f.dw.quarantined, oldpath) // put back: the move was refused
+	}
+	return err
+}
+
+func (f *dirFS) Remove(name string) error {
+	f.judgeRemove(name)
+	return f.FS.Remove(name)
+}
+
+// judgeMove runs after the scheduling point of a recovery's rename, so the
+// ground truth is the one the call acts on. Moving a directory of a live
+// owner (or of a running child the claim surely records) is a violation at
+// once: its owner was alive when the pass judged it too. A foreign
+// directory may be moved into quarantine, as long as it is put back and not
+// removed (judgeRemove).
+func (f *dirFS) judgeMove(oldpath, newpath string) {
+	t := f.dw.tracks[oldpath]
+	if !f.recovering || t == nil || !t.claimed {
+		return
+	}
+	f.judgeLive(t, "moves")
+	f.dw.quarantined[newpath] = &dirMoved{track: t, foreign: t.foreign}
+}
+
+// judgeRemove fails the run if a recovery removes a tracked directory, or
+// the quarantine it moved one to, that is foreign or has a live owner.
+func (f *dirFS) judgeRemove(name string) {
+	if !f.recovering {
+		return
+	}
+	if moved := f.dw.quarantined[name]; moved != nil {
+		if moved.foreign {
+			f.dw.fail(fmt.Errorf("%s's recovery removes %s, which holds the directory swapped in at %s (another identity)",
+				f.p.Name(), name, moved.track.path), false)
+		}
+		f.judgeLive(moved.track, "removes")
+		return
+	}
+	if t := f.dw.tracks[name]; t != nil && t.claimed {
+		if t.foreign {
+			f.dw.fail(fmt.Errorf("%s's recovery removes %s, a directory with another identity (swapped in)", f.p.Name(), name), false)
+		}
+		f.judgeLive(t, "removes")
+	}
+}
+
+func (f *dirFS) judgeLive(t *dirTrack, verb string) {
+	dw := f.dw
+	switch {
+	case dw.Alive(t.owner):
+		dw.fail(fmt.Errorf("%s's recovery %s %s of live owner %s", f.p.Name(), verb, t.path, t.owner.Name()), false)
+	case t.child != nil && dw.Alive(t.child):
+		dw.fail(fmt.Errorf("%s's recovery %s %s whose running child %s is alive", f.p.Name(), verb, t.path, t.child.Name()), false)
+	}
+}
+
+// dirMoved is a tracked directory a recovery moved into quarantine.
+type dirMoved struct {
+	track   *dirTrack
+	foreign bool
+}
+
+func (dw *dirWorld) config(p *sim.Proc, clock lease.Clock) (dirlease.Config, *dirFS) {
+	fsys := &dirFS{FS: p.FS(), dw: dw, p: p}
+	return dirlease.Config{StateHome: dirleaseHome, FS: fsys, Clock: clock, Inspector: p.Inspector(), IDs: p.IDs()}, fsys
+}
+
+// fixedClock is a Clock whose wall time is one instant: a recovery pass
+// runs at the NowMs its history input names.
+type fixedClock struct {
+	lease.Clock
+	now time.Time
+}
+
+func (c fixedClock) Now() time.Time { return c.now }
+
+// dirHeld is a creator's lease and what it knows of it.
+type dirHeld struct {
+	l     *dirlease.Lease
+	path  string
+	out   string
+	role  models.DirRole
+	child *sim.Proc
+}
+
+// creator makes directories, leases them, walks raw ones through their
+// phases, publishes bundles, releases and cleans up.
+func (dw *dirWorld) creator(p *sim.Proc) {
+	d := dw.world.Decisions()
+	cfg, _ := dw.config(p, p.Clock())
+	var mine *dirHeld
+	for i := 0; i < dw.opts.OpsPerProc; i++ {
+		choice := d.Intn(100)
+		switch {
+		case mine == nil:
+			mine = dw.create(p, cfg, d.Intn(3) == 0)
+		case choice < 20:
+			dw.use(p, mine)
+		case mine.role == models.RoleBundleStage:
+			if choice < 60 && mine.out != "" {
+				if dw.publish(p, mine) {
+					mine.out = ""
+				}
+			} else if dw.release(p, mine) {
+				mine = nil
+			}
+		default:
+			if !dw.advance(p, mine, choice) {
+				mine = nil
+			}
+		}
+		_ = p.Clock().Sleep(context.Background(), time.Duration(d.Intn(3))*time.Millisecond)
+	}
+}
+
+// create makes a fresh private directory and leases it.
+func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHeld {
+	dw.paths++
+	name := fspath.Join(dirleaseWork, fmt.Sprintf("w%d", dw.paths))
+	if err := p.FS().Mkdir(name, 0o700); err != nil {
+		return nil
+	}
+	t := &dirTrack{path: name, owner: p, bundle: bundle}
+	dw.tracks[name] = t
+	h := &dirHeld{path: name, role: models.RoleRawWorking}
+	request := dirlease.CreateRequest{Role: dirlease.RoleRawWorking, Path: name}
+	if bundle {
+		h.role, h.out = models.RoleBundleStage, name+".out"
+		request.Role, request.OutputRoot = dirlease.RoleBundleStage, h.out
+	}
+	now := p.Clock().Now().UnixMilli()
+	request.RecoverAfterMs = now + int64(dw.world.Decisions().Intn(dirleaseLaunchWindowMs))
+	in := models.DirCreate{Proc: p.ID(), Host: dw.host.Name(), Path: name, Role: h.role, RecoverAfterMs: request.RecoverAfterMs}
+	t.claimed = true
+	dw.creating++
+	if dw.recovering > 0 {
+		dw.world.Probe("dirlease-recover-raced-create")
+	}
+	op := p.Begin("create", in)
+	l, err := dirlease.Create(cfg, request)
+	dw.creating--
+	if err != nil {
+		p.End(op, models.Unknown{})
+		dw.world.Probe("dirlease-create-error")
+		return nil
+	}
+	p.End(op, models.DirCreateResult{ClaimID: l.Claim().ID})
+	t.created = true
+	dw.world.Probe("dirlease-created")
+	h.l = l
+	return h
+}
+
+// advance takes one lifecycle step of a raw lease; false means done.
+func (dw *dirWorld) advance(p *sim.Proc, h *dirHeld, choice int) bool {
+	switch h.l.Claim().Phase {
+	case dirlease.PhasePreparing, dirlease.PhaseSettled:
+		if choice < 60 {
+			dw.update(p, h, dirlease.PhaseLaunching, nil)
+			return true
+		}
+		return !dw.release(p, h)
+	case dirlease.PhaseLaunching:
+		if choice < 70 {
+			child, err := dw.spawn(p.Name()+"-child", dw.childBody)
+			if err != nil {
+				return true
+			}
+			dw.update(p, h, dirlease.PhaseRunning, child)
+			return true
+		}
+		dw.update(p, h, dirlease.PhaseSettled, nil)
+	case dirlease.PhaseRunning:
+		dw.update(p, h, dirlease.PhaseSettled, nil)
+	}
+	return true
+}
+
+// update records one phase change and keeps the ground truth's child.
+func (dw *dirWorld) update(p *sim.Proc, h *dirHeld, phase dirlease.Phase, child *sim.Proc) {
+	claim := h.l.Claim()
+	in := models.DirUpdate{Proc: p.ID(), Path: h.path, ClaimID: claim.ID, Role: h.role, FromPhase: modelmap.DirPhase(claim.Phase),
+		ToPhase: modelmap.DirPhase(phase)}
+	if h.child != nil {
+		in.FromChild = h.child.ID()
+	}
+	pid := 0
+	if child != nil {
+		in.Child, in.ChildHost, pid = child.ID(), dw.host.Name(), child.Table().PID
+	}
+	t := dw.tracks[h.path]
+	if phase != dirlease.PhaseRunning {
+		t.child = nil // unsure from now on: never blame a recovery for it
+	}
+	op := p.Begin("update", in)
+	err := h.l.Update(phase, pid)
+	kind, known := modelmap.DirCAS(err)
+	if !known {
+		p.End(op, models.Unknown{})
+		dw.world.Probe("dirlease-update-error")
+		return
+	}
+	p.End(op, models.DirUpdateResult{Kind: kind})
+	if kind == models.CASOK {
+		h.child = child
+		t.child = child
+		dw.world.Probe("dirlease-updated-" + string(phase))
+	}
+}
+
+// release records a Release and then removes the owner's directory.
+func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
+	if h.l.Released() {
+		return true
+	}
+	claim := h.l.Claim()
+	in := models.DirRelease{Proc: p.ID(), Path: h.path, ClaimID: claim.ID, Phase: modelmap.DirPhase(claim.Phase)}
+	if h.child != nil {
+		in.Child = h.child.ID()
+	}
+	op := p.Begin("release", in)
+	err := h.l.Release()
+	kind, known := modelmap.DirCAS(err)
+	if !known {
+		p.End(op, models.Unknown{})
+		dw.world.Probe("dirlease-release-error")
+		return false
+	}
+	p.End(op, models.DirReleaseResult{Kind: kind})
+	if kind != models.CASOK {
+		return false
+	}
+	dw.world.Probe("dirlease-released")
+	t := dw.tracks[h.path]
+	t.claimed = false
+	if h.out == "" && h.role == models.RoleBundleStage {
+		return true // published: the output belongs downstream
+	}
+	if !t.foreign && p.FS().Remove(h.path) == nil {
+		dw.world.RecordEvent("remove", models.DirRemove{Path: h.path})
+	}
+	return true
+}
+
+// publish renames a bundle stage to its output root as a crash-safe
+// publisher does: rename, then fsync the parent. DirPublish is recorded
+// only once the rename is durable: a power loss may undo an unsynced rename,
+// and the model has no event that puts a published directory back. Until
+// then the rename is pending (publishOut), and the publisher's exit settles
+// it (settlePublish) before any recovery can act on the dead owner's claim.
+// A failed fsync leaves it pending: the publisher no longer knows where its
+// stage is, and stops looking at it (use).
+func (dw *dirWorld) publish(p *sim.Proc, h *dirHeld) bool {
+	t := dw.tracks[h.path]
+	if t.foreign {
+		return false
+	}
+	if err := p.FS().Rename(h.path, h.out); err != nil {
+		return false
+	}
+	t.publishOut = h.out
+	if statefile.SyncDir(p.FS(), dirleaseWork) != nil {
+		dw.world.Probe("dirlease-publish-sync-failed")
+		return true
+	}
+	t.publishOut = ""
+	dw.world.RecordEvent("publish", models.DirPublish{Path: h.path})
+	dw.world.Probe("dirlease-published")
+	return true
+}
+
+// settlePublish resolves the pending publish renames of owner p, which just
+// ended. After a power loss the volume is already in its crash state: the
+// rename either survived (DirPublish) or was undone (the stage is back at
+// its path, as the model already holds, or gone with its unsynced mkdir:
+// DirRemove). After any other exit the rename is
+// in the page cache, visible to every recovery; the operator's view flushes
+// the parent (writeback may happen at any time) so a later power loss
+// cannot undo it, and records DirPublish.
+func (dw *dirWorld) settlePublish(p *sim.Proc, reason sim.ExitReason) {
+	root := dw.volume.Root()
+	for _, t := range dw.sortedTracks() {
+		if t.owner != p || t.publishOut == "" {
+			continue
+		}
+		out := t.publishOut
+		t.publishOut = ""
+		if reason != sim.ExitPowerLoss {
+			workkit.SyncRoot(root, dirleaseWork)
+		} else if _, err := root.Lstat(out); err != nil {
+			if _, err := root.Lstat(t.path); err != nil {
+				// The stage's mkdir was not durable either: it is gone.
+				dw.world.RecordEvent("remove", models.DirRemove{Path: t.path})
+				dw.world.Probe("dirlease-publish-and-mkdir-undone-by-powerloss")
+				continue
+			}
+			dw.world.Probe("dirlease-publish-undone-by-powerloss")
+			continue
+		}
+		dw.world.RecordEvent("publish", models.DirPublish{Path: t.path})
+		dw.world.Probe("dirlease-published")
+	}
+}
+
+// use looks at the leased directory: the claimed one, another, or none.
+func (dw *dirWorld) use(p *sim.Proc, h *dirHeld) {
+	if dw.tracks[h.path].publishOut != "" {
+		return // a publish of unknown durability: where the stage is is unknown
+	}
+	op := p.Begin("use", models.DirUse{Proc: p.ID(), Path: h.path})
+	info, err := p.FS().Lstat(h.path)
+	var kind models.DirUseKind
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		kind = models.UseMissing
+	case err != nil:
+		p.End(op, models.Unknown{})
+		return
+	default:
+		id, ok := info.Identity()
+		kind = models.UseForeign
+		if ok && dirlease.IdentityOf(id) == h.l.Claim().DirectoryIdentity {
+			kind = models.UsePresent
+		}
+	}
+	if kind == models.UseForeign {
+		dw.world.Probe("dirlease-use-foreign")
+	}
+	p.End(op, models.DirUseResult{Kind: kind})
+}
+
+// recoverer runs recovery passes concurrently with the creators.
+func (dw *dirWorld) recoverer(p *sim.Proc) {
+	d := dw.world.Decisions()
+	for i := 0; i < dw.opts.OpsPerProc; i++ {
+		dw.recoverRecorded(p)
+		_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(8))*time.Millisecond)
+	}
+}
+
+// recoverRecorded runs one recovery pass at a fixed NowMs and records it.
+func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) {
+	now := p.Clock().Now()
+	cfg, fsys := dw.config(p, fixedClock{Clock: p.Clock(), now: now})
+	in := models.DirRecover{Proc: p.ID(), Host: dw.host.Name(), NowMs: now.UnixMilli()}
+	dw.recovering++
+	if dw.creating > 0 {
+		dw.world.Probe("dirlease-recover-raced-create")
+	}
+	fsys.recovering = true
+	op := p.Begin("recover", in)
+	report, err := dirlease.Recover(cfg)
+	fsys.recovering = false
+	dw.recovering--
+	w := dw.world
+	if err != nil {
+		if errors.Is(err, dirlease.ErrChanged) && strings.Contains(err.Error(), "target changed") {
+			w.Probe("dirlease-rename-race-refused")
+		}
+		w.Probe("dirlease-recover-failed")
+		p.End(op, models.DirRecoverResult{Failed: true})
+		return report, err, false
+	}
+	p.End(op, models.DirRecoverResult{Recovered: report.Recovered, Published: report.Published, Active: report.Active,
+		Indeterminate: report.Indeterminate})
+	if report.Recovered > 0 {
+		w.Probe("dirlease-stale-owner-recovered")
+		w.Probe("dirlease-disposition-recoverable")
+	}
+	if report.Published > 0 {
+		w.Probe("dirlease-recovered-published")
+	}
+	if report.Active > 0 {
+		w.Probe("dirlease-disposition-active")
+	}
+	if report.Indeterminate > 0 {
+		w.Probe("dirlease-disposition-indeterminate")
+	}
+	return report, nil, true
+}
+
+func (dw *dirWorld) childBody(p *sim.Proc) {
+	_ = p.Clock().Sleep(context.Background(), time.Duration(1+dw.world.Decisions().Intn(30))*time.Millisecond)
+}
+
+func (dw *dirWorld) fail(err error, liveness bool) {
+	if liveness {
+		err = &sim.LivenessError{Message: err.Error()}
+	}
+	if dw.failure == nil {
+		dw.failure = err
+	}
+}
+
+func (dw *dirWorld) exited(p *sim.Proc, reason sim.ExitReason) {
+	dw.settlePublish(p, reason)
+	dw.NoteExit(p)
+	if dw.liveness != nil {
+		dw.liveness.exited(p)
+		return
+	}
+	if strings.HasSuffix(p.Name(), "-child") {
+		return
+	}
+	dw.creators--
+	if reason != sim.ExitFinished && dw.respawns < dw.opts.RespawnsMax {
+		dw.respawns++
+		body := dw.creator
+		if strings.HasPrefix(p.Name(), "recoverer") {
+			body = dw.recoverer
+		}
+		if _, err := dw.spawn(p.Name(), body); err == nil {
+			dw.creators++
+			dw.world.Probe("dirlease-respawn")
+		}
+	}
+	if dw.creators == 0 {
+		dw.startLiveness()
+	}
+}
+
+func (dw *dirWorld) check() error {
+	w := dw.world
+	dw.NoteReboot()
+	dw.repairDue(false)
+	if l := dw.liveness; l != nil && dw.failure == nil && !l.done && w.Step()-l.startStep > dw.opts.LivenessStepsMax {
+		dw.fail(fmt.Errorf("liveness: claims left %d steps after the workload ended", dw.opts.LivenessStepsMax), true)
+	}
+	return dw.failure
+}

@@ -1,0 +1,84 @@
+package leasework
+
+import (
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
+)
+
+// Engine is the lease engine's definition for the harness: the workload
+// (package lease under hosts, crashes, power loss, PID reuse, hostile
+// corruption and rename races), its knobs, its history checked by
+// porcupine against models.LeaseModel, and the probes its campaigns must
+// fire. Each call returns a fresh value.
+func Engine() *campaign.Engine {
+	e := &campaign.Engine{
+		Name:     "lease",
+		Doc:      "generation-fenced single-owner lease (package lease)",
+		StepsMax: 100_000,
+		Params: []campaign.Param{
+			{Name: "hosts", Default: 2, Min: 1, Max: 4, Doc: "hosts"},
+			{Name: "procs_per_host", Default: 2, Min: 1, Max: 4, Doc: "worker processes per host"},
+			{Name: "ops_per_proc", Default: 8, Min: 1, Max: 64, Doc: "operations per worker"},
+			{Name: "impostors", Default: 1, Min: 0, Max: 3, Doc: "impostor processes presenting learned generations"},
+			{Name: "respawns", Default: 8, Min: 0, Max: 32, Doc: "crashed workers restarted per run"},
+			{Name: "layout", Default: int(LeaseLayoutDrawn), Min: 0, Max: int(LeaseLayoutPerHost), Fixed: true,
+				Doc: "0 drawn per run, 1 one shared volume, 2 a volume per host"},
+		},
+		Setup: func(p campaign.Params) func(w *sim.World) error {
+			return LeaseWorkload(LeaseOptions{
+				Hosts: p["hosts"], ProcsPerHost: p["procs_per_host"], OpsPerProc: p["ops_per_proc"],
+				Impostors: workkit.NoneIsMinusOne(p["impostors"]), RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]),
+				Layout: LeaseLayout(p["layout"]),
+			})
+		},
+		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
+			return LeaseOperations(history), models.LeaseModel()
+		},
+		Probes: declaredProbes,
+		Explore: campaign.Params{"hosts": 1, "procs_per_host": 2, "ops_per_proc": 2, "impostors": 0, "respawns": 0,
+			"layout": int(LeaseLayoutShared)},
+	}
+	e.Check = workkit.Check(e, CheckLeaseHistory, checkMessage)
+	return e
+}
+
+// declaredProbes must each fire in a campaign with every fault enabled.
+var declaredProbes = []string{
+	"lease-reclaimed",                     // stale owner reclaimed
+	"lease-stale-guard-reclaimed",         // stale guard reclaimed
+	"pid-reused",                          // PID reused
+	"zombie",                              // zombie seen
+	"lease-refused-remote-owner",          // remote refusal
+	sim.ProbeCrashBetweenRenameAndDirSync, // crash between rename and dir fsync
+	"lease-rename-race-refused",           // rename race refused
+	"lease-reclaim-observed",              // LeaseReclaim event in the history
+	"lease-probe-acquired",                // liveness probe
+	"lease-acquired",                      // disposition: acquired
+	"lease-held",                          // disposition: held by a live owner
+	"lease-refused-unverifiable-owner",    // disposition: unverifiable
+	"lease-refused-corrupt-owner",         // disposition: corrupt
+	// a boot-time twin (owner's PID, start tick, executable) after a reboot
+	"lease-bystander-on-owner-pid-and-tick-after-reboot",
+}
+
+// checkMessage reduces a CheckLeaseHistory error to a Verdict message
+// whose class is stable (operation counts vary while shrinking); "" for
+// nil. Unlike workkit.CheckMessage it keeps the check's whole message.
+func checkMessage(_ string, err error) string {
+	if err == nil {
+		return ""
+	}
+	message := err.Error()
+	switch {
+	case strings.Contains(message, "timed out"):
+		return "porcupine timeout: " + message
+	case strings.Contains(message, "contract"):
+		return "history contract: " + message
+	}
+	return "not linearizable: " + message
+}

@@ -1,0 +1,301 @@
+package leasework
+
+// The workload's processes and the engine calls they record: workers,
+// impostors, and acquire, release, inspect and fenced work as history
+// operations checked against the ground truth.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/leasekit/leasekit/internal/modelmap"
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+)
+
+// held is a lease a process knows about: its own, or one it learned.
+type held struct {
+	generation, session string
+	epoch               uint64
+}
+
+// worker acquires, works under the lease, releases, and presents stale
+// generations.
+func (lw *leaseWorld) worker(p *sim.Proc) {
+	m := lw.manager(p)
+	d := lw.world.Decisions()
+	var mine *held
+	var stale []held
+	for i := 0; i < lw.opts.OpsPerProc; i++ {
+		choice := d.Intn(100)
+		switch {
+		case mine != nil && choice < 55:
+			lw.withCurrent(p, m, *mine)
+		case mine != nil && choice < 85:
+			if lw.release(p, m, *mine) {
+				stale = append(stale, *mine)
+				mine = nil
+			}
+		case mine == nil && choice < 60:
+			if got, ok := lw.acquire(p, m); ok {
+				mine = &got
+			}
+		case len(stale) > 0 && choice < 80:
+			lw.withCurrent(p, m, stale[d.Intn(len(stale))])
+		case len(stale) > 0 && choice < 90:
+			lw.release(p, m, stale[d.Intn(len(stale))])
+		default:
+			lw.inspect(p, m)
+		}
+		lw.pause(p, d)
+	}
+	if mine != nil && d.Intn(2) == 0 {
+		lw.release(p, m, *mine) // else exit holding it: the lease must be reclaimed
+	}
+}
+
+// impostor learns generations from Inspect and presents them.
+func (lw *leaseWorld) impostor(p *sim.Proc) {
+	m := lw.manager(p)
+	d := lw.world.Decisions()
+	for i := 0; i < lw.opts.OpsPerProc; i++ {
+		if learned, ok := lw.inspect(p, m); ok {
+			switch d.Intn(3) {
+			case 0:
+				lw.withCurrent(p, m, learned)
+			case 1:
+				lw.release(p, m, learned)
+			}
+		}
+		lw.pause(p, d)
+	}
+}
+
+func (lw *leaseWorld) pause(p *sim.Proc, d *sim.Decisions) {
+	if wait := time.Duration(d.Intn(4)) * time.Millisecond; wait > 0 {
+		_ = p.Clock().Sleep(context.Background(), wait)
+	}
+}
+
+func (lw *leaseWorld) space(p *sim.Proc) *leaseSpace { return lw.spaceOf[p.Host()] }
+
+func (lw *leaseWorld) acquire(p *sim.Proc, m *lease.Manager) (held, bool) {
+	res, err, session := lw.acquireRecorded(p, m)
+	if err != nil || res.Kind != lease.Acquired {
+		return held{}, false
+	}
+	return held{generation: res.Owner.Generation, session: session, epoch: res.Owner.Epoch}, true
+}
+
+// acquireRecorded runs Acquire with a fresh session nonce, records it, and
+// checks its epoch and reclaims against the ground truth.
+func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.AcquireResult, error, string) {
+	space := lw.space(p)
+	lw.sessions++
+	session := fmt.Sprintf("s%d-p%d", lw.sessions, p.ID())
+	lw.sessionProc[session] = p
+	in := models.LeaseAcquire{Namespace: space.key, Proc: p.ID(), Host: p.Host().Name(), Session: session}
+	epochFloor := space.epochMaxReturned
+	swapsBefore := lw.hostileSwaps()
+	op := p.Begin("acquire", in)
+	res, err := m.Acquire(context.Background(), lease.AcquireRequest{SessionID: session, SessionFile: "/sessions/" + session})
+	lw.settleReclaims(p, true, err, sim.ExitFinished)
+	lw.noteReclaims(p, space, res.Reclaimed)
+	if err != nil {
+		p.End(op, nil)
+		lw.world.Probe("lease-acquire-error")
+		lw.world.Tracef("lease-error proc=%s acquire: %v", p.Name(), err)
+		return res, err, session
+	}
+	out, known := modelmap.LeaseAcquire(res)
+	if !known {
+		p.End(op, nil)
+		lw.fail(fmt.Errorf("%s: acquire refused %s: %s", p.Name(), res.Refusal.Reason, res.Refusal.Diagnostic), true)
+		return res, nil, session
+	}
+	switch res.Kind {
+	case lease.Acquired:
+		lw.noteEpoch(p, space, res.Owner, epochFloor)
+		lw.acquirer[res.Owner.Generation] = p
+		lw.world.Probe("lease-acquired")
+		if len(res.Reclaimed) > 0 {
+			lw.world.Probe("lease-acquired-after-reclaim")
+		}
+	case lease.Held:
+		lw.world.Probe("lease-held")
+	case lease.Refused:
+		lw.world.Probe("lease-refused-" + string(res.Refusal.Reason))
+		if lw.hostileSwaps() != swapsBefore {
+			lw.world.Probe("lease-rename-race-refused") // a swap struck during the call
+		}
+		if res.Refusal.Human != lease.HumanNone {
+			lw.world.Probe("lease-refused-human-" + string(res.Refusal.Human))
+		}
+	}
+	p.End(op, out)
+	return res, nil, session
+}
+
+// noteEpoch checks that an acquired epoch is new and larger than every
+// epoch returned before the acquire was called.
+func (lw *leaseWorld) noteEpoch(p *sim.Proc, space *leaseSpace, owner lease.Owner, floor uint64) {
+	if previous, seen := space.epochs[owner.Epoch]; seen {
+		lw.fail(fmt.Errorf("epoch %d granted twice in %s: to %s and to %s (generation %s)", owner.Epoch, space.key,
+			previous, p.Name(), owner.Generation), false)
+	}
+	if owner.Epoch <= floor {
+		lw.fail(fmt.Errorf("%s acquired epoch %d in %s, not above epoch %d returned before its call", p.Name(),
+			owner.Epoch, space.key, floor), false)
+	}
+	space.epochs[owner.Epoch] = p.Name()
+	space.epochMaxReturned = max(space.epochMaxReturned, owner.Epoch)
+}
+
+func (lw *leaseWorld) noteReclaims(p *sim.Proc, space *leaseSpace, reclaimed []lease.Reclaim) {
+	for _, r := range reclaimed {
+		lw.world.Probe("lease-reclaimed")
+		lw.world.Probe("lease-reclaimed-" + r.Reason)
+		check := leaseReclaimCheck{space: space, path: r.QuarantinePath, generation: r.Owner.Generation, proc: p.Name()}
+		lw.checks = append(lw.checks, check)
+		lw.allReclaims = append(lw.allReclaims, check)
+	}
+}
+
+func (lw *leaseWorld) release(p *sim.Proc, m *lease.Manager, h held) bool {
+	space := lw.space(p)
+	in := models.LeaseRelease{Namespace: space.key, Proc: p.ID(), Generation: h.generation, Session: h.session}
+	op := p.Begin("release", in)
+	res, err := m.Release(context.Background(), h.generation)
+	if err != nil && res.Kind != lease.Released {
+		p.End(op, nil)
+		lw.world.Probe("lease-release-error")
+		return false
+	}
+	out, known := modelmap.LeaseRelease(res)
+	if !known {
+		p.End(op, nil)
+		lw.fail(fmt.Errorf("%s: release refused %s: %s", p.Name(), res.Refusal.Reason, res.Refusal.Diagnostic), true)
+		return false
+	}
+	switch res.Kind {
+	case lease.Released:
+		lw.world.Probe("lease-released")
+		if lw.acquirer[h.generation] != p {
+			lw.world.Probe("lease-released-by-capability")
+		}
+	case lease.NotOwner:
+		lw.world.Probe("lease-release-not-owner")
+	case lease.ReleaseRefused:
+		lw.world.Probe("lease-release-refused")
+	}
+	p.End(op, out)
+	return res.Kind == lease.Released || res.Kind == lease.NotOwner
+}
+
+// inspect records an Inspect; it returns the owner it saw, if any.
+func (lw *leaseWorld) inspect(p *sim.Proc, m *lease.Manager) (held, bool) {
+	space := lw.space(p)
+	op := p.Begin("inspect", models.LeaseInspect{Namespace: space.key, Proc: p.ID()})
+	projection, err := m.Inspect(context.Background())
+	if err != nil {
+		p.End(op, nil)
+		return held{}, false
+	}
+	out := modelmap.LeaseInspect(projection)
+	if projection.Kind == lease.Corrupt {
+		lw.world.Probe("lease-inspect-corrupt")
+	}
+	p.End(op, out)
+	if projection.Kind != lease.Owned {
+		return held{}, false
+	}
+	o := projection.Owner
+	return held{generation: o.Generation, session: o.SessionID, epoch: o.Epoch}, true
+}
+
+// withCurrent runs the fenced work: a write of the protected file with the
+// owner's epoch and generation, and a sleep while holding the guard.
+func (lw *leaseWorld) withCurrent(p *sim.Proc, m *lease.Manager, h held) {
+	space := lw.space(p)
+	in := models.LeaseWithCurrent{Namespace: space.key, Proc: p.ID(), Generation: h.generation, Session: h.session}
+	op := p.Begin("with-current", in)
+	entered := false
+	err := m.WithCurrentLease(context.Background(), h.generation, func(ctx context.Context, owner lease.Owner) error {
+		entered = true
+		lw.enter(p, space, owner, h)
+		defer lw.leave(p, space)
+		return lw.fencedWork(p, owner)
+	})
+	out, known := modelmap.LeaseFence(entered, err)
+	if !known {
+		p.End(op, nil)
+		return
+	}
+	switch out.Kind {
+	case models.FenceOK:
+		lw.world.Probe("lease-fence-ok")
+	case models.FenceFenced:
+		lw.world.Probe("lease-fenced")
+		if lw.acquirer[h.generation] != p {
+			lw.world.Probe("lease-impostor-fenced")
+		}
+	case models.FenceBusy:
+		lw.world.Probe("lease-fence-busy")
+	case models.FenceUnverifiable:
+		lw.world.Probe("lease-fence-unverifiable")
+	}
+	p.End(op, out)
+}
+
+// enter checks the fencing ground truth as a process enters fn.
+func (lw *leaseWorld) enter(p *sim.Proc, space *leaseSpace, owner lease.Owner, h held) {
+	if other := lw.inside[space]; other != nil {
+		lw.fail(fmt.Errorf("two processes inside WithCurrentLease in %s: %s (generation %s, epoch %d) and %s "+
+			"(generation %s, epoch %d)", space.key, other.proc.Name(), other.generation, other.epoch, p.Name(),
+			owner.Generation, owner.Epoch), false)
+	}
+	if owner.Generation != h.generation {
+		lw.fail(fmt.Errorf("%s entered WithCurrentLease(%s) with owner generation %s", p.Name(), h.generation,
+			owner.Generation), false)
+	}
+	if acquirer := lw.acquirer[owner.Generation]; acquirer != p {
+		name := "an unknown acquire"
+		if acquirer != nil {
+			name = acquirer.Name()
+		}
+		lw.fail(fmt.Errorf("%s entered WithCurrentLease with generation %s acquired by %s", p.Name(),
+			owner.Generation, name), false)
+	}
+	if owner.Epoch < space.lastFencedEpoch {
+		lw.fail(fmt.Errorf("%s entered WithCurrentLease with epoch %d after epoch %d had entered", p.Name(),
+			owner.Epoch, space.lastFencedEpoch), false)
+	}
+	space.lastFencedEpoch = max(space.lastFencedEpoch, owner.Epoch)
+	lw.inside[space] = &leaseInside{proc: p, generation: owner.Generation, epoch: owner.Epoch}
+}
+
+func (lw *leaseWorld) leave(p *sim.Proc, space *leaseSpace) {
+	if in := lw.inside[space]; in != nil && in.proc == p {
+		delete(lw.inside, space)
+		if !p.Alive() {
+			lw.world.Probe("lease-died-inside-fence") // a crash unwinds fn
+		}
+	}
+}
+
+func (lw *leaseWorld) fencedWork(p *sim.Proc, owner lease.Owner) error {
+	f, err := p.FS().OpenFile(leaseProtected, lease.O_CREATE|lease.O_WRONLY|lease.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "epoch=%d generation=%s\n", owner.Epoch, owner.Generation)
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if sleepErr := p.Clock().Sleep(context.Background(), lw.opts.FenceWork); err == nil {
+		err = sleepErr
+	}
+	return err
+}

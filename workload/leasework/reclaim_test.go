@@ -1,0 +1,53 @@
+package leasework
+
+import (
+	"testing"
+
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+)
+
+// TestLeaseHistoryReclaimUndoneByPowerLoss pins the history of lease seed
+// 11562 (swarm, powerloss=0.02; testdata/seeds/lease/violation-cac10bb6407e5e31.seed):
+// an owner dies, a reclaimer renames receiver.lock into quarantine (the
+// workload records the reclaim at that instant), and a power loss strikes
+// before the reclaimer fsyncs either directory, so the crash state brings
+// receiver.lock back and the next inspect sees the dead owner again. The
+// reclaimer never answered, so the engine may lose the move. Recorded as a
+// reclaim, that history is not linearizable (the model has the lease
+// empty); settleReclaims marks such an event undone and LeaseOperations
+// leaves it out.
+func TestLeaseHistoryReclaimUndoneByPowerLoss(t *testing.T) {
+	const namespace = "disk1:/state/lease"
+	cases := []struct {
+		name         string
+		reclaimOp    string
+		linearizable bool
+	}{
+		{"recorded as a durable reclaim", "reclaim", false},
+		{"marked undone by the power loss", leaseReclaimUndone, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			history := []sim.Operation{
+				{Lane: 6, Proc: "worker-1-0", Op: "acquire",
+					Input:  models.LeaseAcquire{Namespace: namespace, Proc: 6, Host: "host1", Session: "s2-p6"},
+					Output: models.LeaseAcquireResult{Kind: models.LeaseAcquired, Generation: "g1", Epoch: 1},
+					Call:   8, Return: 105, CallOrder: 1, ReturnOrder: 2},
+				{Lane: 0, Op: "death", Input: models.ProcessDeath{Proc: 6}, Call: 105, Return: 105, CallOrder: 3, ReturnOrder: 3},
+				{Lane: 0, Op: c.reclaimOp, Input: models.LeaseReclaim{Namespace: namespace}, Call: 162, Return: 162,
+					CallOrder: 4, ReturnOrder: 4},
+				{Lane: 9, Proc: "worker-1-1", Op: "inspect", Input: models.LeaseInspect{Namespace: namespace, Proc: 9},
+					Output: models.LeaseInspectResult{Kind: models.LeaseOwned, Generation: "g1", Session: "s2-p6", Epoch: 1},
+					Call:   164, Return: 173, CallOrder: 5, ReturnOrder: 6},
+			}
+			err := CheckLeaseHistory(history)
+			if c.linearizable && err != nil {
+				t.Fatalf("want linearizable, got %v", err)
+			}
+			if !c.linearizable && err == nil {
+				t.Fatal("want not linearizable: a durable reclaim empties the lease, the inspect saw the owner")
+			}
+		})
+	}
+}

@@ -1,0 +1,462 @@
+package leasework
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"time"
+
+	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/simproc"
+)
+
+// The lease workload: processes on several hosts acquire, inspect and
+// release the lease of one namespace (package lease), run fenced work inside
+// WithCurrentLease that writes a protected file, present stale generations,
+// and impostors present generations they learned from Inspect. Every call
+// and return goes into the history as the models package's lease types, so
+// CheckLeaseHistory can run porcupine on it.
+//
+// Ground truth, checked after every step (World.Invariant):
+//   - fenced-exclusive: at most one process is inside a WithCurrentLease fn
+//     at any time, it entered with a generation it acquired itself, and its
+//     epoch is not below the last epoch that entered (fencing tokens only
+//     grow at the protected resource);
+//   - epoch-increase: every Acquired epoch is new, and larger than every
+//     epoch returned before the acquire was called;
+//   - quarantine: every reclaim an acquire reports has its owner.json, with
+//     the reclaimed generation, under quarantine/ (checked when reported and
+//     again at the end of the run);
+//   - liveness (see leaseLiveness): once the workload ends, faults stop and
+//     every holder is dead, a fresh process acquires within a bound.
+//
+// The workload-specific faults are hostile: FaultCorrupt corrupts a lease
+// file from outside (truncates or garbles owner.json, the guard or an
+// intent, or puts a plain file at receiver.lock) and schedules an operator
+// repair; FaultRenameRace swaps receiver.lock, owner.json or the guard for an
+// identical copy (a new inode under the same name, between one process's
+// check and its use).
+//
+// The liveness rule. A refusal that needs a human is an expected outcome
+// only while the human-needed state has a cause outside the engine: a
+// corruption made by the hostile hook and not yet repaired, or a record on
+// another host (avoided at the end by probing from the record's host). The
+// hook remembers the exact bytes it wrote; the operator repair undoes only
+// those (moves receiver.lock into quarantine, removes a garbled guard or
+// intent once its writer is dead). At the end every hostile corruption has
+// been repaired, so any corrupt owner, empty receiver.lock, corrupt guard,
+// intent or epoch the final probe meets was produced by crashes alone: a
+// liveness finding, as is a Held verdict for an owner that had died before
+// the probe's call, or a probe that exhausts its attempts. Judging a verdict
+// against the ground truth uses the state at the call, not at the return:
+// a zombie reaped, or a corruption repaired, during the call may explain it.
+// Before the probe, a bystander process with the same executable is put on
+// a dead owner's free PID (simproc's PID churn moves the cursor), so a
+// start-time check is what must call that owner stale. An owner from an
+// earlier boot gets a twin instead: a boot-time daemon with its PID, its
+// start tick and its executable, so only the boot-id check can call it stale.
+//
+// History. Each process incarnation has its own lane; every acquire sends a
+// fresh session nonce; deaths (exit, crash, power loss, or the reap of a
+// zombie whose threads kept it alive) are ProcessDeath events; a hostile
+// owner corruption is LeaseCorruption and its repair LeaseClear. An acquire
+// reclaims a stale owner in one guarded step and installs in a later one,
+// and others can see the lease empty in between, which one linearization
+// point cannot explain: the workload's FS wrapper records the move of
+// receiver.lock into quarantine as its own LeaseReclaim event at the step
+// it happens, which the model accepts only while the owner is dead (a
+// reclaim of a live owner is the two-owners bug); the ground truth checks
+// the same. That move is durable only once the reclaimer has fsynced both
+// directories, which it has when its acquire answers: a power loss before
+// then may undo it, and the event is then marked undone and left out of
+// the history (settleReclaims). Restarted workers run their own
+// executable, so no restart is an exact identity twin (same PID, start tick
+// and executable) of a dead owner: no identity rule, and no model, can tell
+// such a twin from the owner.
+
+// LeaseLayout says how hosts mount the lease namespace.
+type LeaseLayout int
+
+const (
+	// LeaseLayoutDrawn draws Shared or PerHost from the run's decisions.
+	LeaseLayoutDrawn LeaseLayout = iota
+	// LeaseLayoutShared mounts one volume on every host (a network mount):
+	// remote-owner refusals happen; a power loss kills processes only.
+	LeaseLayoutShared
+	// LeaseLayoutPerHost gives each host its own volume and lease: a power
+	// loss reduces the volume to a simfs crash state.
+	LeaseLayoutPerHost
+)
+
+func (l LeaseLayout) String() string {
+	switch l {
+	case LeaseLayoutDrawn:
+		return "drawn"
+	case LeaseLayoutShared:
+		return "shared"
+	case LeaseLayoutPerHost:
+		return "perhost"
+	}
+	return fmt.Sprintf("LeaseLayout(%d)", int(l))
+}
+
+// LeaseOptions are the lease workload's knobs. Zero values mean defaults.
+type LeaseOptions struct {
+	// Hosts is the number of hosts (default 2).
+	Hosts int
+	// ProcsPerHost is the number of worker processes per host (default 2).
+	ProcsPerHost int
+	// OpsPerProc is the number of operations a worker performs (default 8).
+	OpsPerProc int
+	// Impostors is the number of impostor processes on the first host
+	// (default 1; -1 means none).
+	Impostors int
+	// Layout is the volume layout (default drawn per run).
+	Layout LeaseLayout
+	// RespawnsMax bounds how many crashed workers are restarted in one run
+	// (default 2 per worker; -1 means none).
+	RespawnsMax int
+	// PIDMax is every host's pid_max (default 40: small, so PIDs are reused).
+	PIDMax int
+	// FenceWork is how long the fenced work sleeps inside WithCurrentLease
+	// (default 10ms), so that other processes contend while it runs: a
+	// shorter window lets a fenced op that escapes the guard go unseen.
+	FenceWork time.Duration
+	// GuardWait is the Manager's GuardWait (default 40ms).
+	GuardWait time.Duration
+	// LivenessStepsMax bounds the steps of the final liveness probe (default 20000).
+	LivenessStepsMax int
+}
+
+func (o LeaseOptions) withDefaults() LeaseOptions {
+	o.Hosts = cmp.Or(o.Hosts, 2)
+	o.ProcsPerHost = cmp.Or(o.ProcsPerHost, 2)
+	o.OpsPerProc = cmp.Or(o.OpsPerProc, 8)
+	o.Impostors = cmp.Or(o.Impostors, 1)
+	o.PIDMax = cmp.Or(o.PIDMax, 40)
+	o.LivenessStepsMax = cmp.Or(o.LivenessStepsMax, 20_000)
+	o.RespawnsMax = cmp.Or(o.RespawnsMax, 2*o.Hosts*o.ProcsPerHost)
+	o.Impostors = max(o.Impostors, 0)
+	o.RespawnsMax = max(o.RespawnsMax, 0)
+	if o.FenceWork == 0 {
+		o.FenceWork = 10 * time.Millisecond
+	}
+	if o.GuardWait == 0 {
+		o.GuardWait = 40 * time.Millisecond
+	}
+	return o
+}
+
+// Paths of the lease workload on every volume.
+const (
+	leaseStateDir   = "/state"
+	leaseNamespace  = "/state/lease"
+	leaseProtected  = "/state/protected"
+	leaseRootID     = "leasekit-sim"
+	leaseUID        = 1000
+	leaseProbeHops  = 8
+	leaseProbeTries = 400
+)
+
+// LeaseWorkload returns a Setup running the lease workload with opts.
+// Every run builds fresh state, so RunTwice and replays are deterministic.
+func LeaseWorkload(opts LeaseOptions) func(w *sim.World) error {
+	opts = opts.withDefaults()
+	return func(w *sim.World) error {
+		lw := &leaseWorld{world: w, opts: opts}
+		return lw.setup()
+	}
+}
+
+// leaseSpace is one lease namespace: a volume and the hosts mounting it.
+type leaseSpace struct {
+	index  int
+	volume *sim.Volume
+	hosts  []*sim.Host
+	// key names the namespace in the history (volume:path), so per-host
+	// volumes with the same path are separate partitions.
+	key string
+	// lastFencedEpoch is the largest epoch that entered a fenced section.
+	lastFencedEpoch uint64
+	// epochs holds every Acquired epoch; epochMaxReturned the largest.
+	epochs           map[uint64]string
+	epochMaxReturned uint64
+	// corruptions are hostile corruptions not yet repaired.
+	corruptions []leaseCorruption
+	// carried are owner-level corruptions an engine call moved away; a
+	// reclaimer that finds it moved the wrong record gives it back, so
+	// they are watched for their return.
+	carried []leaseCorruption
+	// ownerCorrupted is true while a hostile corruption of receiver.lock or
+	// owner.json is unrepaired: corrupt-owner refusals are expected then.
+	ownerCorrupted bool
+	hostileSerial  int
+	hostile        lease.FS
+	// hostileClearedAt is when the last hostile corruption was repaired
+	// or carried away.
+	hostileClearedAt int64
+	// hostileBytes holds every record body the hook wrote.
+	hostileBytes [][]byte
+	// trackedNames is the volume's name generation when trackCorruption
+	// last looked at this space (tracked says it has looked).
+	trackedNames uint64
+	tracked      bool
+}
+
+// hostileSwaps counts the rename races the hook made so far (any space).
+func (lw *leaseWorld) hostileSwaps() int {
+	w := lw.world
+	return w.ProbeCount("lease-hostile-swap-receiver") + w.ProbeCount("lease-hostile-swap-owner") +
+		w.ProbeCount("lease-hostile-swap-guard")
+}
+
+func (s *leaseSpace) hostileWrote(data []byte) bool {
+	for _, written := range s.hostileBytes {
+		if bytes.Equal(written, data) {
+			return true
+		}
+	}
+	return false
+}
+
+// leaseCorruption is one hostile corruption and its pending repair.
+type leaseCorruption struct {
+	kind     string // "owner", "receiver", "guard", "intent"
+	path     string
+	written  []byte
+	writer   leaseWriter // guard and intent: the record's process
+	repairAt int
+}
+
+// leaseWriter names a process recorded in a guard or intent.
+type leaseWriter struct {
+	host       string
+	pid        int
+	startTicks string
+	boot       string
+}
+
+// leaseInside is a process inside a WithCurrentLease fn.
+type leaseInside struct {
+	proc       *sim.Proc
+	generation string
+	epoch      uint64
+}
+
+// leaseReclaimCheck is a reported reclaim whose quarantine record is checked.
+type leaseReclaimCheck struct {
+	space      *leaseSpace
+	path       string
+	generation string
+	proc       string
+}
+
+type leaseWorld struct {
+	// parsedRecords memoizes parseRecord (see leaseWorld.parseRecord).
+	parsedRecords map[string]parsedRecord
+	world         *sim.World
+	opts          LeaseOptions
+	layout        LeaseLayout
+	spaces        []*leaseSpace
+	// spaceOf maps a host to its lease space.
+	spaceOf map[*sim.Host]*leaseSpace
+	// inside is the process inside a fenced section, per space.
+	inside map[*leaseSpace]*leaseInside
+	// acquirer maps a generation to the process whose acquire returned it.
+	acquirer map[string]*sim.Proc
+	// sessions counts session nonces; sessionProc maps one to its acquirer.
+	sessions    int
+	sessionProc map[string]*sim.Proc
+	// workers is the number of live (or restartable) workload processes.
+	workers     int
+	respawns    int
+	deathByProc map[*simproc.Proc]*sim.Proc
+	// deathAt is when each recorded death happened (simulated time).
+	deathAt     map[*sim.Proc]int64
+	checks      []leaseReclaimCheck
+	moves       []leaseMove
+	allReclaims []leaseReclaimCheck
+	// reclaimsPending are the reclaim events whose move into quarantine is
+	// not known durable yet: their acquire has not answered.
+	reclaimsPending []leasePendingReclaim
+	// failure is a ground-truth violation found inside a body or hook,
+	// reported by the next invariant check.
+	failure  error
+	liveness *leaseLiveness
+}
+
+func (lw *leaseWorld) setup() error {
+	w, opts := lw.world, lw.opts
+	lw.layout = opts.Layout
+	if lw.layout == LeaseLayoutDrawn {
+		lw.layout = LeaseLayoutShared + LeaseLayout(w.Decisions().Intn(2))
+	}
+	w.Tracef("lease-workload layout=%v hosts=%d procs=%d ops=%d impostors=%d", lw.layout, opts.Hosts,
+		opts.ProcsPerHost, opts.OpsPerProc, opts.Impostors)
+	lw.spaceOf = make(map[*sim.Host]*leaseSpace)
+	lw.inside = make(map[*leaseSpace]*leaseInside)
+	lw.acquirer = make(map[string]*sim.Proc)
+	lw.sessionProc = make(map[string]*sim.Proc)
+	lw.deathByProc = make(map[*simproc.Proc]*sim.Proc)
+	lw.deathAt = make(map[*sim.Proc]int64)
+	var shared *leaseSpace
+	for i := 0; i < opts.Hosts; i++ {
+		space := shared
+		if space == nil {
+			volume := w.AddVolume(fmt.Sprintf("disk%d", i))
+			volume.FS().MkdirAll(leaseStateDir, 0o777, 0)
+			space = &leaseSpace{index: len(lw.spaces), volume: volume, key: volume.Name() + ":" + leaseNamespace,
+				epochs: make(map[uint64]string)}
+			lw.spaces = append(lw.spaces, space)
+			if lw.layout == LeaseLayoutShared {
+				shared = space
+			}
+		}
+		h := w.AddHost(sim.HostSpec{Name: fmt.Sprintf("host%d", i), PIDMax: opts.PIDMax, Volume: space.volume})
+		space.hosts = append(space.hosts, h)
+		lw.spaceOf[h] = space
+		for j := 0; j < opts.ProcsPerHost; j++ {
+			if err := lw.spawn(h, fmt.Sprintf("worker-%d-%d", i, j), lw.worker); err != nil {
+				return err
+			}
+		}
+	}
+	for i := 0; i < opts.Impostors; i++ {
+		if err := lw.spawn(w.Hosts()[0], fmt.Sprintf("impostor-%d", i), lw.impostor); err != nil {
+			return err
+		}
+	}
+	w.FaultHook(sim.FaultCorrupt, lw.corrupt)
+	w.FaultHook(sim.FaultRenameRace, lw.renameRace)
+	w.OnExit(lw.exited)
+	w.OnReap(lw.reaped)
+	w.Invariant("lease", lw.check)
+	return nil
+}
+
+func (lw *leaseWorld) spawn(h *sim.Host, name string, body func(p *sim.Proc)) error {
+	return lw.spawnExe(h, name, "", body)
+}
+
+func (lw *leaseWorld) spawnExe(h *sim.Host, name, exe string, body func(p *sim.Proc)) error {
+	p, err := lw.world.Spawn(h, sim.ProcSpec{Name: name, UID: leaseUID, Exe: exe}, body)
+	if err != nil {
+		return err
+	}
+	lw.deathByProc[p.Table()] = p
+	lw.workers++
+	return nil
+}
+
+// manager returns a Manager over p's environment.
+func (lw *leaseWorld) manager(p *sim.Proc) *lease.Manager {
+	m, err := lease.NewManager(lease.Config{Namespace: leaseNamespace, RootID: leaseRootID, FS: &leaseFS{FS: p.FS(), lw: lw, p: p},
+		Clock: p.Clock(), Inspector: p.Inspector(), IDs: p.IDs(), GuardWait: lw.opts.GuardWait})
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// fail records a ground-truth finding; the next invariant check reports it.
+// A liveness finding does not replace a safety one.
+func (lw *leaseWorld) fail(err error, liveness bool) {
+	if liveness {
+		err = &sim.LivenessError{Message: err.Error()}
+	}
+	if lw.failure == nil {
+		lw.failure = err
+		return
+	}
+	if _, wasLiveness := lw.failure.(*sim.LivenessError); wasLiveness && !liveness {
+		lw.failure = err
+	}
+}
+
+// exited records a process's death (unless it left a zombie whose threads
+// still run: that one dies when reaped), clears its fenced section, restarts
+// crashed workers, and starts the liveness phase after the last worker.
+func (lw *leaseWorld) exited(p *sim.Proc, reason sim.ExitReason) {
+	w := lw.world
+	lw.settleReclaims(p, false, nil, reason)
+	for space, in := range lw.inside {
+		if in.proc == p {
+			delete(lw.inside, space)
+			w.Probe("lease-died-inside-fence")
+		}
+	}
+	if t := p.Table(); t.State != simproc.Zombie || t.Threads <= 1 {
+		lw.recordDeath(p)
+	}
+	if lw.liveness != nil {
+		lw.liveness.exited(p)
+		return
+	}
+	lw.workers--
+	if reason != sim.ExitFinished && lw.respawns < lw.opts.RespawnsMax {
+		lw.respawns++
+		body := lw.worker
+		if len(p.Name()) >= 8 && p.Name()[:8] == "impostor" {
+			body = lw.impostor
+		}
+		// A restart runs its own executable: a restart that got a dead
+		// owner's PID in the same start tick with the same executable
+		// would be that owner's exact twin, which no identity rule (nor
+		// the model) can tell apart from the owner itself.
+		exe := fmt.Sprintf("/usr/bin/leasekit-restart-%d", lw.respawns)
+		if err := lw.spawnExe(p.Host(), p.Name(), exe, body); err == nil {
+			w.Probe("lease-respawn")
+		}
+	}
+	if lw.workers == 0 {
+		lw.startLiveness()
+	}
+}
+
+// reaped records the death of a zombie whose threads kept it alive; a
+// single-threaded zombie was recorded dead at exit.
+func (lw *leaseWorld) reaped(_ *sim.Host, proc *simproc.Proc) {
+	if p := lw.deathByProc[proc]; p != nil {
+		lw.recordDeath(p)
+	}
+}
+
+func (lw *leaseWorld) recordDeath(p *sim.Proc) {
+	if _, live := lw.deathByProc[p.Table()]; !live {
+		return
+	}
+	delete(lw.deathByProc, p.Table())
+	lw.deathAt[p] = lw.world.Now()
+	lw.world.RecordEvent("death", models.ProcessDeath{Proc: p.ID()})
+}
+
+// check is the per-step invariant: ground-truth failures, the fenced
+// section, the quarantine records, and the liveness phase.
+func (lw *leaseWorld) check() error {
+	for _, c := range lw.checks {
+		if err := lw.checkQuarantine(c); err != nil {
+			lw.fail(err, false)
+		}
+	}
+	lw.checks = lw.checks[:0]
+	for _, m := range lw.moves {
+		if err := lw.checkMove(m); err != nil {
+			lw.fail(err, false)
+		}
+	}
+	lw.moves = lw.moves[:0]
+	lw.trackCorruption()
+	lw.repairDue(false)
+	if lw.liveness != nil && lw.failure == nil {
+		lw.liveness.check()
+	}
+	return lw.failure
+}
+
+// leaseReceiver returns the receiver.lock path.
+func leaseReceiver() string { return leaseReceiverPath }
+
+var leaseReceiverPath = fspath.Join(leaseNamespace, "receiver.lock")

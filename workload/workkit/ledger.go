@@ -1,0 +1,72 @@
+package workkit
+
+import (
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/simproc"
+)
+
+// LifeLedger is the single-host workloads' record of who is alive: it
+// tracks every spawned process (a zombie whose other threads still run
+// counts as alive) and puts each death and each reboot of the host into the
+// history at the step it happens. The admission and dirlease workloads embed
+// it.
+type LifeLedger struct {
+	ledgerWorld *sim.World
+	ledgerHost  *sim.Host
+	// alive maps a live (or live-thread zombie) process to its Proc.
+	alive map[*simproc.Proc]*sim.Proc
+	// boot is the host's boot id as last recorded.
+	boot string
+}
+
+// StartLedger begins tracking host h's processes in world w.
+func (l *LifeLedger) StartLedger(w *sim.World, h *sim.Host) {
+	l.ledgerWorld, l.ledgerHost = w, h
+	l.alive = make(map[*simproc.Proc]*sim.Proc)
+	l.boot = h.Table().BootID()
+	w.OnReap(l.reaped)
+}
+
+// Alive reports whether p is alive in the ledger (a zombie whose other
+// threads run counts as alive).
+func (l *LifeLedger) Alive(p *sim.Proc) bool { return l.alive[p.Table()] == p }
+
+// AliveCount is the number of processes alive in the ledger.
+func (l *LifeLedger) AliveCount() int { return len(l.alive) }
+
+// Boot is the host's boot id as the ledger last recorded it.
+func (l *LifeLedger) Boot() string { return l.boot }
+
+// Track records a newly spawned process as alive.
+func (l *LifeLedger) Track(p *sim.Proc) { l.alive[p.Table()] = p }
+
+// NoteExit records p's death unless it left a zombie whose other threads
+// run: that death is recorded when the zombie is reaped.
+func (l *LifeLedger) NoteExit(p *sim.Proc) {
+	if t := p.Table(); t.State != simproc.Zombie || t.Threads <= 1 {
+		l.recordDeath(p)
+	}
+}
+
+func (l *LifeLedger) reaped(_ *sim.Host, proc *simproc.Proc) {
+	if p := l.alive[proc]; p != nil {
+		l.recordDeath(p)
+	}
+}
+
+func (l *LifeLedger) recordDeath(p *sim.Proc) {
+	if l.alive[p.Table()] != p {
+		return
+	}
+	delete(l.alive, p.Table())
+	l.ledgerWorld.RecordEvent("death", models.ProcessDeath{Proc: p.ID()})
+}
+
+// NoteReboot records a reboot of the host the first step it is seen.
+func (l *LifeLedger) NoteReboot() {
+	if boot := l.ledgerHost.Table().BootID(); boot != l.boot {
+		l.boot = boot
+		l.ledgerWorld.RecordEvent("reboot", models.Reboot{Host: l.ledgerHost.Name()})
+	}
+}

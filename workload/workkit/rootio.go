@@ -1,0 +1,68 @@
+package workkit
+
+import (
+	"bytes"
+
+	"github.com/leasekit/leasekit/internal/statefile"
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/sim"
+)
+
+// ReadRoot reads a whole small file through a root view. It is called
+// between most steps, so it reads into one buffer of the file's size.
+func ReadRoot(root lease.FS, name string) ([]byte, error) {
+	f, err := root.OpenFile(name, lease.O_RDONLY|lease.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var size int64
+	if info, err := f.Stat(); err == nil {
+		size = info.Size
+	}
+	return statefile.ReadOpened(f, name, ReadRootMax, size)
+}
+
+// ReadRootMax is the largest file ReadRoot returns.
+const ReadRootMax = 64 * 4096
+
+// WriteRoot writes data to name durably through a root view.
+func WriteRoot(root lease.FS, name string, flag lease.OpenFlag, data []byte) error {
+	f, err := root.OpenFile(name, flag|lease.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// SyncRoot fsyncs directory dir through a root view, ignoring errors (an
+// operator's flush: a failure leaves the state as the page cache has it).
+func SyncRoot(root lease.FS, dir string) {
+	if f, err := root.OpenFile(dir, lease.O_RDONLY|lease.O_DIRECTORY, 0); err == nil {
+		_ = f.Sync()
+		_ = f.Close()
+	}
+}
+
+// Garble makes a record invalid: a truncation before its closing brace, or
+// a non-JSON first byte. Never another valid record.
+func Garble(data []byte, d *sim.Decisions) []byte {
+	end := bytes.LastIndexByte(data, '}')
+	if end > 0 && d.Intn(2) == 0 {
+		return append([]byte(nil), data[:d.Intn(end)]...)
+	}
+	out := append([]byte(nil), data...)
+	if len(out) == 0 {
+		return []byte("#")
+	}
+	out[0] = '#'
+	return out
+}
