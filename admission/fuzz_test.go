@@ -6,21 +6,20 @@ import (
 	"io/fs"
 	"path"
 	"testing"
-	"time"
 
 	"github.com/leasekit/leasekit/internal/statecas"
-	"github.com/leasekit/leasekit/internal/statecas/statecastest"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/leasetest"
 	"github.com/leasekit/leasekit/simfs"
 )
 
 const fuzzHome = "/home"
 
 var (
-	fuzzSelf = statecastest.Identity(7, 1000, "77")
-	fuzzDead = statecastest.Identity(42, 1000, "42")
-	fuzzLive = statecastest.Identity(43, 1000, "43")
+	fuzzSelf = leasetest.IdentityOf(7, 1000, "77")
+	fuzzDead = leasetest.IdentityOf(42, 1000, "42")
+	fuzzLive = leasetest.IdentityOf(43, 1000, "43")
 )
 
 func fuzzRecord(owner lease.ProcessIdentity, phase Phase, schema int) []byte {
@@ -54,7 +53,7 @@ func FuzzParse(f *testing.F) {
 		if !bytes.Equal(claim.Bytes(), data) {
 			t.Fatalf("accepted non-canonical bytes %q", data)
 		}
-		inspector := statecastest.NewInspector(fuzzSelf)
+		inspector := leasetest.NewInspector(fuzzSelf)
 		inspector.SetLive(fuzzLive)
 		dispose(claim, statusFunc(Config{Inspector: inspector}, fuzzSelf), statecas.BootDigest(fuzzSelf.BootID))
 	})
@@ -71,10 +70,10 @@ func newFuzzWorld(t *testing.T) *fuzzWorld {
 	dir := path.Join(append([]string{fuzzHome}, RootDir...)...)
 	sim.MkdirAll(dir, 0o700, 1000)
 	fsys := sim.View(1000)
-	inspector := statecastest.NewInspector(fuzzSelf)
+	inspector := leasetest.NewInspector(fuzzSelf)
 	inspector.SetLive(fuzzLive)
-	config := Config{StateHome: fuzzHome, FS: fsys, Clock: statecastest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
-		Inspector: inspector, IDs: &statecastest.IDs{Prefix: 0xad}}
+	config := Config{StateHome: fuzzHome, FS: fsys, Clock: leasetest.NewClock(),
+		Inspector: inspector, IDs: leasetest.NewIDsWithPrefix(0xad)}
 	return &fuzzWorld{fsys: fsys, config: config, file: path.Join(dir, FileName)}
 }
 

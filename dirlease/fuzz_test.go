@@ -7,12 +7,11 @@ import (
 	"path"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/leasekit/leasekit/internal/statecas"
-	"github.com/leasekit/leasekit/internal/statecas/statecastest"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/leasetest"
 	"github.com/leasekit/leasekit/simfs"
 )
 
@@ -23,8 +22,8 @@ const (
 )
 
 var (
-	fuzzSelf = statecastest.Identity(7, 1000, "77")
-	fuzzDead = statecastest.Identity(42, 1000, "42")
+	fuzzSelf = leasetest.IdentityOf(7, 1000, "77")
+	fuzzDead = leasetest.IdentityOf(42, 1000, "42")
 )
 
 type fuzzWorld struct {
@@ -42,8 +41,8 @@ func newFuzzWorld(t *testing.T) *fuzzWorld {
 	sim.MkdirAll(fuzzWork, 0o700, 1000)
 	fsys := sim.View(1000)
 	w := &fuzzWorld{fsys: fsys, root: root, config: Config{StateHome: fuzzHome, FS: fsys,
-		Clock:     statecastest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
-		Inspector: statecastest.NewInspector(fuzzSelf), IDs: &statecastest.IDs{Prefix: 0xd1}}}
+		Clock:     leasetest.NewClock(),
+		Inspector: leasetest.NewInspector(fuzzSelf), IDs: leasetest.NewIDsWithPrefix(0xd1)}}
 	w.write(t, fuzzWork+"/data", []byte("precious\n"))
 	return w
 }
@@ -156,13 +155,13 @@ func FuzzClaimFile(f *testing.F) {
 // even JSON is never removed, and the live claim and its directory are
 // never touched.
 func FuzzMachineryFile(f *testing.F) {
-	live := statecastest.Identity(43, 1000, "43")
+	live := leasetest.IdentityOf(43, 1000, "43")
 	f.Add(uint8(0), statecas.MutationClaimBytes("00000000-0000-4000-8000-000000000009", fuzzID+".json", fuzzDead))
 	f.Add(uint8(1), statecas.MutationClaimBytes("00000000-0000-4000-8000-000000000009", fuzzID+".json", live))
 	f.Add(uint8(2), []byte(`{"id":`))
 	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
 		w := newFuzzWorld(t)
-		w.config.Inspector.(*statecastest.Inspector).SetLive(live)
+		w.config.Inspector.(*leasetest.Inspector).SetLive(live)
 		valid := w.validClaim(t)
 		valid = bytes.Replace(valid, []byte(statecas.OwnerOf(fuzzDead).ProcessStartID), []byte(statecas.OwnerOf(live).ProcessStartID), 1)
 		valid = bytes.Replace(valid, []byte(`"pid":42`), []byte(`"pid":43`), 1)
