@@ -549,7 +549,7 @@ func (lw *leaseWorld) pause(p *Proc, d *Decisions) {
 func (lw *leaseWorld) space(p *Proc) *leaseSpace { return lw.spaceOf[p.Host()] }
 
 func (lw *leaseWorld) acquire(p *Proc, m *lease.Manager) (held, bool) {
-	res, err, session := lw.acquireRecorded(p, m)
+	res, session, err := lw.acquireRecorded(p, m)
 	if err != nil || res.Kind != lease.Acquired {
 		return held{}, false
 	}
@@ -558,7 +558,7 @@ func (lw *leaseWorld) acquire(p *Proc, m *lease.Manager) (held, bool) {
 
 // acquireRecorded runs Acquire with a fresh session nonce, records it, and
 // checks its epoch and reclaims against the ground truth.
-func (lw *leaseWorld) acquireRecorded(p *Proc, m *lease.Manager) (lease.AcquireResult, error, string) {
+func (lw *leaseWorld) acquireRecorded(p *Proc, m *lease.Manager) (lease.AcquireResult, string, error) {
 	space := lw.space(p)
 	lw.sessions++
 	session := fmt.Sprintf("s%d-p%d", lw.sessions, p.ID())
@@ -574,7 +574,7 @@ func (lw *leaseWorld) acquireRecorded(p *Proc, m *lease.Manager) (lease.AcquireR
 		p.End(op, nil)
 		lw.world.Probe("lease-acquire-error")
 		lw.world.Tracef("lease-error proc=%s acquire: %v", p.Name(), err)
-		return res, err, session
+		return res, session, err
 	}
 	out := models.LeaseAcquireResult{Generation: res.Owner.Generation, Epoch: int64(res.Owner.Epoch)}
 	for _, r := range res.Reclaimed {
@@ -597,7 +597,7 @@ func (lw *leaseWorld) acquireRecorded(p *Proc, m *lease.Manager) (lease.AcquireR
 		if !ok {
 			p.End(op, nil)
 			lw.fail(fmt.Errorf("%s: acquire refused %s: %s", p.Name(), res.Refusal.Reason, res.Refusal.Diagnostic), true)
-			return res, nil, session
+			return res, session, nil
 		}
 		out = models.LeaseAcquireResult{Kind: models.LeaseAcquireRefused, Reason: reason}
 		lw.world.Probe("lease-refused-" + string(res.Refusal.Reason))
@@ -611,7 +611,7 @@ func (lw *leaseWorld) acquireRecorded(p *Proc, m *lease.Manager) (lease.AcquireR
 		panic(fmt.Sprintf("sim: acquire kind %v", res.Kind))
 	}
 	p.End(op, out)
-	return res, nil, session
+	return res, session, nil
 }
 
 // noteEpoch checks that an acquired epoch is new and larger than every
