@@ -3,12 +3,10 @@ package admission
 import (
 	"bytes"
 	"errors"
-	"io/fs"
 	"path"
 	"testing"
 
 	"github.com/leasekit/leasekit/internal/statecas"
-	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/leasetest"
 	"github.com/leasekit/leasekit/simfs"
@@ -77,28 +75,6 @@ func newFuzzWorld(t *testing.T) *fuzzWorld {
 	return &fuzzWorld{fsys: fsys, config: config, file: path.Join(dir, FileName)}
 }
 
-func (w *fuzzWorld) write(t *testing.T, name string, data []byte) {
-	file, err := w.fsys.OpenFile(name, lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL, 0o600)
-	if err == nil {
-		_, err = file.Write(data)
-		err = errors.Join(err, file.Close())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (w *fuzzWorld) read(t *testing.T, name string) []byte {
-	data, err := statefile.ReadFile(w.fsys, name, 1<<20)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
 // FuzzAdmissionFile writes arbitrary bytes as active.json and runs Inspect
 // and Acquire. Every failure is a typed *Error; a refused Acquire leaves the
 // file exactly as it was; a file is replaced only if it parsed as a
@@ -110,14 +86,14 @@ func FuzzAdmissionFile(f *testing.F) {
 	f.Add([]byte("{\"helperOwner\":null,\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w := newFuzzWorld(t)
-		w.write(t, w.file, data)
+		leasetest.WriteNew(t, w.fsys, w.file, data)
 		if _, _, err := Inspect(w.config); err != nil {
 			checkTyped(t, err)
 		}
 		_, err := Acquire(w.config)
 		if err != nil {
 			checkTyped(t, err)
-			if !bytes.Equal(w.read(t, w.file), data) {
+			if !bytes.Equal(leasetest.ReadOrNil(t, w.fsys, w.file), data) {
 				t.Fatalf("refused Acquire changed active.json %q", data)
 			}
 			return
@@ -143,12 +119,12 @@ func FuzzMutationClaim(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w := newFuzzWorld(t)
 		claimPath := statecas.ClaimPath(w.file)
-		w.write(t, claimPath, data)
+		leasetest.WriteNew(t, w.fsys, claimPath, data)
 		_, err := Acquire(w.config)
 		if err != nil {
 			checkTyped(t, err)
 		}
-		if !looksLikeObject(data) && (err == nil || !bytes.Equal(w.read(t, claimPath), data)) {
+		if !looksLikeObject(data) && (err == nil || !bytes.Equal(leasetest.ReadOrNil(t, w.fsys, claimPath), data)) {
 			t.Fatalf("a claim that is not JSON was overridden or removed (%v)", err)
 		}
 	})

@@ -43,19 +43,8 @@ func newFuzzWorld(t *testing.T) *fuzzWorld {
 	w := &fuzzWorld{fsys: fsys, root: root, config: Config{StateHome: fuzzHome, FS: fsys,
 		Clock:     leasetest.NewClock(),
 		Inspector: leasetest.NewInspector(fuzzSelf), IDs: leasetest.NewIDsWithPrefix(0xd1)}}
-	w.write(t, fuzzWork+"/data", []byte("precious\n"))
+	leasetest.WriteNew(t, w.fsys, fuzzWork+"/data", []byte("precious\n"))
 	return w
-}
-
-func (w *fuzzWorld) write(t *testing.T, name string, data []byte) {
-	file, err := w.fsys.OpenFile(name, lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL, 0o600)
-	if err == nil {
-		_, err = file.Write(data)
-		err = errors.Join(err, file.Close())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func (w *fuzzWorld) identity(t *testing.T, name string) Identity {
@@ -120,7 +109,7 @@ func FuzzClaimFile(f *testing.F) {
 			data = bytes.Replace(valid, []byte(`"preparing"`), []byte(`"running"`), 1)
 		}
 		claimFile := path.Join(w.root, fuzzID+".json")
-		w.write(t, claimFile, data)
+		leasetest.WriteNew(t, w.fsys, claimFile, data)
 		_, err := Recover(w.config)
 		_, statErr := w.fsys.Lstat(fuzzWork + "/data")
 		if seedValid && (err != nil || !errors.Is(statErr, fs.ErrNotExist)) {
@@ -166,12 +155,12 @@ func FuzzMachineryFile(f *testing.F) {
 		valid = bytes.Replace(valid, []byte(statecas.OwnerOf(fuzzDead).ProcessStartID), []byte(statecas.OwnerOf(live).ProcessStartID), 1)
 		valid = bytes.Replace(valid, []byte(`"pid":42`), []byte(`"pid":43`), 1)
 		claimFile := path.Join(w.root, fuzzID+".json")
-		w.write(t, claimFile, valid)
+		leasetest.WriteNew(t, w.fsys, claimFile, valid)
 		names := []string{"." + fuzzID + ".json.mutation",
 			"." + fuzzID + ".json.mutation.00000000-0000-4000-8000-0000000000aa.orphan",
 			".tmp-mutation-00000000-0000-4000-8000-0000000000bb"}
 		machinery := path.Join(w.root, names[int(kind)%len(names)])
-		w.write(t, machinery, data)
+		leasetest.WriteNew(t, w.fsys, machinery, data)
 		report, err := Recover(w.config)
 		if err != nil {
 			var own *Error

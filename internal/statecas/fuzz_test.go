@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/internal/statefile"
-	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/leasetest"
 	"github.com/leasekit/leasekit/simfs"
 )
@@ -80,8 +79,8 @@ func FuzzMutationClaimFile(f *testing.F) {
 		env := Env{FS: fsys, IDs: leasetest.NewIDsWithPrefix(0xabc), Inspector: leasetest.NewInspector(self), UID: 1000}
 		const target = "/s/state.json"
 		original := []byte("{\"v\":1}\n")
-		writeRaw(t, fsys, target, original)
-		writeRaw(t, fsys, ClaimPath(target), data)
+		leasetest.WriteNew(t, fsys, target, original)
+		leasetest.WriteNew(t, fsys, ClaimPath(target), data)
 		_, corruptErr := parseClaim(data)
 		_, err := WriteIfUnchanged(env, target, []byte("{\"v\":2}\n"), statefile.SHA256Hex(original))
 		checkTyped(t, err)
@@ -99,19 +98,6 @@ func FuzzMutationClaimFile(f *testing.F) {
 		_, err = RemoveIfUnchanged(env, target, "0")
 		checkTyped(t, err)
 	})
-}
-
-func writeRaw(t *testing.T, fsys lease.FS, name string, data []byte) {
-	file, err := fsys.OpenFile(name, lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := file.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := file.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // checkTyped fails on an error that is neither a statecas *Error nor an
