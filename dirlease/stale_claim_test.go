@@ -9,26 +9,8 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/internal/statecas"
-	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/leasetest"
 )
-
-// hookInspector runs before once, on the first Inspect of pid: the point
-// between recovery's read of the claims and its judgment of one of them.
-type hookInspector struct {
-	lease.Inspector
-	pid    int
-	before func()
-}
-
-func (h *hookInspector) Inspect(pid int) lease.Inspection {
-	if pid == h.pid && h.before != nil {
-		before := h.before
-		h.before = nil
-		before()
-	}
-	return h.Inspector.Inspect(pid)
-}
 
 // TestRecoverNeverActsOnAStaleClaimCopy is the dirlease campaign's finding
 // (testdata/seeds/dirlease/violation-c1e627e3ddbb702d.seed, seeds 1369 and
@@ -71,11 +53,15 @@ func TestRecoverNeverActsOnAStaleClaimCopy(t *testing.T) {
 			w.clock.Advance(windowMs * time.Millisecond)
 			config := w.recoverer()
 			ran := false
-			config.Inspector = &hookInspector{Inspector: config.Inspector, pid: ownerPID, before: func() {
-				ran = true
-				tc.owner(w, l)
-				w.inspector.Kill(ownerPID)
-			}}
+			// The owner's step runs once, on recovery's first Inspect of the
+			// owner: between its read of the claims and its judgment of one.
+			w.inspector.OnInspect(func(pid int) {
+				if pid == ownerPID && !ran {
+					ran = true
+					tc.owner(w, l)
+					w.inspector.Kill(ownerPID)
+				}
+			})
 			report, err := Recover(config)
 			if !ran {
 				t.Fatal("the owner's step never ran")
