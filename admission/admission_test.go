@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/internal/statecas"
-	"github.com/leasekit/leasekit/internal/statecas/statecastest"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/leasetest"
 	"github.com/leasekit/leasekit/lease/osenv"
 )
 
@@ -22,8 +22,8 @@ type world struct {
 	t         *testing.T
 	home      string
 	fs        lease.FS
-	inspector *statecastest.Inspector
-	clock     *statecastest.Clock
+	inspector *leasetest.Inspector
+	clock     *leasetest.Clock
 	uid       int
 	prefix    uint32
 }
@@ -31,11 +31,11 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	uid := os.Getuid()
-	self := statecastest.Identity(1000, uid, "500")
+	self := leasetest.IdentityOf(1000, uid, "500")
 	return &world{
 		t: t, home: t.TempDir(), fs: osenv.NewFS(), uid: uid,
-		inspector: statecastest.NewInspector(self),
-		clock:     statecastest.NewClock(time.Unix(1_800_000_000, 0)),
+		inspector: leasetest.NewInspector(self),
+		clock:     leasetest.NewClockAt(time.Unix(1_800_000_000, 0)),
 	}
 }
 
@@ -45,8 +45,8 @@ func (w *world) controller(pid int, start string) Config {
 	w.prefix++
 	return Config{
 		StateHome: w.home, FS: w.fs, Clock: w.clock,
-		Inspector: w.inspector.As(statecastest.Identity(pid, w.uid, start)),
-		IDs:       &statecastest.IDs{Prefix: w.prefix},
+		Inspector: w.inspector.As(leasetest.IdentityOf(pid, w.uid, start)),
+		IDs:       leasetest.NewIDsWithPrefix(w.prefix),
 	}
 }
 
@@ -102,7 +102,7 @@ func TestAcquireWritesCanonicalSchema3AndReleaseLeavesNothing(t *testing.T) {
 	if claim.SchemaVersion != 3 || claim.Phase != PhaseParentOwned || claim.HelperOwner != nil || claim.Revision == "" {
 		t.Fatalf("unexpected record %+v", claim)
 	}
-	if claim.Owner != statecas.OwnerOf(statecastest.Identity(1000, w.uid, "500")) {
+	if claim.Owner != statecas.OwnerOf(leasetest.IdentityOf(1000, w.uid, "500")) {
 		t.Fatalf("owner %+v is not the acquirer", claim.Owner)
 	}
 	if statefile.SHA256Hex(content) != a.ContentSHA256() {
@@ -194,7 +194,7 @@ func TestEveryTransitionAllowedAndRefused(t *testing.T) {
 			t.Run(state.name+"/"+op.name, func(t *testing.T) {
 				w := newWorld(t)
 				config := w.controller(1000, "500")
-				w.inspector.SetLive(statecastest.Identity(helperPID, w.uid, "900"))
+				w.inspector.SetLive(leasetest.IdentityOf(helperPID, w.uid, "900"))
 				a := mustAcquire(t, config)
 				for _, step := range state.steps {
 					if err := run(t, a, step); err != nil {
@@ -248,12 +248,12 @@ func TestBindHelperCapturesFullIdentityAndRefusesDeadPIDs(t *testing.T) {
 	if err := a.BeginHelperLaunch(); err != nil {
 		t.Fatal(err)
 	}
-	helper := statecastest.Identity(helperPID, w.uid, "901")
-	w.inspector.SetZombie(helper, 1)
+	helper := leasetest.IdentityOf(helperPID, w.uid, "901")
+	w.inspector.Set(helper.PID, leasetest.Zombie(helper, 1))
 	if err := a.BindHelper(helperPID); !errors.Is(err, ErrHelperIdentity) {
 		t.Fatalf("zombie helper: want ErrHelperIdentity, got %v", err)
 	}
-	w.inspector.SetAbsent(helperPID)
+	w.inspector.Kill(helperPID)
 	if err := a.BindHelper(helperPID); !errors.Is(err, ErrHelperIdentity) {
 		t.Fatalf("absent helper: want ErrHelperIdentity, got %v", err)
 	}
@@ -318,15 +318,16 @@ func TestABAStaleControllerLoses(t *testing.T) {
 		w := newWorld(t)
 		dead := w.controller(1000, "500")
 		mustAcquire(t, dead)
-		w.inspector.SetAbsent(1000)
+		w.inspector.Kill(1000)
 		y := w.controller(2000, "600")
 		var yAdmission *Admission
-		hooked := &statecastest.HookFS{FS: w.fs}
-		hooked.Before = func(op, p string) {
-			if op == "RenameNoReplace" && strings.HasSuffix(p, ".active.json.mutation") && yAdmission == nil {
+		hooked := leasetest.NewHookFS(w.fs)
+		hooked.Before(func(op leasetest.Op) error {
+			if op.Name == "RenameNoReplace" && strings.HasSuffix(op.Paths[1], ".active.json.mutation") && yAdmission == nil {
 				yAdmission = mustAcquire(t, y)
 			}
-		}
+			return nil
+		})
 		x := w.controller(3000, "700")
 		x.FS = hooked
 		_, err := Acquire(x)
@@ -349,7 +350,7 @@ func TestContentionIsBoundedAndOrphanedClaimsRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	claimPath := statecas.ClaimPath(w.file())
-	holder := statecastest.Identity(4000, w.uid, "800")
+	holder := leasetest.IdentityOf(4000, w.uid, "800")
 	plant := func() {
 		t.Helper()
 		if err := os.WriteFile(claimPath, statecas.MutationClaimBytes("0000aaaa-0000-4000-8000-000000000001", w.file(), holder), 0o600); err != nil {
@@ -362,12 +363,12 @@ func TestContentionIsBoundedAndOrphanedClaimsRecovered(t *testing.T) {
 	if !errors.Is(err, ErrContention) {
 		t.Fatalf("live mutation claim: want ErrContention, got %v", err)
 	}
-	w.inspector.SetUnknown(4000)
+	w.inspector.Set(4000, leasetest.Unknown("EACCES (scripted)"))
 	_, err = Acquire(w.controller(2000, "600"))
 	if !errors.Is(err, statecas.ErrMutationIndeterminate) || !errors.Is(err, ErrUnsafe) {
 		t.Fatalf("uninspectable claim owner: want ErrUnsafe wrapping ErrMutationIndeterminate, got %v", err)
 	}
-	w.inspector.SetAbsent(4000)
+	w.inspector.Kill(4000)
 	if _, err := Acquire(w.controller(2000, "600")); err != nil {
 		t.Fatalf("dead claim owner must be recovered: %v", err)
 	}
@@ -379,7 +380,7 @@ func TestContentionIsBoundedAndOrphanedClaimsRecovered(t *testing.T) {
 
 // owners used by the disposition table.
 var (
-	bootNow   = statecas.BootDigest(statecastest.Boot)
+	bootNow   = statecas.BootDigest(leasetest.BootID)
 	bootOther = statecas.BootDigest("an earlier boot")
 )
 
@@ -397,12 +398,12 @@ func legacy(owner statecas.Owner) statecas.Owner {
 
 func TestDispositions(t *testing.T) {
 	uid := os.Getuid()
-	parent := statecastest.Identity(1000, uid, "500")
-	helper := statecastest.Identity(3000, uid, "900")
-	reused := statecastest.Identity(1000, uid, "777")
-	remote := statecastest.Identity(1000, uid, "500")
+	parent := leasetest.IdentityOf(1000, uid, "500")
+	helper := leasetest.IdentityOf(3000, uid, "900")
+	reused := leasetest.IdentityOf(1000, uid, "777")
+	remote := leasetest.IdentityOf(1000, uid, "500")
 	remote.Hostname = "host-b"
-	otherNamespace := statecastest.Identity(1000, uid, "500")
+	otherNamespace := leasetest.IdentityOf(1000, uid, "500")
 	otherNamespace.PIDNamespace = "4026532000"
 	const id, revision = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
 	helperOwner := func(boot string) *statecas.Owner { o := ownerFor(helper, boot); return &o }
@@ -411,57 +412,57 @@ func TestDispositions(t *testing.T) {
 	cases := []struct {
 		name   string
 		claim  Claim
-		script func(*statecastest.Inspector)
+		script func(*leasetest.Inspector)
 		want   Disposition
 	}{
 		{"v3 owner live", Claim{3, id, ownerFor(parent, bootNow), nil, PhaseParentOwned, revision},
-			func(i *statecastest.Inspector) { i.SetLive(parent) }, DispositionActive},
+			func(i *leasetest.Inspector) { i.SetLive(parent) }, DispositionActive},
 		{"v3 owner zombie leader with live threads", Claim{3, id, ownerFor(parent, bootNow), nil, PhaseParentOwned, revision},
-			func(i *statecastest.Inspector) { i.SetZombie(parent, 3) }, DispositionActive},
+			func(i *leasetest.Inspector) { i.Set(parent.PID, leasetest.Zombie(parent, 3)) }, DispositionActive},
 		{"v3 owner uninspectable", Claim{3, id, ownerFor(parent, bootNow), nil, PhaseParentOwned, revision},
-			func(i *statecastest.Inspector) { i.SetUnknown(1000) }, DispositionIndeterminate},
+			func(i *leasetest.Inspector) { i.Set(1000, leasetest.Unknown("EACCES (scripted)")) }, DispositionIndeterminate},
 		{"v3 owner on a remote host", Claim{3, id, statecas.OwnerOf(remote), nil, PhaseParentOwned, revision},
-			func(i *statecastest.Inspector) { i.SetAbsent(1000) }, DispositionIndeterminate},
+			func(i *leasetest.Inspector) { i.Kill(1000) }, DispositionIndeterminate},
 		{"v3 owner in another PID namespace", Claim{3, id, statecas.OwnerOf(otherNamespace), nil, PhaseParentOwned, revision},
-			func(i *statecastest.Inspector) { i.SetAbsent(1000) }, DispositionIndeterminate},
+			func(i *leasetest.Inspector) { i.Kill(1000) }, DispositionIndeterminate},
 		{"v3 parent-owned, owner absent", Claim{3, id, ownerFor(parent, bootNow), nil, PhaseParentOwned, revision},
-			func(i *statecastest.Inspector) { i.SetAbsent(1000) }, DispositionRecoverable},
+			func(i *leasetest.Inspector) { i.Kill(1000) }, DispositionRecoverable},
 		{"v3 parent-owned, owner single-thread zombie", Claim{3, id, ownerFor(parent, bootNow), nil, PhaseParentOwned, revision},
-			func(i *statecastest.Inspector) { i.SetZombie(parent, 1) }, DispositionRecoverable},
+			func(i *leasetest.Inspector) { i.Set(parent.PID, leasetest.Zombie(parent, 1)) }, DispositionRecoverable},
 		{"v3 parent-owned, owner PID reused", Claim{3, id, ownerFor(parent, bootNow), nil, PhaseParentOwned, revision},
-			func(i *statecastest.Inspector) { i.SetLive(reused) }, DispositionRecoverable},
+			func(i *leasetest.Inspector) { i.SetLive(reused) }, DispositionRecoverable},
 		{"v3 cleanup-unsafe, owner dead, same boot", Claim{3, id, ownerFor(parent, bootNow), helperOwner(bootNow), PhaseCleanupUnsafe, revision},
-			func(i *statecastest.Inspector) { i.SetAbsent(1000); i.SetAbsent(3000) }, DispositionIndeterminate},
+			func(i *leasetest.Inspector) { i.Kill(1000); i.Kill(3000) }, DispositionIndeterminate},
 		{"v3 cleanup-unsafe, rebooted", Claim{3, id, ownerFor(parent, bootOther), helperOwner(bootOther), PhaseCleanupUnsafe, revision},
-			func(i *statecastest.Inspector) { i.SetLive(parent) }, DispositionRecoverable},
+			func(i *leasetest.Inspector) { i.SetLive(parent) }, DispositionRecoverable},
 		{"v3 helper-active, owner dead, helper live", Claim{3, id, ownerFor(parent, bootNow), helperOwner(bootNow), PhaseHelperActive, revision},
-			func(i *statecastest.Inspector) { i.SetAbsent(1000); i.SetLive(helper) }, DispositionActive},
+			func(i *leasetest.Inspector) { i.Kill(1000); i.SetLive(helper) }, DispositionActive},
 		{"v3 helper-active, owner dead, helper dead", Claim{3, id, ownerFor(parent, bootNow), helperOwner(bootNow), PhaseHelperActive, revision},
-			func(i *statecastest.Inspector) { i.SetAbsent(1000); i.SetAbsent(3000) }, DispositionIndeterminate},
+			func(i *leasetest.Inspector) { i.Kill(1000); i.Kill(3000) }, DispositionIndeterminate},
 		{"v3 helper-active, rebooted", Claim{3, id, ownerFor(parent, bootOther), helperOwner(bootOther), PhaseHelperActive, revision},
-			func(i *statecastest.Inspector) { i.SetLive(helper) }, DispositionRecoverable},
+			func(i *leasetest.Inspector) { i.SetLive(helper) }, DispositionRecoverable},
 		{"v3 helper-launching, owner dead, same boot", Claim{3, id, ownerFor(parent, bootNow), nil, PhaseHelperLaunching, revision},
-			func(i *statecastest.Inspector) { i.SetAbsent(1000) }, DispositionIndeterminate},
+			func(i *leasetest.Inspector) { i.Kill(1000) }, DispositionIndeterminate},
 		{"v3 helper-launching, rebooted", Claim{3, id, ownerFor(parent, bootOther), nil, PhaseHelperLaunching, revision},
-			func(i *statecastest.Inspector) {}, DispositionRecoverable},
+			func(i *leasetest.Inspector) {}, DispositionRecoverable},
 		{"v3 helper boot differs from owner boot", Claim{3, id, ownerFor(parent, bootOther), helperOwner(bootNow), PhaseHelperActive, revision},
-			func(i *statecastest.Inspector) { i.SetLive(helper) }, DispositionIndeterminate},
+			func(i *leasetest.Inspector) { i.SetLive(helper) }, DispositionIndeterminate},
 		{"v1 owner dead, same boot", Claim{1, id, legacy(ownerFor(parent, bootNow)), nil, "", ""},
-			func(i *statecastest.Inspector) { i.SetAbsent(1000) }, DispositionIndeterminate},
+			func(i *leasetest.Inspector) { i.Kill(1000) }, DispositionIndeterminate},
 		{"v1 rebooted", Claim{1, id, legacy(ownerFor(parent, bootOther)), nil, "", ""},
-			func(i *statecastest.Inspector) {}, DispositionRecoverable},
+			func(i *leasetest.Inspector) {}, DispositionRecoverable},
 		{"v1 owner live with a matching digest", Claim{1, id, legacy(ownerFor(parent, bootNow)), nil, "", ""},
-			func(i *statecastest.Inspector) { i.SetLive(parent) }, DispositionActive},
+			func(i *leasetest.Inspector) { i.SetLive(parent) }, DispositionActive},
 		{"v1 live PID, seed digest unverifiable", Claim{1, id, legacy(ownerFor(parent, bootNow)), nil, "", ""},
-			func(i *statecastest.Inspector) { i.SetLive(reused) }, DispositionIndeterminate},
+			func(i *leasetest.Inspector) { i.SetLive(reused) }, DispositionIndeterminate},
 		{"v2 parent-owned, owner dead", Claim{2, id, legacy(ownerFor(parent, bootNow)), nil, PhaseParentOwned, ""},
-			func(i *statecastest.Inspector) { i.SetAbsent(1000) }, DispositionRecoverable},
+			func(i *leasetest.Inspector) { i.Kill(1000) }, DispositionRecoverable},
 		{"v2 helper-active, owner dead, helper live", Claim{2, id, legacy(ownerFor(parent, bootNow)), legacyHelper(bootNow), PhaseHelperActive, ""},
-			func(i *statecastest.Inspector) { i.SetAbsent(1000); i.SetLive(helper) }, DispositionActive},
+			func(i *leasetest.Inspector) { i.Kill(1000); i.SetLive(helper) }, DispositionActive},
 		{"v2+revision helper-launching, owner dead, same boot", Claim{2, id, legacy(ownerFor(parent, bootNow)), nil, PhaseHelperLaunching, revision},
-			func(i *statecastest.Inspector) { i.SetAbsent(1000) }, DispositionIndeterminate},
+			func(i *leasetest.Inspector) { i.Kill(1000) }, DispositionIndeterminate},
 		{"v2+revision cleanup-unsafe, rebooted", Claim{2, id, legacy(ownerFor(parent, bootOther)), nil, PhaseCleanupUnsafe, revision},
-			func(i *statecastest.Inspector) {}, DispositionRecoverable},
+			func(i *leasetest.Inspector) {}, DispositionRecoverable},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -510,7 +511,7 @@ func TestCorruptAdmissionRefusedAndKept(t *testing.T) {
 	w := newWorld(t)
 	a := mustAcquire(t, w.controller(1000, "500"))
 	good := string(w.read())
-	w.inspector.SetAbsent(1000)
+	w.inspector.Kill(1000)
 	cases := []struct {
 		name, content, message string
 	}{

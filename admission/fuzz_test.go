@@ -3,24 +3,21 @@ package admission
 import (
 	"bytes"
 	"errors"
-	"io/fs"
 	"path"
 	"testing"
-	"time"
 
 	"github.com/leasekit/leasekit/internal/statecas"
-	"github.com/leasekit/leasekit/internal/statecas/statecastest"
-	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/leasetest"
 	"github.com/leasekit/leasekit/simfs"
 )
 
 const fuzzHome = "/home"
 
 var (
-	fuzzSelf = statecastest.Identity(7, 1000, "77")
-	fuzzDead = statecastest.Identity(42, 1000, "42")
-	fuzzLive = statecastest.Identity(43, 1000, "43")
+	fuzzSelf = leasetest.IdentityOf(7, 1000, "77")
+	fuzzDead = leasetest.IdentityOf(42, 1000, "42")
+	fuzzLive = leasetest.IdentityOf(43, 1000, "43")
 )
 
 func fuzzRecord(owner lease.ProcessIdentity, phase Phase, schema int) []byte {
@@ -54,7 +51,7 @@ func FuzzParse(f *testing.F) {
 		if !bytes.Equal(claim.Bytes(), data) {
 			t.Fatalf("accepted non-canonical bytes %q", data)
 		}
-		inspector := statecastest.NewInspector(fuzzSelf)
+		inspector := leasetest.NewInspector(fuzzSelf)
 		inspector.SetLive(fuzzLive)
 		dispose(claim, statusFunc(Config{Inspector: inspector}, fuzzSelf), statecas.BootDigest(fuzzSelf.BootID))
 	})
@@ -71,33 +68,11 @@ func newFuzzWorld(t *testing.T) *fuzzWorld {
 	dir := path.Join(append([]string{fuzzHome}, RootDir...)...)
 	sim.MkdirAll(dir, 0o700, 1000)
 	fsys := sim.View(1000)
-	inspector := statecastest.NewInspector(fuzzSelf)
+	inspector := leasetest.NewInspector(fuzzSelf)
 	inspector.SetLive(fuzzLive)
-	config := Config{StateHome: fuzzHome, FS: fsys, Clock: statecastest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
-		Inspector: inspector, IDs: &statecastest.IDs{Prefix: 0xad}}
+	config := Config{StateHome: fuzzHome, FS: fsys, Clock: leasetest.NewClock(),
+		Inspector: inspector, IDs: leasetest.NewIDsWithPrefix(0xad)}
 	return &fuzzWorld{fsys: fsys, config: config, file: path.Join(dir, FileName)}
-}
-
-func (w *fuzzWorld) write(t *testing.T, name string, data []byte) {
-	file, err := w.fsys.OpenFile(name, lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL, 0o600)
-	if err == nil {
-		_, err = file.Write(data)
-		err = errors.Join(err, file.Close())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (w *fuzzWorld) read(t *testing.T, name string) []byte {
-	data, err := statefile.ReadFile(w.fsys, name, 1<<20)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
 }
 
 // FuzzAdmissionFile writes arbitrary bytes as active.json and runs Inspect
@@ -111,14 +86,14 @@ func FuzzAdmissionFile(f *testing.F) {
 	f.Add([]byte("{\"helperOwner\":null,\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w := newFuzzWorld(t)
-		w.write(t, w.file, data)
+		leasetest.WriteNew(t, w.fsys, w.file, data)
 		if _, _, err := Inspect(w.config); err != nil {
 			checkTyped(t, err)
 		}
 		_, err := Acquire(w.config)
 		if err != nil {
 			checkTyped(t, err)
-			if !bytes.Equal(w.read(t, w.file), data) {
+			if !bytes.Equal(leasetest.ReadOrNil(t, w.fsys, w.file), data) {
 				t.Fatalf("refused Acquire changed active.json %q", data)
 			}
 			return
@@ -144,12 +119,12 @@ func FuzzMutationClaim(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w := newFuzzWorld(t)
 		claimPath := statecas.ClaimPath(w.file)
-		w.write(t, claimPath, data)
+		leasetest.WriteNew(t, w.fsys, claimPath, data)
 		_, err := Acquire(w.config)
 		if err != nil {
 			checkTyped(t, err)
 		}
-		if !looksLikeObject(data) && (err == nil || !bytes.Equal(w.read(t, claimPath), data)) {
+		if !looksLikeObject(data) && (err == nil || !bytes.Equal(leasetest.ReadOrNil(t, w.fsys, claimPath), data)) {
 			t.Fatalf("a claim that is not JSON was overridden or removed (%v)", err)
 		}
 	})

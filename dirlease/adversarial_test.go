@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/internal/statecas"
-	"github.com/leasekit/leasekit/internal/statecas/statecastest"
+	"github.com/leasekit/leasekit/lease/leasetest"
 )
 
 // TestRenameRaceSwappedDirectoryIsNeverDeleted: between recovery's identity
@@ -20,19 +20,20 @@ import (
 func TestRenameRaceSwappedDirectoryIsNeverDeleted(t *testing.T) {
 	w := newWorld(t)
 	l := w.raw("raw")
-	w.inspector.SetAbsent(ownerPID)
+	w.inspector.Kill(ownerPID)
 	target := l.Claim().Path
 	movedAway := filepath.Join(w.work, "moved-away")
 	swapped := false
-	hooked := &statecastest.HookFS{FS: w.fs}
-	hooked.Before = func(op, p string) {
-		if op == "RenameNoReplace" && strings.Contains(p, ".leasekit-removing-") && !swapped {
+	hooked := leasetest.NewHookFS(w.fs)
+	hooked.Before(func(op leasetest.Op) error {
+		if op.Name == "RenameNoReplace" && strings.Contains(op.Paths[1], ".leasekit-removing-") && !swapped {
 			swapped = true
 			must(t, os.Rename(target, movedAway))
 			must(t, os.Mkdir(target, 0o700))
 			must(t, os.WriteFile(filepath.Join(target, "impostor.txt"), []byte("keep me"), 0o600))
 		}
-	}
+		return nil
+	})
 	config := w.recoverer()
 	config.FS = hooked
 	_, err := Recover(config)
@@ -94,7 +95,7 @@ func TestRecoverRefusesChangedTargets(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			l := w.raw("raw")
-			w.inspector.SetAbsent(ownerPID)
+			w.inspector.Kill(ownerPID)
 			tc.setup(w, l)
 			before := snapshotTree(t, w.home, w.work)
 			_, err := Recover(w.recoverer())
@@ -143,7 +144,7 @@ func TestCorruptClaimsFailClosed(t *testing.T) {
 			w := newWorld(t)
 			bad := w.raw("bad")
 			w.raw("good") // recoverable once the owner is dead
-			w.inspector.SetAbsent(ownerPID)
+			w.inspector.Kill(ownerPID)
 			good, err := os.ReadFile(bad.ClaimPath())
 			must(t, err)
 			must(t, os.WriteFile(bad.ClaimPath(), []byte(tc.mutate(string(good))), 0o600))
@@ -160,7 +161,7 @@ func TestCorruptClaimsFailClosed(t *testing.T) {
 	t.Run("unsupported entry in the collection", func(t *testing.T) {
 		w := newWorld(t)
 		w.raw("good")
-		w.inspector.SetAbsent(ownerPID)
+		w.inspector.Kill(ownerPID)
 		must(t, os.Mkdir(filepath.Join(w.root(), "stray"), 0o700))
 		before := snapshotTree(t, w.home, w.work)
 		if _, err := Recover(w.recoverer()); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "unsupported entry") {
@@ -173,7 +174,7 @@ func TestCorruptClaimsFailClosed(t *testing.T) {
 	t.Run("claim under the wrong name", func(t *testing.T) {
 		w := newWorld(t)
 		l := w.raw("good")
-		w.inspector.SetAbsent(ownerPID)
+		w.inspector.Kill(ownerPID)
 		must(t, os.Rename(l.ClaimPath(), filepath.Join(w.root(), "00000000-0000-4000-8000-00000000abcd.json")))
 		before := snapshotTree(t, w.home, w.work)
 		if _, err := Recover(w.recoverer()); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "not canonical") {
@@ -210,8 +211,8 @@ func TestRecoverBound(t *testing.T) {
 func TestRecoverClearsOrphanedMutationMachinery(t *testing.T) {
 	w := newWorld(t)
 	l := w.raw("raw")
-	w.inspector.SetAbsent(ownerPID)
-	dead := statecastest.Identity(4000, w.uid, "800")
+	w.inspector.Kill(ownerPID)
+	dead := leasetest.IdentityOf(4000, w.uid, "800")
 	const deadClaimID = "0000dead-0000-4000-8000-000000000001"
 	claimBytes := statecas.MutationClaimBytes(deadClaimID, l.ClaimPath(), dead)
 	must(t, os.WriteFile(statecas.ClaimPath(l.ClaimPath()), claimBytes, 0o600))
@@ -232,8 +233,8 @@ func TestRecoverClearsOrphanedMutationMachinery(t *testing.T) {
 	t.Run("live mutation claim blocks", func(t *testing.T) {
 		w := newWorld(t)
 		l := w.raw("raw")
-		w.inspector.SetAbsent(ownerPID)
-		live := statecastest.Identity(4000, w.uid, "800")
+		w.inspector.Kill(ownerPID)
+		live := leasetest.IdentityOf(4000, w.uid, "800")
 		w.inspector.SetLive(live)
 		must(t, os.WriteFile(statecas.ClaimPath(l.ClaimPath()),
 			statecas.MutationClaimBytes(deadClaimID, l.ClaimPath(), live), 0o600))
@@ -257,10 +258,10 @@ func TestLegacySchema2Claims(t *testing.T) {
 		want   Report
 		kept   bool
 	}{
-		{"owner absent", func(w *world) { w.inspector.SetAbsent(ownerPID) }, Report{Recovered: 1}, false},
+		{"owner absent", func(w *world) { w.inspector.Kill(ownerPID) }, Report{Recovered: 1}, false},
 		{"owner live, digest matches", func(w *world) {}, Report{Active: 1}, true},
 		{"owner PID live, seed digest unverifiable", func(w *world) {
-			w.inspector.SetLive(statecastest.Identity(ownerPID, w.uid, "12345"))
+			w.inspector.SetLive(leasetest.IdentityOf(ownerPID, w.uid, "12345"))
 		}, Report{Indeterminate: 1}, true},
 	}
 	for _, tc := range cases {

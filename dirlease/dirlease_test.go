@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/internal/statecas"
-	"github.com/leasekit/leasekit/internal/statecas/statecastest"
 	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/leasetest"
 	"github.com/leasekit/leasekit/lease/osenv"
 )
 
@@ -28,8 +28,8 @@ type world struct {
 	home      string
 	work      string
 	fs        lease.FS
-	inspector *statecastest.Inspector
-	clock     *statecastest.Clock
+	inspector *leasetest.Inspector
+	clock     *leasetest.Clock
 	uid       int
 	prefix    uint32
 	// rebootedSelf, when set, is the recoverer's identity (another boot).
@@ -41,8 +41,8 @@ func newWorld(t *testing.T) *world {
 	uid := os.Getuid()
 	return &world{
 		t: t, home: t.TempDir(), work: t.TempDir(), fs: osenv.NewFS(), uid: uid,
-		inspector: statecastest.NewInspector(statecastest.Identity(ownerPID, uid, "500")),
-		clock:     statecastest.NewClock(time.UnixMilli(startMs)),
+		inspector: leasetest.NewInspector(leasetest.IdentityOf(ownerPID, uid, "500")),
+		clock:     leasetest.NewClockAt(time.UnixMilli(startMs)),
 	}
 }
 
@@ -50,8 +50,8 @@ func (w *world) controller(pid int, start string) Config {
 	w.prefix++
 	return Config{
 		StateHome: w.home, FS: w.fs, Clock: w.clock,
-		Inspector: w.inspector.As(statecastest.Identity(pid, w.uid, start)),
-		IDs:       &statecastest.IDs{Prefix: w.prefix},
+		Inspector: w.inspector.As(leasetest.IdentityOf(pid, w.uid, start)),
+		IDs:       leasetest.NewIDsWithPrefix(w.prefix),
 	}
 }
 
@@ -179,7 +179,7 @@ func TestCreateRefusesDirectoriesThatAreNotOwnedPhysicalOnes(t *testing.T) {
 		{"owned by another uid", func(w *world) (string, Config) {
 			p := w.dir("raw")
 			config := w.controller(ownerPID, "500")
-			other := statecastest.Identity(ownerPID, w.uid+1, "500")
+			other := leasetest.IdentityOf(ownerPID, w.uid+1, "500")
 			config.Inspector = w.inspector.As(other)
 			return p, config
 		}},
@@ -251,7 +251,7 @@ func TestEveryPhaseTransitionAllowedAndRefused(t *testing.T) {
 		for _, to := range phases {
 			t.Run(string(from)+"->"+string(to), func(t *testing.T) {
 				w := newWorld(t)
-				w.inspector.SetLive(statecastest.Identity(childPID, w.uid, "900"))
+				w.inspector.SetLive(leasetest.IdentityOf(childPID, w.uid, "900"))
 				l := w.raw("raw")
 				for _, step := range paths[from] {
 					must(t, l.Update(step, childFor(step)))
@@ -331,7 +331,7 @@ func TestRecoverCountsEachCase(t *testing.T) {
 	}{
 		{"preparing, owner dead", func(w *world) string {
 			l := w.raw("raw")
-			w.inspector.SetAbsent(ownerPID)
+			w.inspector.Kill(ownerPID)
 			return l.Claim().Path
 		}, outcome{Report{Recovered: 1}, false, true}},
 		{"owner live", func(w *world) string {
@@ -339,42 +339,42 @@ func TestRecoverCountsEachCase(t *testing.T) {
 		}, outcome{Report{Active: 1}, true, false}},
 		{"owner uninspectable", func(w *world) string {
 			l := w.raw("raw")
-			w.inspector.SetUnknown(ownerPID)
+			w.inspector.Set(ownerPID, leasetest.Unknown("EACCES (scripted)"))
 			return l.Claim().Path
 		}, outcome{Report{Indeterminate: 1}, true, false}},
 		{"owner PID reused", func(w *world) string {
 			l := w.raw("raw")
-			w.inspector.SetLive(statecastest.Identity(ownerPID, w.uid, "999"))
+			w.inspector.SetLive(leasetest.IdentityOf(ownerPID, w.uid, "999"))
 			return l.Claim().Path
 		}, outcome{Report{Recovered: 1}, false, true}},
 		{"running, owner dead, child live", func(w *world) string {
 			l := w.running()
-			w.inspector.SetAbsent(ownerPID)
+			w.inspector.Kill(ownerPID)
 			return l.Claim().Path
 		}, outcome{Report{Active: 1}, true, false}},
 		{"running, owner dead, child uninspectable", func(w *world) string {
 			l := w.running()
-			w.inspector.SetAbsent(ownerPID)
-			w.inspector.SetUnknown(childPID)
+			w.inspector.Kill(ownerPID)
+			w.inspector.Set(childPID, leasetest.Unknown("EACCES (scripted)"))
 			return l.Claim().Path
 		}, outcome{Report{Indeterminate: 1}, true, false}},
 		{"running, owner and child dead", func(w *world) string {
 			l := w.running()
-			w.inspector.SetAbsent(ownerPID)
-			w.inspector.SetAbsent(childPID)
+			w.inspector.Kill(ownerPID)
+			w.inspector.Kill(childPID)
 			return l.Claim().Path
 		}, outcome{Report{Recovered: 1}, false, true}},
 		{"launching, owner dead, window open", func(w *world) string {
 			l := w.raw("raw")
 			must(w.t, l.Update(PhaseLaunching, 0))
-			w.inspector.SetAbsent(ownerPID)
+			w.inspector.Kill(ownerPID)
 			w.clock.Advance(windowMs / 2 * time.Millisecond)
 			return l.Claim().Path
 		}, outcome{Report{Indeterminate: 1}, true, false}},
 		{"launching, owner dead, window passed", func(w *world) string {
 			l := w.raw("raw")
 			must(w.t, l.Update(PhaseLaunching, 0))
-			w.inspector.SetAbsent(ownerPID)
+			w.inspector.Kill(ownerPID)
 			w.clock.Advance(windowMs * time.Millisecond)
 			return l.Claim().Path
 		}, outcome{Report{Recovered: 1}, false, true}},
@@ -382,7 +382,7 @@ func TestRecoverCountsEachCase(t *testing.T) {
 			l := w.raw("raw")
 			must(w.t, l.Update(PhaseLaunching, 0))
 			must(w.t, l.Update(PhaseSettled, 0))
-			w.inspector.SetAbsent(ownerPID)
+			w.inspector.Kill(ownerPID)
 			return l.Claim().Path
 		}, outcome{Report{Recovered: 1}, false, true}},
 		{"bundle published to its output root", func(w *world) string {
@@ -391,7 +391,7 @@ func TestRecoverCountsEachCase(t *testing.T) {
 			_, err := Create(w.controller(ownerPID, "500"), CreateRequest{RoleBundleStage, stage, output, startMs})
 			must(w.t, err)
 			must(w.t, os.Rename(stage, output))
-			w.inspector.SetAbsent(ownerPID)
+			w.inspector.Kill(ownerPID)
 			return output
 		}, outcome{Report{Published: 1}, true, true}},
 		{"bundle never published, directory gone", func(w *world) string {
@@ -399,21 +399,21 @@ func TestRecoverCountsEachCase(t *testing.T) {
 			_, err := Create(w.controller(ownerPID, "500"), CreateRequest{RoleBundleStage, stage, filepath.Join(w.work, "out"), startMs})
 			must(w.t, err)
 			must(w.t, os.RemoveAll(stage))
-			w.inspector.SetAbsent(ownerPID)
+			w.inspector.Kill(ownerPID)
 			return stage
 		}, outcome{Report{}, false, true}},
 		{"interrupted quarantine completed", func(w *world) string {
 			l := w.raw("raw")
-			w.inspector.SetAbsent(ownerPID)
+			w.inspector.Kill(ownerPID)
 			quarantine := filepath.Join(w.work, statecas.QuarantineName(l.Claim().DirectoryIdentity.FileIdentity()))
 			must(w.t, os.Rename(l.Claim().Path, quarantine))
 			return quarantine
 		}, outcome{Report{Recovered: 1}, false, true}},
 		{"owner rebooted away, schema-3 boot digest differs", func(w *world) string {
 			l := w.raw("raw")
-			self := statecastest.Identity(2000, w.uid, "600")
+			self := leasetest.IdentityOf(2000, w.uid, "600")
 			self.BootID = "a new boot"
-			w.inspector.SetLive(statecastest.Identity(ownerPID, w.uid, "500"))
+			w.inspector.SetLive(leasetest.IdentityOf(ownerPID, w.uid, "500"))
 			w.rebootedSelf = &self
 			return l.Claim().Path
 		}, outcome{Report{Recovered: 1}, false, true}},
@@ -457,7 +457,7 @@ func TestRecoverCountsEachCase(t *testing.T) {
 // running creates a raw lease in phase running with a live child.
 func (w *world) running() *Lease {
 	w.t.Helper()
-	w.inspector.SetLive(statecastest.Identity(childPID, w.uid, "900"))
+	w.inspector.SetLive(leasetest.IdentityOf(childPID, w.uid, "900"))
 	l := w.raw("raw")
 	must(w.t, l.Update(PhaseLaunching, 0))
 	must(w.t, l.Update(PhaseRunning, childPID))

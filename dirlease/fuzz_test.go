@@ -7,12 +7,11 @@ import (
 	"path"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/leasekit/leasekit/internal/statecas"
-	"github.com/leasekit/leasekit/internal/statecas/statecastest"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/leasetest"
 	"github.com/leasekit/leasekit/simfs"
 )
 
@@ -23,8 +22,8 @@ const (
 )
 
 var (
-	fuzzSelf = statecastest.Identity(7, 1000, "77")
-	fuzzDead = statecastest.Identity(42, 1000, "42")
+	fuzzSelf = leasetest.IdentityOf(7, 1000, "77")
+	fuzzDead = leasetest.IdentityOf(42, 1000, "42")
 )
 
 type fuzzWorld struct {
@@ -42,21 +41,10 @@ func newFuzzWorld(t *testing.T) *fuzzWorld {
 	sim.MkdirAll(fuzzWork, 0o700, 1000)
 	fsys := sim.View(1000)
 	w := &fuzzWorld{fsys: fsys, root: root, config: Config{StateHome: fuzzHome, FS: fsys,
-		Clock:     statecastest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
-		Inspector: statecastest.NewInspector(fuzzSelf), IDs: &statecastest.IDs{Prefix: 0xd1}}}
-	w.write(t, fuzzWork+"/data", []byte("precious\n"))
+		Clock:     leasetest.NewClock(),
+		Inspector: leasetest.NewInspector(fuzzSelf), IDs: leasetest.NewIDsWithPrefix(0xd1)}}
+	leasetest.WriteNew(t, w.fsys, fuzzWork+"/data", []byte("precious\n"))
 	return w
-}
-
-func (w *fuzzWorld) write(t *testing.T, name string, data []byte) {
-	file, err := w.fsys.OpenFile(name, lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL, 0o600)
-	if err == nil {
-		_, err = file.Write(data)
-		err = errors.Join(err, file.Close())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func (w *fuzzWorld) identity(t *testing.T, name string) Identity {
@@ -121,7 +109,7 @@ func FuzzClaimFile(f *testing.F) {
 			data = bytes.Replace(valid, []byte(`"preparing"`), []byte(`"running"`), 1)
 		}
 		claimFile := path.Join(w.root, fuzzID+".json")
-		w.write(t, claimFile, data)
+		leasetest.WriteNew(t, w.fsys, claimFile, data)
 		_, err := Recover(w.config)
 		_, statErr := w.fsys.Lstat(fuzzWork + "/data")
 		if seedValid && (err != nil || !errors.Is(statErr, fs.ErrNotExist)) {
@@ -156,23 +144,23 @@ func FuzzClaimFile(f *testing.F) {
 // even JSON is never removed, and the live claim and its directory are
 // never touched.
 func FuzzMachineryFile(f *testing.F) {
-	live := statecastest.Identity(43, 1000, "43")
+	live := leasetest.IdentityOf(43, 1000, "43")
 	f.Add(uint8(0), statecas.MutationClaimBytes("00000000-0000-4000-8000-000000000009", fuzzID+".json", fuzzDead))
 	f.Add(uint8(1), statecas.MutationClaimBytes("00000000-0000-4000-8000-000000000009", fuzzID+".json", live))
 	f.Add(uint8(2), []byte(`{"id":`))
 	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
 		w := newFuzzWorld(t)
-		w.config.Inspector.(*statecastest.Inspector).SetLive(live)
+		w.config.Inspector.(*leasetest.Inspector).SetLive(live)
 		valid := w.validClaim(t)
 		valid = bytes.Replace(valid, []byte(statecas.OwnerOf(fuzzDead).ProcessStartID), []byte(statecas.OwnerOf(live).ProcessStartID), 1)
 		valid = bytes.Replace(valid, []byte(`"pid":42`), []byte(`"pid":43`), 1)
 		claimFile := path.Join(w.root, fuzzID+".json")
-		w.write(t, claimFile, valid)
+		leasetest.WriteNew(t, w.fsys, claimFile, valid)
 		names := []string{"." + fuzzID + ".json.mutation",
 			"." + fuzzID + ".json.mutation.00000000-0000-4000-8000-0000000000aa.orphan",
 			".tmp-mutation-00000000-0000-4000-8000-0000000000bb"}
 		machinery := path.Join(w.root, names[int(kind)%len(names)])
-		w.write(t, machinery, data)
+		leasetest.WriteNew(t, w.fsys, machinery, data)
 		report, err := Recover(w.config)
 		if err != nil {
 			var own *Error

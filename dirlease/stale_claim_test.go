@@ -9,26 +9,8 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/internal/statecas"
-	"github.com/leasekit/leasekit/internal/statecas/statecastest"
-	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/leasetest"
 )
-
-// hookInspector runs before once, on the first Inspect of pid: the point
-// between recovery's read of the claims and its judgment of one of them.
-type hookInspector struct {
-	lease.Inspector
-	pid    int
-	before func()
-}
-
-func (h *hookInspector) Inspect(pid int) lease.Inspection {
-	if pid == h.pid && h.before != nil {
-		before := h.before
-		h.before = nil
-		before()
-	}
-	return h.Inspector.Inspect(pid)
-}
 
 // TestRecoverNeverActsOnAStaleClaimCopy is the dirlease campaign's finding
 // (testdata/seeds/dirlease/violation-c1e627e3ddbb702d.seed, seeds 1369 and
@@ -50,11 +32,11 @@ func TestRecoverNeverActsOnAStaleClaimCopy(t *testing.T) {
 		want  outcome
 	}{
 		{"updated to running with a live child", func(w *world, l *Lease) {
-			w.inspector.SetLive(statecastest.Identity(childPID, w.uid, "900"))
+			w.inspector.SetLive(leasetest.IdentityOf(childPID, w.uid, "900"))
 			must(w.t, l.Update(PhaseRunning, childPID))
 		}, outcome{Report{Active: 1}, true, false}},
 		{"updated to running, then settled", func(w *world, l *Lease) {
-			w.inspector.SetLive(statecastest.Identity(childPID, w.uid, "900"))
+			w.inspector.SetLive(leasetest.IdentityOf(childPID, w.uid, "900"))
 			must(w.t, l.Update(PhaseRunning, childPID))
 			must(w.t, l.Update(PhaseSettled, 0))
 		}, outcome{Report{Recovered: 1}, false, true}},
@@ -71,11 +53,15 @@ func TestRecoverNeverActsOnAStaleClaimCopy(t *testing.T) {
 			w.clock.Advance(windowMs * time.Millisecond)
 			config := w.recoverer()
 			ran := false
-			config.Inspector = &hookInspector{Inspector: config.Inspector, pid: ownerPID, before: func() {
-				ran = true
-				tc.owner(w, l)
-				w.inspector.SetAbsent(ownerPID)
-			}}
+			// The owner's step runs once, on recovery's first Inspect of the
+			// owner: between its read of the claims and its judgment of one.
+			w.inspector.OnInspect(func(pid int) {
+				if pid == ownerPID && !ran {
+					ran = true
+					tc.owner(w, l)
+					w.inspector.Kill(ownerPID)
+				}
+			})
 			report, err := Recover(config)
 			if !ran {
 				t.Fatal("the owner's step never ran")
@@ -102,16 +88,17 @@ func TestRecoverNeverActsOnAStaleClaimCopy(t *testing.T) {
 func TestRecoverRacingRecoverRemovesOnce(t *testing.T) {
 	w := newWorld(t)
 	l := w.raw("raw")
-	w.inspector.SetAbsent(ownerPID)
+	w.inspector.Kill(ownerPID)
 	var secondErr error
 	ran := false
-	hooked := &statecastest.HookFS{FS: w.fs}
-	hooked.Before = func(op, p string) {
-		if op == "RenameNoReplace" && strings.Contains(p, ".leasekit-removing-") && !ran {
+	hooked := leasetest.NewHookFS(w.fs)
+	hooked.Before(func(op leasetest.Op) error {
+		if op.Name == "RenameNoReplace" && strings.Contains(op.Paths[1], ".leasekit-removing-") && !ran {
 			ran = true
 			_, secondErr = Recover(w.controller(2001, "601"))
 		}
-	}
+		return nil
+	})
 	first := w.recoverer()
 	first.FS = hooked
 	report, err := Recover(first)

@@ -31,29 +31,8 @@ func (o outcome) String() string {
 	return fmt.Sprintf("%s %s %s: %s", o.class, o.reason, o.detail, o.message)
 }
 
-// hookFS runs before ahead of every rename and remove of the engine: the
-// corpus uses it to swap a directory while an engine works.
-type hookFS struct {
-	lease.FS
-	before func(op, oldpath, newpath string)
-}
-
-func (h *hookFS) Rename(oldpath, newpath string) error {
-	h.before("rename", oldpath, newpath)
-	return h.FS.Rename(oldpath, newpath)
-}
-
-func (h *hookFS) RenameNoReplace(oldpath, newpath string) error {
-	h.before("rename", oldpath, newpath)
-	return h.FS.RenameNoReplace(oldpath, newpath)
-}
-
-func (h *hookFS) Remove(name string) error {
-	h.before("remove", name, "")
-	return h.FS.Remove(name)
-}
-
-// engineFS is the FS the engine gets: the backend's, with the state's hooks.
+// engineFS is the FS the engine gets: the backend's, with the state's hooks
+// (leasetest.HookFS runs them before the engine's renames).
 func (w *world) engineFS() lease.FS {
 	if w.wrap != nil {
 		return w.wrap(w.b.engine)
@@ -62,21 +41,26 @@ func (w *world) engineFS() lease.FS {
 		return w.b.engine
 	}
 	fired := make([]bool, len(w.s.hooks))
-	return &hookFS{FS: w.b.engine, before: func(op, oldpath, newpath string) {
+	hooked := leasetest.NewHookFS(w.b.engine)
+	hooked.Before(func(op leasetest.Op) error {
+		if op.Name != "Rename" && op.Name != "RenameNoReplace" {
+			return nil
+		}
 		for i, hook := range w.s.hooks {
-			if !fired[i] && w.hookMatches(hook, op, oldpath, newpath) {
+			if !fired[i] && w.hookMatches(hook, op.Paths[0], op.Paths[1]) {
 				fired[i] = true
 				w.runHook(hook)
 			}
 		}
-	}}
+		return nil
+	})
+	return hooked
 }
 
 // hookMatches: "hook swap-dir P" and "hook swap-symlink P" fire before the
 // engine renames P into its removal quarantine.
-func (w *world) hookMatches(hook step, op, oldpath, newpath string) bool {
-	return op == "rename" && oldpath == w.b.abs(hook.args[1]) &&
-		strings.HasPrefix(path.Base(newpath), ".leasekit-removing-")
+func (w *world) hookMatches(hook step, oldpath, newpath string) bool {
+	return oldpath == w.b.abs(hook.args[1]) && strings.HasPrefix(path.Base(newpath), ".leasekit-removing-")
 }
 
 func (w *world) runHook(hook step) {

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/leasetest"
 	"github.com/leasekit/leasekit/simfs"
@@ -65,31 +64,6 @@ func newFuzzWorld(t *testing.T) *fuzzWorld {
 	return &fuzzWorld{sim: sim, fsys: fsys, manager: manager}
 }
 
-func (w *fuzzWorld) write(t *testing.T, name string, data []byte) {
-	file, err := w.fsys.OpenFile(name, lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := file.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := file.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// read returns the bytes at name, or nil when it is absent.
-func (w *fuzzWorld) read(t *testing.T, name string) []byte {
-	data, err := statefile.ReadFile(w.fsys, name, 1<<20)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
 // quarantined returns the bytes of every file under quarantine/ (one level
 // of directories deep) whose name starts with prefix.
 func (w *fuzzWorld) quarantined(t *testing.T, prefix string) [][]byte {
@@ -107,7 +81,7 @@ func (w *fuzzWorld) quarantined(t *testing.T, prefix string) [][]byte {
 		if entry.Type.IsDir() {
 			name = path.Join(name, "owner.json")
 		}
-		found = append(found, w.read(t, name))
+		found = append(found, leasetest.ReadOrNil(t, w.fsys, name))
 	}
 	return found
 }
@@ -174,9 +148,9 @@ func FuzzOwnerFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w := newFuzzWorld(t)
 		owner := fuzzNamespace + "/receiver.lock/owner.json"
-		w.write(t, owner, data)
+		leasetest.WriteNew(t, w.fsys, owner, data)
 		result := w.acquire(t)
-		kept := bytes.Equal(w.read(t, owner), data)
+		kept := bytes.Equal(leasetest.ReadOrNil(t, w.fsys, owner), data)
 		for _, moved := range w.quarantined(t, "receiver.") {
 			kept = kept || bytes.Equal(moved, data)
 		}
@@ -198,9 +172,9 @@ func FuzzGuardFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w := newFuzzWorld(t)
 		guard := fuzzNamespace + "/receiver.lifecycle.guard.json"
-		w.write(t, guard, data)
+		leasetest.WriteNew(t, w.fsys, guard, data)
 		result := w.acquire(t)
-		kept := bytes.Equal(w.read(t, guard), data)
+		kept := bytes.Equal(leasetest.ReadOrNil(t, w.fsys, guard), data)
 		for _, moved := range w.quarantined(t, "lifecycle.") {
 			kept = kept || bytes.Equal(moved, data)
 		}
@@ -222,10 +196,10 @@ func FuzzIntentFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w := newFuzzWorld(t)
 		intent := fuzzNamespace + "/lifecycle-reclaims/reclaim.00000000-0000-4000-8000-000000000111.json"
-		w.write(t, intent, data)
+		leasetest.WriteNew(t, w.fsys, intent, data)
 		result := w.acquire(t)
 		if !json.Valid(data) {
-			if !bytes.Equal(w.read(t, intent), data) {
+			if !bytes.Equal(leasetest.ReadOrNil(t, w.fsys, intent), data) {
 				t.Fatalf("invalid intent %q was removed or changed", data)
 			}
 			if result.Kind != lease.Refused {
@@ -245,7 +219,7 @@ func FuzzEpochFile(f *testing.F) {
 		w := newFuzzWorld(t)
 		must(t, w.fsys.Remove(fuzzNamespace+"/receiver.lock"))
 		epochFile := fuzzNamespace + "/receiver.epoch.json"
-		w.write(t, epochFile, data)
+		leasetest.WriteNew(t, w.fsys, epochFile, data)
 		result := w.acquire(t)
 		switch result.Kind {
 		case lease.Acquired:
@@ -253,7 +227,7 @@ func FuzzEpochFile(f *testing.F) {
 				t.Fatalf("epoch %d issued over stored %q", result.Owner.Epoch, data)
 			}
 		default:
-			if !bytes.Equal(w.read(t, epochFile), data) {
+			if !bytes.Equal(leasetest.ReadOrNil(t, w.fsys, epochFile), data) {
 				t.Fatalf("epoch file %q changed by a %v call", data, result.Kind)
 			}
 		}
@@ -283,9 +257,9 @@ func FuzzLeftoverName(f *testing.F) {
 		}
 		w := newFuzzWorld(t)
 		name := fuzzNamespace + "/.tmp-lg." + tag
-		w.write(t, name, []byte("temp\n"))
+		leasetest.WriteNew(t, w.fsys, name, []byte("temp\n"))
 		w.acquire(t)
-		if w.read(t, name) != nil {
+		if leasetest.ReadOrNil(t, w.fsys, name) != nil {
 			if tag == "4026531836.42.1042.host-a"+uuid {
 				t.Fatal("the temp of the dead writer 42 was not cleaned up")
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/leasetest"
 	"github.com/leasekit/leasekit/simfs"
 )
 
@@ -45,7 +46,7 @@ func TestInspectReportsOnlyDurableOwners(t *testing.T) {
 	if err := w.fsys.Mkdir(prepare, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	w.write(t, path.Join(prepare, "owner.json"), owner)
+	leasetest.WriteNew(t, w.fsys, path.Join(prepare, "owner.json"), owner)
 	syncFile(t, w.fsys, path.Join(prepare, "owner.json"))
 	for _, dir := range []string{prepare, fuzzNamespace} { // owner.json's name, then prepare's
 		if err := statefile.SyncDir(w.fsys, dir); err != nil {

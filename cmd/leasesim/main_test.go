@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -93,8 +92,7 @@ func mutantBuild(t *testing.T, name, dir string) string {
 	require.NoError(t, err)
 	overlay := mutantOverlay(t, root, name, dir)
 	binary := filepath.Join(dir, "leasesim-"+name)
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	build := exec.Command(goTool, "build", "-overlay", overlay, "-o", binary, "./cmd/leasesim")
+	build := exec.Command("go", "build", "-overlay", overlay, "-o", binary, "./cmd/leasesim")
 	build.Dir = root
 	output, err := build.CombinedOutput()
 	require.NoError(t, err, "go build -overlay: %s", output)

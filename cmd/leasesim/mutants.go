@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -258,14 +257,16 @@ func confounded(hunt campaign.HuntResult, engines, faults string) bool {
 	return err == nil && !finding.OK() && finding.Class == hunt.Class
 }
 
-// buildMutant builds leasesim with the mutant's overlay into work.
+// buildMutant builds leasesim with the mutant's overlay into work, with the
+// go command on PATH (not runtime.GOROOT's: the root this binary was built
+// in means nothing once the binary is copied to another machine).
 func buildMutant(root string, m mutant.Mutation, work string) (string, error) {
 	overlay, err := m.WriteOverlay(root, work)
 	if err != nil {
 		return "", err
 	}
 	binary := filepath.Join(work, "leasesim-"+m.Name)
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-overlay", overlay, "-o", binary, "./cmd/leasesim")
+	build := exec.Command("go", "build", "-overlay", overlay, "-o", binary, "./cmd/leasesim")
 	build.Dir = root
 	if output, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build -overlay (mutant %s): %v\n%s", m.Name, err, output)

@@ -1,7 +1,9 @@
 // Package archtest enforces the architecture rules of ARCHITECTURE.md as
 // ordinary tests: engines stay deterministic (everything external goes
-// through the injected interfaces) and packages import only what the
-// dependency direction allows. The scanner lives in a non-test file so its
+// through the injected interfaces, nothing depends on map order) and
+// packages import only what the dependency direction allows. It is the one
+// ban-list of the engines: every engine package, internal helpers and the
+// test fakes of lease/leasetest included, is scanned by the same rules. The scanner lives in a non-test file so its
 // own tests can plant violations and prove it catches them.
 package archtest
 
@@ -55,6 +57,7 @@ func ScanSource(filename string, source []byte) ([]Finding, error) {
 	}
 	scanner := &fileScanner{fileSet: fileSet, timeName: "", findings: nil}
 	scanner.checkImports(file)
+	scanner.prepareMapOrder(file)
 	ast.Inspect(file, scanner.visit)
 	sort.Slice(scanner.findings, func(i, j int) bool {
 		return scanner.findings[i].Position < scanner.findings[j].Position
@@ -66,6 +69,7 @@ type fileScanner struct {
 	fileSet  *token.FileSet
 	timeName string // the local name of package time, "" if not imported
 	findings []Finding
+	mapOrderScan
 }
 
 func (s *fileScanner) report(pos token.Pos, format string, args ...any) {
@@ -85,6 +89,7 @@ func (s *fileScanner) checkImports(file *ast.File) {
 		if why, banned := importBan(importPath); banned {
 			s.report(spec.Pos(), "imports %q: %s", importPath, why)
 		}
+		s.noteMapOrderImport(spec)
 		if importPath == "time" {
 			s.timeName = "time"
 			if spec.Name != nil {
@@ -113,11 +118,17 @@ func (s *fileScanner) visit(node ast.Node) bool {
 	case *ast.GoStmt:
 		s.report(n.Pos(), "starts a goroutine: engines run one step at a time under the simulator's scheduler")
 	case *ast.SelectStmt:
-		if len(n.Body.List) > 1 {
-			s.report(n.Pos(), "select with several cases: the runtime picks among ready cases at random")
-		}
+		s.report(n.Pos(), "uses select: engines share no channels, and among several ready cases the runtime picks at random")
 	case *ast.SelectorExpr:
 		s.checkTimeCall(n)
+	case *ast.RangeStmt:
+		if what := s.rangeOverMap(n); what != "" {
+			s.report(n.Pos(), "ranges over %s: map iteration order is random; range over slices.Sorted(maps.Keys(...))", what)
+		}
+	case *ast.CallExpr:
+		if iterator := s.unsortedMapIterator(n); iterator != "" {
+			s.report(n.Pos(), "uses %s outside slices.Sorted: it yields in random map order", iterator)
+		}
 	}
 	return true
 }

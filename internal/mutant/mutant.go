@@ -73,7 +73,7 @@ func Parse(name, text string) (Mutation, error) {
 		case ok && key == "equivalent":
 			m.Equivalent = value
 		default:
-			return Mutation{}, fmt.Errorf("mutant %s: header line %q is not file:, engine:, bug:, faults: or equivalent:", name, line)
+			return Mutation{}, fmt.Errorf("mutant %s: header line %q has no known key (file, engine, bug, faults, equivalent)", name, line)
 		}
 	}
 	if m.File == "" || m.Old == "" {

@@ -6,9 +6,8 @@ import (
 	"io/fs"
 	"testing"
 
-	"github.com/leasekit/leasekit/internal/statecas/statecastest"
 	"github.com/leasekit/leasekit/internal/statefile"
-	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/leasetest"
 	"github.com/leasekit/leasekit/simfs"
 )
 
@@ -16,15 +15,15 @@ import (
 // an accepted owner (either shape) round-trips through its canonical wire
 // bytes; judging it against a process table never panics.
 func FuzzParseOwner(f *testing.F) {
-	self := statecastest.Identity(7, 1000, "77")
+	self := leasetest.IdentityOf(7, 1000, "77")
 	f.Add(statefile.MustCanonical(OwnerOf(self).Wire()))
 	legacy := OwnerOf(self)
 	legacy.Legacy = true
 	f.Add(statefile.MustCanonical(legacy.Wire()))
 	f.Add([]byte(`{"bootId":"x","pid":0,"processStartId":"y"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		inspector := statecastest.NewInspector(self)
-		inspector.SetLive(statecastest.Identity(42, 1000, "42"))
+		inspector := leasetest.NewInspector(self)
+		inspector.SetLive(leasetest.IdentityOf(42, 1000, "42"))
 		for _, legacyShape := range []bool{false, true} {
 			owner, err := ParseOwner(data, "fuzz owner", legacyShape)
 			if err != nil {
@@ -49,7 +48,7 @@ func FuzzParseOwner(f *testing.F) {
 // FuzzParseClaim: a mutation claim parses only from its exact canonical
 // bytes, and never panics.
 func FuzzParseClaim(f *testing.F) {
-	f.Add(MutationClaimBytes("00000000-0000-4000-8000-000000000001", "/s/active.json", statecastest.Identity(7, 1000, "77")))
+	f.Add(MutationClaimBytes("00000000-0000-4000-8000-000000000001", "/s/active.json", leasetest.IdentityOf(7, 1000, "77")))
 	f.Add([]byte(`{"id":"x","kind":"leasekit-state-mutation","owner":{},"schemaVersion":1,"target":"t"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		parsed, err := parseClaim(data)
@@ -68,8 +67,8 @@ func FuzzParseClaim(f *testing.F) {
 // parse is never removed or changed, and the state file is never written
 // while it is there.
 func FuzzMutationClaimFile(f *testing.F) {
-	self := statecastest.Identity(7, 1000, "77")
-	f.Add(MutationClaimBytes("00000000-0000-4000-8000-000000000001", "/s/state.json", statecastest.Identity(42, 1000, "42")))
+	self := leasetest.IdentityOf(7, 1000, "77")
+	f.Add(MutationClaimBytes("00000000-0000-4000-8000-000000000001", "/s/state.json", leasetest.IdentityOf(42, 1000, "42")))
 	f.Add(MutationClaimBytes("00000000-0000-4000-8000-000000000001", "/s/state.json", self))
 	f.Add([]byte(`{"id":`))
 	f.Add([]byte{})
@@ -77,11 +76,11 @@ func FuzzMutationClaimFile(f *testing.F) {
 		sim := simfs.New(simfs.Options{Dev: 9})
 		sim.MkdirAll("/s", 0o700, 1000)
 		fsys := sim.View(1000)
-		env := Env{FS: fsys, IDs: &statecastest.IDs{Prefix: 0xabc}, Inspector: statecastest.NewInspector(self), UID: 1000}
+		env := Env{FS: fsys, IDs: leasetest.NewIDsWithPrefix(0xabc), Inspector: leasetest.NewInspector(self), UID: 1000}
 		const target = "/s/state.json"
 		original := []byte("{\"v\":1}\n")
-		writeRaw(t, fsys, target, original)
-		writeRaw(t, fsys, ClaimPath(target), data)
+		leasetest.WriteNew(t, fsys, target, original)
+		leasetest.WriteNew(t, fsys, ClaimPath(target), data)
 		_, corruptErr := parseClaim(data)
 		_, err := WriteIfUnchanged(env, target, []byte("{\"v\":2}\n"), statefile.SHA256Hex(original))
 		checkTyped(t, err)
@@ -99,19 +98,6 @@ func FuzzMutationClaimFile(f *testing.F) {
 		_, err = RemoveIfUnchanged(env, target, "0")
 		checkTyped(t, err)
 	})
-}
-
-func writeRaw(t *testing.T, fsys lease.FS, name string, data []byte) {
-	file, err := fsys.OpenFile(name, lease.O_WRONLY|lease.O_CREATE|lease.O_EXCL, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := file.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := file.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // checkTyped fails on an error that is neither a statecas *Error nor an

@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/leasekit/leasekit/internal/statecas/statecastest"
 	"github.com/leasekit/leasekit/internal/statefile"
+	"github.com/leasekit/leasekit/lease/leasetest"
 )
 
 // TestRemoveIfUnchangedAfter: act runs only while target holds the
@@ -36,7 +36,7 @@ func TestRemoveIfUnchangedAfter(t *testing.T) {
 				must(t, os.WriteFile(f.target(), tc.content, 0o600))
 			}
 			other := f.env
-			other.Inspector = f.inspector.As(statecastest.Identity(1001, f.uid, "501"))
+			other.Inspector = f.inspector.As(leasetest.IdentityOf(1001, f.uid, "501"))
 			ran := false
 			removed, err := RemoveIfUnchangedAfter(f.env, f.target(), statefile.SHA256Hex(one), func() error {
 				ran = true

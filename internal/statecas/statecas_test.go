@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leasekit/leasekit/internal/statecas/statecastest"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/leasetest"
 	"github.com/leasekit/leasekit/lease/osenv"
 )
 
@@ -17,16 +17,16 @@ type fixture struct {
 	t         *testing.T
 	dir       string
 	uid       int
-	inspector *statecastest.Inspector
+	inspector *leasetest.Inspector
 	env       Env
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	uid := os.Getuid()
-	inspector := statecastest.NewInspector(statecastest.Identity(1000, uid, "500"))
+	inspector := leasetest.NewInspector(leasetest.IdentityOf(1000, uid, "500"))
 	return &fixture{t: t, dir: t.TempDir(), uid: uid, inspector: inspector,
-		env: Env{FS: osenv.NewFS(), IDs: &statecastest.IDs{Prefix: 1}, Inspector: inspector, UID: uint32(uid)}}
+		env: Env{FS: osenv.NewFS(), IDs: leasetest.NewIDsWithPrefix(1), Inspector: inspector, UID: uint32(uid)}}
 }
 
 func (f *fixture) target() string { return filepath.Join(f.dir, "state.json") }
@@ -86,21 +86,21 @@ func TestCompareAndSwapOperations(t *testing.T) {
 
 func TestMutationClaims(t *testing.T) {
 	uid := os.Getuid()
-	holder := statecastest.Identity(4000, uid, "800")
+	holder := leasetest.IdentityOf(4000, uid, "800")
 	remote := holder
 	remote.Hostname = "host-b"
 	cases := []struct {
 		name   string
 		owner  lease.ProcessIdentity
-		script func(*statecastest.Inspector)
+		script func(*leasetest.Inspector)
 		want   Kind // 0: recovered, the write goes through
 	}{
-		{"live owner", holder, func(i *statecastest.Inspector) { i.SetLive(holder) }, ErrMutationActive},
-		{"uninspectable owner", holder, func(i *statecastest.Inspector) { i.SetUnknown(4000) }, ErrMutationIndeterminate},
-		{"remote owner", remote, func(i *statecastest.Inspector) {}, ErrMutationIndeterminate},
-		{"dead owner", holder, func(i *statecastest.Inspector) {}, 0},
-		{"PID reused", holder, func(i *statecastest.Inspector) { i.SetLive(statecastest.Identity(4000, uid, "801")) }, 0},
-		{"single-thread zombie", holder, func(i *statecastest.Inspector) { i.SetZombie(holder, 1) }, 0},
+		{"live owner", holder, func(i *leasetest.Inspector) { i.SetLive(holder) }, ErrMutationActive},
+		{"uninspectable owner", holder, func(i *leasetest.Inspector) { i.Set(4000, leasetest.Unknown("EACCES (scripted)")) }, ErrMutationIndeterminate},
+		{"remote owner", remote, func(i *leasetest.Inspector) {}, ErrMutationIndeterminate},
+		{"dead owner", holder, func(i *leasetest.Inspector) {}, 0},
+		{"PID reused", holder, func(i *leasetest.Inspector) { i.SetLive(leasetest.IdentityOf(4000, uid, "801")) }, 0},
+		{"single-thread zombie", holder, func(i *leasetest.Inspector) { i.Set(holder.PID, leasetest.Zombie(holder, 1)) }, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,21 +153,22 @@ func TestMutationClaims(t *testing.T) {
 func TestOrphanRecoveryNeverDeletesALiveClaim(t *testing.T) {
 	f := newFixture(t)
 	must(t, os.WriteFile(f.target(), []byte("x\n"), 0o600))
-	dead := statecastest.Identity(4000, f.uid, "800")
-	live := statecastest.Identity(5000, f.uid, "801")
+	dead := leasetest.IdentityOf(4000, f.uid, "800")
+	live := leasetest.IdentityOf(5000, f.uid, "801")
 	f.inspector.SetLive(live)
 	claimPath := ClaimPath(f.target())
 	must(t, os.WriteFile(claimPath, MutationClaimBytes("0000dead-0000-4000-8000-000000000001", f.target(), dead), 0o600))
 	liveBytes := MutationClaimBytes("0000beef-0000-4000-8000-000000000001", f.target(), live)
 	swapped := false
-	hooked := &statecastest.HookFS{FS: f.env.FS}
-	hooked.Before = func(op, p string) {
-		if op == "RenameNoReplace" && strings.HasSuffix(p, ".orphan") && !swapped {
+	hooked := leasetest.NewHookFS(f.env.FS)
+	hooked.Before(func(op leasetest.Op) error {
+		if op.Name == "RenameNoReplace" && strings.HasSuffix(op.Paths[1], ".orphan") && !swapped {
 			swapped = true
 			must(t, os.Remove(claimPath))
 			must(t, os.WriteFile(claimPath, liveBytes, 0o600))
 		}
-	}
+		return nil
+	})
 	env := f.env
 	env.FS = hooked
 	_, err := RemoveIfUnchanged(env, f.target(), statefile.SHA256Hex([]byte("x\n")))
@@ -190,13 +191,14 @@ func TestDisplacedClaimRefusesTheCommit(t *testing.T) {
 	old := []byte("old\n")
 	must(t, os.WriteFile(f.target(), old, 0o600))
 	displaced := false
-	hooked := &statecastest.HookFS{FS: f.env.FS}
-	hooked.Before = func(op, p string) {
-		if op == "OpenFile" && p == f.target() && !displaced {
+	hooked := leasetest.NewHookFS(f.env.FS)
+	hooked.Before(func(op leasetest.Op) error {
+		if op.Name == "OpenFile" && op.Paths[0] == f.target() && !displaced {
 			displaced = true
 			must(t, os.Rename(ClaimPath(f.target()), filepath.Join(f.dir, "stolen")))
 		}
-	}
+		return nil
+	})
 	env := f.env
 	env.FS = hooked
 	written, err := WriteIfUnchanged(env, f.target(), []byte("new\n"), statefile.SHA256Hex(old))
@@ -210,8 +212,8 @@ func TestDisplacedClaimRefusesTheCommit(t *testing.T) {
 
 func TestOwnerStatus(t *testing.T) {
 	uid := os.Getuid()
-	current := statecastest.Identity(1000, uid, "500")
-	recorded := statecastest.Identity(2000, uid, "600")
+	current := leasetest.IdentityOf(1000, uid, "500")
+	recorded := leasetest.IdentityOf(2000, uid, "600")
 	with := func(change func(*lease.ProcessIdentity)) lease.ProcessIdentity {
 		id := recorded
 		change(&id)
@@ -221,36 +223,36 @@ func TestOwnerStatus(t *testing.T) {
 	cases := []struct {
 		name   string
 		owner  Owner
-		script func(*statecastest.Inspector)
+		script func(*leasetest.Inspector)
 		want   Status
 	}{
-		{"live", OwnerOf(recorded), func(i *statecastest.Inspector) { i.SetLive(recorded) }, StatusLive},
-		{"zombie leader with threads", OwnerOf(recorded), func(i *statecastest.Inspector) { i.SetZombie(recorded, 4) }, StatusLive},
-		{"remote host", OwnerOf(with(func(p *lease.ProcessIdentity) { p.Hostname = "host-b" })), func(*statecastest.Inspector) {}, StatusUnknown},
-		{"other PID namespace", OwnerOf(with(func(p *lease.ProcessIdentity) { p.PIDNamespace = "9" })), func(i *statecastest.Inspector) { i.SetLive(recorded) }, StatusUnknown},
-		{"other boot", OwnerOf(with(func(p *lease.ProcessIdentity) { p.BootID = "old" })), func(i *statecastest.Inspector) { i.SetLive(recorded) }, StatusDead},
-		{"unknown boot proves nothing", OwnerOf(with(func(p *lease.ProcessIdentity) { p.BootID = "" })), func(i *statecastest.Inspector) { i.SetLive(recorded) }, StatusLive},
-		{"absent", OwnerOf(recorded), func(*statecastest.Inspector) {}, StatusDead},
-		{"uninspectable", OwnerOf(recorded), func(i *statecastest.Inspector) { i.SetUnknown(2000) }, StatusUnknown},
-		{"single-thread zombie", OwnerOf(recorded), func(i *statecastest.Inspector) { i.SetZombie(recorded, 1) }, StatusDead},
-		{"PID reused", OwnerOf(recorded), func(i *statecastest.Inspector) {
+		{"live", OwnerOf(recorded), func(i *leasetest.Inspector) { i.SetLive(recorded) }, StatusLive},
+		{"zombie leader with threads", OwnerOf(recorded), func(i *leasetest.Inspector) { i.Set(recorded.PID, leasetest.Zombie(recorded, 4)) }, StatusLive},
+		{"remote host", OwnerOf(with(func(p *lease.ProcessIdentity) { p.Hostname = "host-b" })), func(*leasetest.Inspector) {}, StatusUnknown},
+		{"other PID namespace", OwnerOf(with(func(p *lease.ProcessIdentity) { p.PIDNamespace = "9" })), func(i *leasetest.Inspector) { i.SetLive(recorded) }, StatusUnknown},
+		{"other boot", OwnerOf(with(func(p *lease.ProcessIdentity) { p.BootID = "old" })), func(i *leasetest.Inspector) { i.SetLive(recorded) }, StatusDead},
+		{"unknown boot proves nothing", OwnerOf(with(func(p *lease.ProcessIdentity) { p.BootID = "" })), func(i *leasetest.Inspector) { i.SetLive(recorded) }, StatusLive},
+		{"absent", OwnerOf(recorded), func(*leasetest.Inspector) {}, StatusDead},
+		{"uninspectable", OwnerOf(recorded), func(i *leasetest.Inspector) { i.Set(2000, leasetest.Unknown("EACCES (scripted)")) }, StatusUnknown},
+		{"single-thread zombie", OwnerOf(recorded), func(i *leasetest.Inspector) { i.Set(recorded.PID, leasetest.Zombie(recorded, 1)) }, StatusDead},
+		{"PID reused", OwnerOf(recorded), func(i *leasetest.Inspector) {
 			i.SetLive(with(func(p *lease.ProcessIdentity) { p.StartTime = "601" }))
 		}, StatusDead},
-		{"executable inode changed", OwnerOf(recorded), func(i *statecastest.Inspector) {
+		{"executable inode changed", OwnerOf(recorded), func(i *leasetest.Inspector) {
 			i.SetLive(with(func(p *lease.ProcessIdentity) { p.ExecutableIno = 99 }))
 		}, StatusDead},
-		{"upgraded executable path, same inode", OwnerOf(recorded), func(i *statecastest.Inspector) {
+		{"upgraded executable path, same inode", OwnerOf(recorded), func(i *leasetest.Inspector) {
 			i.SetLive(with(func(p *lease.ProcessIdentity) { p.Executable = "/usr/bin/exporter (deleted)" }))
 		}, StatusLive},
-		{"legacy live and verifiable", legacy(OwnerOf(recorded)), func(i *statecastest.Inspector) { i.SetLive(recorded) }, StatusLive},
-		{"legacy live, unverifiable digest", legacy(OwnerOf(recorded)), func(i *statecastest.Inspector) {
+		{"legacy live and verifiable", legacy(OwnerOf(recorded)), func(i *leasetest.Inspector) { i.SetLive(recorded) }, StatusLive},
+		{"legacy live, unverifiable digest", legacy(OwnerOf(recorded)), func(i *leasetest.Inspector) {
 			i.SetLive(with(func(p *lease.ProcessIdentity) { p.StartTime = "601" }))
 		}, StatusUnknown},
-		{"legacy absent", legacy(OwnerOf(recorded)), func(*statecastest.Inspector) {}, StatusDead},
+		{"legacy absent", legacy(OwnerOf(recorded)), func(*leasetest.Inspector) {}, StatusDead},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			inspector := statecastest.NewInspector(current)
+			inspector := leasetest.NewInspector(current)
 			tc.script(inspector)
 			if got := OwnerStatus(tc.owner, current, inspector); got.Status != tc.want {
 				t.Fatalf("got %v (%s), want %v", got.Status, got.Reason, tc.want)
@@ -260,7 +262,7 @@ func TestOwnerStatus(t *testing.T) {
 }
 
 func TestOwnerRoundTripAndShapes(t *testing.T) {
-	owner := OwnerOf(statecastest.Identity(7, 0, "1"))
+	owner := OwnerOf(leasetest.IdentityOf(7, 0, "1"))
 	raw := statefile.MustCanonical(owner.Wire())
 	parsed, err := ParseOwner(raw[:len(raw)-1], "owner", false)
 	if err != nil || parsed != owner {
@@ -282,9 +284,9 @@ func TestSnapshotAndBatch(t *testing.T) {
 	for _, name := range []string{"b.json", "a.json"} {
 		must(t, os.WriteFile(filepath.Join(f.dir, name), []byte(name), 0o600))
 	}
-	dead := statecastest.Identity(4000, f.uid, "800")
+	dead := leasetest.IdentityOf(4000, f.uid, "800")
 	must(t, os.WriteFile(ClaimPath(filepath.Join(f.dir, "a.json")), MutationClaimBytes("0000dead-0000-4000-8000-000000000001", "a.json", dead), 0o600))
-	live := statecastest.Identity(1000, f.uid, "500")
+	live := leasetest.IdentityOf(1000, f.uid, "500")
 	must(t, os.WriteFile(ClaimPath(filepath.Join(f.dir, "b.json")), MutationClaimBytes("0000beef-0000-4000-8000-000000000001", "b.json", live), 0o600))
 	snapshot, err := Snapshot(f.env, uid, f.dir, SnapshotOptions{EntriesMax: 2, RecoverOrphanedClaims: true})
 	must(t, err)

@@ -21,8 +21,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 )
 
@@ -119,11 +119,7 @@ func writeCanonical(out *bytes.Buffer, node any) error {
 }
 
 func writeCanonicalObject(out *bytes.Buffer, object map[string]any) error {
-	keys := make([]string, 0, len(object))
-	for key := range object {
-		keys = append(keys, key)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(object))
 	out.WriteByte('{')
 	for i, key := range keys {
 		if i > 0 {

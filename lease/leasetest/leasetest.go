@@ -1,16 +1,21 @@
-// Package leasetest holds reusable, scripted fakes of the injected
-// interfaces of package lease (Clock, Inspector, IDSource), so engine tests
-// can run the real engine on a real temporary directory (lease/osenv.NewFS)
-// while deciding exactly what time it is, which processes are alive and which
-// identifiers come next. Every fake is safe for concurrent use (tests run
-// under -race) and fully deterministic.
+// Package leasetest is the one fake environment of the engines' tests: scripted
+// fakes of the injected interfaces of package lease (Clock, Inspector,
+// IDSource) and a recording, hookable FS wrapper (HookFS). Tests of lease,
+// admission, dirlease and internal/statecas, the hostile suite, realstress
+// and the bench run the real engine on a real temporary directory
+// (lease/osenv.NewFS) or on simfs while deciding exactly what time it is,
+// which processes are alive, which identifiers come next and what happens
+// between two FS calls. Every fake is safe for concurrent use (tests run
+// under -race) and fully deterministic: internal/archtest holds this package
+// to the engines' determinism rules, so a fake cannot smuggle in real time,
+// randomness or map order.
 package leasetest
 
 import (
 	"context"
 	"fmt"
-	"os"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,8 +43,12 @@ var _ lease.Clock = (*Clock)(nil)
 
 // NewClock returns a Clock at wall time Epoch and monotonic time one hour (a
 // non-zero origin catches code that treats zero as "unset").
-func NewClock() *Clock {
-	return &Clock{wall: Epoch, monotonic: time.Hour}
+func NewClock() *Clock { return NewClockAt(Epoch) }
+
+// NewClockAt returns a Clock at wall time wall and monotonic time one hour,
+// for tests whose records carry deadlines relative to a chosen instant.
+func NewClockAt(wall time.Time) *Clock {
+	return &Clock{wall: wall, monotonic: time.Hour}
 }
 
 // Now returns the scripted wall time.
@@ -156,24 +165,26 @@ const (
 	ExecutableIno = uint64(131072)
 )
 
-// UID is the uid of Identity: the test process's own, because the engines
-// refuse state files and directories of another uid, and the files a test
-// makes on the real OS belong to the uid running it.
-var UID = os.Getuid()
-
 // Identity returns a valid identity for pid on the default host: start time
-// 1000+pid, the default boot id, namespace, executable and uid.
+// 1000+pid, the default boot id, namespace, executable and uid (UID).
 func Identity(pid int) lease.ProcessIdentity {
+	return IdentityOf(pid, UID, fmt.Sprint(1000+pid))
+}
+
+// IdentityOf returns a valid identity for pid on the default host, boot,
+// namespace and executable, owned by uid, with start time startTime: tests
+// that script several incarnations of one PID, or a foreign uid, say so.
+func IdentityOf(pid, uid int, startTime string) lease.ProcessIdentity {
 	return lease.ProcessIdentity{
 		PID:           pid,
-		StartTime:     fmt.Sprint(1000 + pid),
+		StartTime:     startTime,
 		BootID:        BootID,
 		Executable:    Executable,
 		ExecutableDev: ExecutableDev,
 		ExecutableIno: ExecutableIno,
 		Hostname:      Hostname,
 		PIDNamespace:  PIDNamespace,
-		UID:           UID,
+		UID:           uid,
 	}
 }
 
@@ -297,12 +308,11 @@ func (in *Inspector) LivePIDs() []int {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	var pids []int
-	for pid, inspection := range in.table {
-		if inspection.Kind == lease.InspectLive {
+	for _, pid := range slices.Sorted(maps.Keys(in.table)) {
+		if in.table[pid].Kind == lease.InspectLive {
 			pids = append(pids, pid)
 		}
 	}
-	sort.Ints(pids)
 	return pids
 }
 

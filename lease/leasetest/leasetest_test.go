@@ -2,6 +2,9 @@ package leasetest_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/leasetest"
+	"github.com/leasekit/leasekit/lease/osenv"
 )
 
 func TestClockSleepAdvancesAndHonoursContext(t *testing.T) {
@@ -60,4 +64,28 @@ func TestInspectorScriptsTheProcessTable(t *testing.T) {
 	require.Equal(t, lease.StateZombie, table.Inspect(2).State)
 	require.Equal(t, 2, table.Inspected(1))
 	require.Equal(t, 2, table.Inspected(2))
+}
+
+// fatalRecorder is a leasetest.TB that records Fatal instead of stopping.
+type fatalRecorder struct{ fatals []string }
+
+func (r *fatalRecorder) Helper()           {}
+func (r *fatalRecorder) Fatal(args ...any) { r.fatals = append(r.fatals, fmt.Sprint(args...)) }
+
+func TestWriteNewAndReadOrNil(t *testing.T) {
+	fsys := osenv.NewFS()
+	name := filepath.Join(t.TempDir(), "record.json")
+	require.Nil(t, leasetest.ReadOrNil(t, fsys, name), "an absent file reads as nil")
+	leasetest.WriteNew(t, fsys, name, []byte("planted\n"))
+	require.Equal(t, []byte("planted\n"), leasetest.ReadOrNil(t, fsys, name))
+	info, err := os.Stat(name)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+
+	recorder := &fatalRecorder{}
+	leasetest.WriteNew(recorder, fsys, name, []byte("again\n"))
+	require.Len(t, recorder.fatals, 1, "WriteNew is create-only")
+	require.Equal(t, []byte("planted\n"), leasetest.ReadOrNil(t, fsys, name), "the existing file is untouched")
+	leasetest.ReadOrNil(recorder, fsys, filepath.Join(name, "not-a-dir"))
+	require.Len(t, recorder.fatals, 2, "an error other than absence fails the test")
 }

@@ -595,7 +595,7 @@ func (l *leaseLiveness) body(p *sim.Proc) {
 	m := lw.manager(p)
 	for try := 0; try < leaseProbeTries; try++ {
 		call := lw.world.Now()
-		res, err, _ := lw.acquireRecorded(p, m)
+		res, _, err := lw.acquireRecorded(p, m)
 		switch {
 		case err != nil:
 			lw.world.Probe("lease-probe-error")

@@ -82,7 +82,7 @@ func (lw *leaseWorld) pause(p *sim.Proc, d *sim.Decisions) {
 func (lw *leaseWorld) space(p *sim.Proc) *leaseSpace { return lw.spaceOf[p.Host()] }
 
 func (lw *leaseWorld) acquire(p *sim.Proc, m *lease.Manager) (held, bool) {
-	res, err, session := lw.acquireRecorded(p, m)
+	res, session, err := lw.acquireRecorded(p, m)
 	if err != nil || res.Kind != lease.Acquired {
 		return held{}, false
 	}
@@ -91,7 +91,7 @@ func (lw *leaseWorld) acquire(p *sim.Proc, m *lease.Manager) (held, bool) {
 
 // acquireRecorded runs Acquire with a fresh session nonce, records it, and
 // checks its epoch and reclaims against the ground truth.
-func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.AcquireResult, error, string) {
+func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.AcquireResult, string, error) {
 	space := lw.space(p)
 	lw.sessions++
 	session := fmt.Sprintf("s%d-p%d", lw.sessions, p.ID())
@@ -107,13 +107,13 @@ func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.Acqu
 		p.End(op, nil)
 		lw.world.Probe("lease-acquire-error")
 		lw.world.Tracef("lease-error proc=%s acquire: %v", p.Name(), err)
-		return res, err, session
+		return res, session, err
 	}
 	out, known := modelmap.LeaseAcquire(res)
 	if !known {
 		p.End(op, nil)
 		lw.fail(fmt.Errorf("%s: acquire refused %s: %s", p.Name(), res.Refusal.Reason, res.Refusal.Diagnostic), true)
-		return res, nil, session
+		return res, session, nil
 	}
 	switch res.Kind {
 	case lease.Acquired:
@@ -135,7 +135,7 @@ func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.Acqu
 		}
 	}
 	p.End(op, out)
-	return res, nil, session
+	return res, session, nil
 }
 
 // noteEpoch checks that an acquired epoch is new and larger than every
