@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -219,11 +220,11 @@ func (m *Manager) forceReceiver(c *call, generation string) (ForceResult, error)
 	if err := m.moveToQuarantine(m.receiverPath(), target); err != nil {
 		return ForceResult{}, fmt.Errorf("lease: moving receiver.lock into quarantine: %w", err)
 	}
-	moved, err := m.fs.Lstat(target)
+	same, err := m.movedIsJudged(target, fspath.Join(target, ownerName), judged, data, ownerBytesMax)
 	if err != nil {
 		return ForceResult{}, fmt.Errorf("lease: checking the quarantined receiver.lock: %w", err)
 	}
-	if moved.Dev != judged.Dev || moved.Ino != judged.Ino {
+	if !same {
 		// Only a writer outside the protocol can swap receiver.lock under
 		// the guard. What moved stays in quarantine as evidence.
 		return ForceResult{Kind: ForceMoved, QuarantinePath: target, Why: fmt.Sprintf(
@@ -236,6 +237,31 @@ func (m *Manager) forceReceiver(c *call, generation string) (ForceResult, error)
 		}
 	}
 	return ForceResult{Kind: ForceMoved, QuarantinePath: target, Evidence: data}, nil
+}
+
+// movedIsJudged reports whether the entry now at target is the one judged:
+// the same dev+ino (judged) and, when the judged bytes were read (data not
+// nil), the same bytes at record. An inode number alone is not enough: a
+// file removed and another created in its place may reuse it.
+func (m *Manager) movedIsJudged(target, record string, judged FileInfo, data []byte, maxBytes int64) (bool, error) {
+	moved, err := m.fs.Lstat(target)
+	if err != nil {
+		return false, err
+	}
+	if moved.Dev != judged.Dev || moved.Ino != judged.Ino {
+		return false, nil
+	}
+	if data == nil {
+		return true, nil
+	}
+	now, err := statefile.ReadFile(m.fs, record, maxBytes)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || isBadFile(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return bytes.Equal(now, data), nil
 }
 
 // forceRefusal says why a valid record must not be forced, or "".
@@ -289,11 +315,11 @@ func (m *Manager) forceRecordFile(c *call, file, kind, record, generation string
 		}
 		return ForceResult{}, fmt.Errorf("lease: moving the %s into quarantine: %w", record, err)
 	}
-	moved, err := m.fs.Lstat(target)
+	same, err := m.movedIsJudged(target, target, judged, read.data, guardBytesMax)
 	if err != nil {
 		return ForceResult{}, fmt.Errorf("lease: checking the quarantined %s: %w", record, err)
 	}
-	if moved.Dev == judged.Dev && moved.Ino == judged.Ino {
+	if same {
 		return ForceResult{Kind: ForceMoved, QuarantinePath: target, Evidence: read.data}, nil
 	}
 	// Another record took the name between the judgement and the move (a

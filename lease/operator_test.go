@@ -228,6 +228,33 @@ func TestForcedEpochCounterContinuesAboveTheFloor(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, lease.ForceNothing, lower.Kind, "a valid counter is never lowered")
 	require.Equal(t, uint64(42), lower.Epoch)
+
+	raised, err := m.ForceReclaim(ctx, lease.ForceRequest{Kind: lease.BlockerEpoch, EpochFloor: 100})
+	require.NoError(t, err)
+	require.Equal(t, lease.ForceMoved, raised.Kind, "a valid counter below the floor is raised")
+	require.Equal(t, uint64(100), raised.Epoch)
+	require.Empty(t, raised.QuarantinePath, "nothing corrupt to keep")
+	require.Equal(t, `{"epoch":100,"schema":1}`+"\n", w.read("receiver.epoch.json"))
+}
+
+// The current owner's epoch bounds the rewritten counter even when the
+// operator's floor is lower.
+func TestForcedEpochCounterNeverFallsBelowTheOwner(t *testing.T) {
+	w := newWorld(t)
+	p := leasetest.Identity(1)
+	m := w.manager(p)
+	ctx := context.Background()
+	initNamespace(t, w)
+	w.write("receiver.lock/owner.json", ownerJSON(p, "00000000-0000-4000-8000-0000000000cc", 42))
+	w.write("receiver.epoch.json", "garbage")
+	forced, err := m.ForceReclaim(ctx, lease.ForceRequest{Kind: lease.BlockerEpoch, EpochFloor: 3})
+	require.NoError(t, err)
+	require.Equal(t, lease.ForceMoved, forced.Kind, "%+v", forced)
+	require.Equal(t, uint64(42), forced.Epoch)
+	released, err := m.Release(ctx, "00000000-0000-4000-8000-0000000000cc")
+	require.NoError(t, err)
+	require.Equal(t, lease.Released, released.Kind)
+	require.Equal(t, uint64(43), w.acquire(m).Owner.Epoch)
 }
 
 func mustInspect(t *testing.T, m *lease.Manager) lease.Projection {
@@ -243,4 +270,32 @@ func initNamespace(t *testing.T, w *world) {
 	for _, dir := range []string{"quarantine", "lifecycle-reclaims"} {
 		require.NoError(t, os.MkdirAll(w.path(dir), 0o700))
 	}
+}
+
+// A guard that takes the corrupt guard's name between ForceReclaim's
+// judgement and its move (the operator's race with a new holder) is put
+// back, never kept in quarantine, and the call refuses.
+func TestForcedGuardThatChangedIsPutBack(t *testing.T) {
+	w := newWorld(t)
+	m := w.manager(leasetest.Identity(1))
+	initNamespace(t, w)
+	guard := w.path("receiver.lifecycle.guard.json")
+	w.write("receiver.lifecycle.guard.json", "garbage")
+	newHolder := leasetest.Identity(9)
+	w.table.SetLive(newHolder)
+	fresh := guardJSON(newHolder, "fresh")
+	w.fs.Before(func(op leasetest.Op) error {
+		if strings.HasPrefix(op.Name, "Rename") && op.Paths[0] == guard && strings.Contains(op.Paths[1], "/quarantine/") {
+			w.fs.Before(nil)
+			require.NoError(t, os.Remove(guard))
+			w.write("receiver.lifecycle.guard.json", fresh)
+		}
+		return nil
+	})
+	result, err := m.ForceReclaim(context.Background(), lease.ForceRequest{Kind: lease.BlockerGuard})
+	require.NoError(t, err)
+	require.Equal(t, lease.ForceRefused, result.Kind, "%+v", result)
+	require.Contains(t, result.Why, "put back")
+	require.Equal(t, fresh, w.read("receiver.lifecycle.guard.json"))
+	require.Empty(t, w.names("quarantine"))
 }
