@@ -130,8 +130,10 @@ type ForceResult struct {
 //     their Refusal). A moved owner's epoch is kept: the epoch counter is
 //     raised to it if lower.
 //   - BlockerGuard and BlockerIntent run without the guard (they are what
-//     blocks it). The moved bytes are compared with the judged ones; if a
-//     different record had taken the name meanwhile, it is put back.
+//     blocks it). A valid stale one is left to the engine's own reclaim,
+//     which announces an intent first (ForceNothing). The moved entry is
+//     compared with the judged one (dev+ino and bytes); if a different
+//     record had taken the name meanwhile, it is put back (ForceRefused).
 //   - BlockerEpoch runs under the guard. A corrupt counter is preserved in
 //     quarantine/ (hard-linked, so the path never goes missing) and then
 //     replaced by max(EpochFloor, the current owner's epoch); a valid
@@ -139,7 +141,7 @@ type ForceResult struct {
 //
 // The error is for unexpected I/O failures and ctx cancellation only.
 func (m *Manager) ForceReclaim(ctx context.Context, req ForceRequest) (ForceResult, error) {
-	if err := m.validateForce(&req); err != nil {
+	if err := m.validateForce(req); err != nil {
 		return ForceResult{}, err
 	}
 	c, refusal, err := m.begin(ctx)
@@ -171,7 +173,7 @@ func (m *Manager) ForceReclaim(ctx context.Context, req ForceRequest) (ForceResu
 	return result, err
 }
 
-func (m *Manager) validateForce(req *ForceRequest) error {
+func (m *Manager) validateForce(req ForceRequest) error {
 	switch req.Kind {
 	case BlockerReceiver, BlockerGuard:
 	case BlockerIntent:
