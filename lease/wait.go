@@ -35,6 +35,10 @@ type WaitOptions struct {
 // and ctx.Err(). Any other refusal (corrupt, remote, unverifiable, unsafe)
 // is returned at once: it needs an operator, not patience. Reclaims of
 // every attempt are accumulated in the result's Reclaimed.
+//
+// Each attempt is one Acquire, which may itself wait up to the Manager's
+// GuardWait for a busy lifecycle guard; so the whole call can outlast
+// Timeout by at most one GuardWait.
 func (m *Manager) AcquireWait(ctx context.Context, req AcquireRequest, opts WaitOptions) (AcquireResult, error) {
 	minimum, maximum, err := opts.backoff()
 	if err != nil {
