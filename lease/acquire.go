@@ -12,11 +12,14 @@ import (
 	"github.com/leasekit/leasekit/internal/statefile"
 )
 
-// AcquireRequest names the session that wants the lease.
+// AcquireRequest names the session that wants the lease. Both fields are
+// the seed's vocabulary (piSessionId, piSessionFile) and both are optional:
+// the owner record needs them, so an empty one is filled in (see Acquire).
 type AcquireRequest struct {
-	// SessionID is piSessionId: non-empty.
+	// SessionID is piSessionId; "" means the new owner's generation.
 	SessionID string
-	// SessionFile is piSessionFile: an absolute path (cleaned on write).
+	// SessionFile is piSessionFile: an absolute path (cleaned on write);
+	// "" means the calling process's executable.
 	SessionFile string
 }
 
@@ -26,10 +29,7 @@ type RequestError struct{ Problem string }
 func (e *RequestError) Error() string { return "lease: invalid request: " + e.Problem }
 
 func (r AcquireRequest) validate() error {
-	switch {
-	case r.SessionID == "":
-		return &RequestError{"session ID is required"}
-	case !path.IsAbs(r.SessionFile):
+	if r.SessionFile != "" && !path.IsAbs(r.SessionFile) {
 		return &RequestError{fmt.Sprintf("session file %q must be absolute", r.SessionFile)}
 	}
 	return nil
@@ -44,11 +44,17 @@ func (r AcquireRequest) validate() error {
 // and reclaim included, is bounded by one GuardWait deadline on monotonic
 // time and by attempt counters. The error is for unexpected I/O failures
 // and ctx cancellation only.
+//
+// An empty req.SessionID is recorded as the new owner's generation and an
+// empty req.SessionFile as the caller's executable path, so the record
+// stays one the seed reads. To wait for a held lease, use AcquireWait.
 func (m *Manager) Acquire(ctx context.Context, req AcquireRequest) (AcquireResult, error) {
 	if err := req.validate(); err != nil {
 		return AcquireResult{}, err
 	}
-	req.SessionFile = fspath.Clean(req.SessionFile)
+	if req.SessionFile != "" {
+		req.SessionFile = fspath.Clean(req.SessionFile)
+	}
 	c, refusal, err := m.begin(ctx)
 	if err != nil {
 		return AcquireResult{}, err
@@ -202,8 +208,15 @@ func (m *Manager) createOwner(c *call, req AcquireRequest, epochFloor uint64) (O
 		return Owner{}, refusal, false, err
 	}
 	current := c.current
+	generation := m.ids.NewID()
+	if req.SessionID == "" {
+		req.SessionID = generation
+	}
+	if req.SessionFile == "" {
+		req.SessionFile = fspath.Clean(current.Executable)
+	}
 	owner := Owner{
-		Schema: OwnerSchema, Generation: m.ids.NewID(), SessionID: req.SessionID, SessionFile: req.SessionFile,
+		Schema: OwnerSchema, Generation: generation, SessionID: req.SessionID, SessionFile: req.SessionFile,
 		PID: current.PID, ProcessStartIdentity: current.StartTime, BootIdentity: current.BootID,
 		Executable: fspath.Clean(current.Executable), ExecutableDev: current.ExecutableDev,
 		ExecutableIno: current.ExecutableIno, PIDNamespace: current.PIDNamespace, Hostname: current.Hostname,

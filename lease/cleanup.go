@@ -29,6 +29,10 @@ import (
 //     carries no executable or boot id, so the check is conservative: an
 //     upgraded or rebooted writer's temp may stay for one more round, never
 //     the reverse.
+//   - .receiver.lifecycle.released-<generation>.json is a guard its holder
+//     renamed away to release it (releaseGuardFile) and crashed before
+//     removing; it is removed once it parses as the guard of that
+//     generation and ClassifyRecord says its holder is stale.
 //   - quarantine/ is never cleaned: it is evidence.
 func (m *Manager) cleanLeftovers(c *call) error {
 	removedTotal := 0
@@ -62,6 +66,8 @@ func (m *Manager) cleanDirectory(c *call, dir string, budget int) (removed int, 
 		case dir == m.namespace && entry.Type.IsDir() &&
 			(strings.HasPrefix(entry.Name, preparePrefix) || strings.HasPrefix(entry.Name, releasedPrefix)):
 			ok, err = m.removeLeftoverDir(c, name, nil)
+		case dir == m.namespace && entry.Type.IsRegular() && strings.HasPrefix(entry.Name, guardReleasedPrefix):
+			ok, err = m.removeReleasedGuard(c, name)
 		case dir == m.namespace && entry.Type.IsRegular() &&
 			strings.HasPrefix(entry.Name, statefile.TempPrefix+epochTempTag+"-"):
 			ok, err = m.removeLeftoverFile(name)
@@ -134,6 +140,21 @@ func (m *Manager) removeLeftoverDir(c *call, dir string, expected *FileInfo) (re
 		}
 	}
 	return m.removeLeftoverFile(dir)
+}
+
+// removeReleasedGuard removes a guard left at its private release name by
+// a holder that crashed before removing it: only when the file is a valid
+// guard whose generation is the one in its name (so its own holder moved
+// it there) and whose writer is provably gone. Anything else stays.
+func (m *Manager) removeReleasedGuard(c *call, name string) (bool, error) {
+	read, err := m.readGuardFile(name, "released lifecycle guard", c.uid)
+	if err != nil || !read.present || read.corrupt != "" || m.releasedGuardPath(read.guard.Generation) != name {
+		return false, err
+	}
+	if m.classify(read.guard.Identity, read.guard.legacy(), c.current).Kind != OwnerStale {
+		return false, nil
+	}
+	return m.removeLeftoverFile(name)
 }
 
 func (m *Manager) removeLeftoverFile(name string) (bool, error) {

@@ -12,8 +12,18 @@
 // function only while the presented generation is current and owned by the
 // calling process, with distinct error types for "lost the lease"
 // (*FenceError), "busy, retry" (*BusyError) and "needs an operator"
-// (*UnverifiableError). Every documented state is a result value; the
-// error return is for unexpected I/O failures and context cancellation.
+// (*UnverifiableError). AcquireWait retries a held or busy lease with
+// bounded backoff. Every documented state is a result value; the error
+// return is for unexpected I/O failures and context cancellation.
+//
+// A state that refuses every call until an operator acts (a corrupt owner,
+// guard, intent or epoch counter; a record of another host or PID
+// namespace) is listed by Inspect in Projection.Blockers, and
+// ForceReclaim is its operator action: it moves the entry into
+// quarantine/ and deletes nothing.
+//
+// On the real OS, osenv.NewManager(namespace, rootID) is the one-line
+// construction.
 //
 // Engine code here is deterministic: it reaches the filesystem, time,
 // process table and randomness only through the injected interfaces, every

@@ -74,3 +74,62 @@ func Example() {
 	// release: released
 	// work after release is fenced: true
 }
+
+// ExampleManager_ForceReclaim shows the operator path: a lifecycle guard
+// corrupted by hand blocks every call; Inspect names it, and ForceReclaim
+// moves it into quarantine/, after which the lease works again.
+func ExampleManager_ForceReclaim() {
+	state, err := os.MkdirTemp("", "leasekit-example-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(state)
+	namespace := filepath.Join(state, "receiver")
+	manager, err := osenv.NewManager(namespace, "example-root")
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	acquired, err := manager.Acquire(ctx, lease.AcquireRequest{})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := manager.Release(ctx, acquired.Owner.Generation); err != nil {
+		panic(err)
+	}
+	// Someone writes garbage where the lifecycle guard lives.
+	guard := filepath.Join(namespace, "receiver.lifecycle.guard.json")
+	if err := os.WriteFile(guard, []byte("garbage"), 0o600); err != nil {
+		panic(err)
+	}
+	refused, err := manager.Acquire(ctx, lease.AcquireRequest{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("acquire:", refused.Kind, refused.Refusal.Reason, refused.Refusal.Human)
+
+	projection, err := manager.Inspect(ctx)
+	if err != nil {
+		panic(err)
+	}
+	for _, blocker := range projection.Blockers {
+		fmt.Println("blocker:", blocker.Kind, blocker.Human)
+		forced, err := manager.ForceReclaim(ctx, lease.ForceRequest{Kind: blocker.Kind, Path: blocker.Path,
+			Generation: blocker.Generation})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("forced: %s, evidence %q kept in quarantine/: %v\n", forced.Kind, forced.Evidence,
+			filepath.Dir(forced.QuarantinePath) == filepath.Join(namespace, "quarantine"))
+	}
+	again, err := manager.Acquire(ctx, lease.AcquireRequest{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("acquire:", again.Kind, "epoch", again.Owner.Epoch)
+	// Output:
+	// acquire: refused lifecycle-unverifiable corrupt-lifecycle-guard
+	// blocker: lifecycle-guard corrupt-lifecycle-guard
+	// forced: moved, evidence "garbage" kept in quarantine/: true
+	// acquire: acquired epoch 2
+}

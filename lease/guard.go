@@ -193,42 +193,97 @@ func (m *Manager) settleGuard(c *call, guard guardRecord) (held bool, refusal Re
 }
 
 // abandonGuard removes this call's guard when giving up before the
-// operation ran; a guard that is no longer this call's is left alone.
+// operation ran; a guard that is no longer this call's is left alone (put
+// back where it was).
 func (m *Manager) abandonGuard(guard guardRecord) error {
-	read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard", uint32(guard.Identity.UID))
-	if err != nil {
-		return err
-	}
-	if !read.present || read.corrupt != "" || read.guard != guard {
-		return nil
-	}
-	return m.unlinkGuard()
+	_, err := m.releaseGuardFile(guard)
+	return err
 }
 
 // removeGuard releases the guard after the operation ran. Finding it gone
 // or replaced is a GuardLostError: the protocol never does that to a holder
 // that passed step 3.
 func (m *Manager) removeGuard(guard guardRecord) error {
-	read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard", uint32(guard.Identity.UID))
+	lost, err := m.releaseGuardFile(guard)
 	if err != nil {
 		return err
 	}
-	switch {
-	case !read.present:
-		return &GuardLostError{Path: m.guardPath(), Why: "the guard file is gone"}
-	case read.corrupt != "":
-		return &GuardLostError{Path: m.guardPath(), Why: "the guard file is now corrupt: " + read.corrupt}
-	case read.guard != guard:
-		return &GuardLostError{Path: m.guardPath(), Why: "the guard now has generation " + read.guard.Generation}
+	if lost != "" {
+		return &GuardLostError{Path: m.guardPath(), Why: lost}
 	}
-	return m.unlinkGuard()
+	return nil
 }
 
-func (m *Manager) unlinkGuard() error {
-	if err := m.fs.Remove(m.guardPath()); err != nil {
-		return fmt.Errorf("lease: removing the lifecycle guard: %w", err)
+// releaseGuardFile releases the guard as Release releases receiver.lock:
+// rename it to a private name, check that what moved is this call's guard,
+// and only then remove it. Reading, comparing and removing by path would
+// delete a guard planted at that name between the read and the remove.
+// What moved but is not this call's guard is put back; if the name is taken
+// again meanwhile, or if it is corrupt (no process's guard), it goes into
+// quarantine/ as evidence. lost says what was found instead of this call's
+// guard ("" when it was released).
+//
+// The private name carries the guard's generation (a fresh UUID, so the
+// name is unique); a crash before the removal leaves it for leftover
+// cleanup, which removes it once its writer is provably gone.
+func (m *Manager) releaseGuardFile(guard guardRecord) (lost string, err error) {
+	private := m.releasedGuardPath(guard.Generation)
+	if err := m.renameNoReplace(m.guardPath(), private); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "the guard file is gone", nil
+		}
+		return "", fmt.Errorf("lease: releasing the lifecycle guard: %w", err)
 	}
-	return statefile.SyncDir(m.fs, m.namespace)
+	read, err := m.readGuardFile(private, "receiver lifecycle guard", uint32(guard.Identity.UID))
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case !read.present:
+		return "the guard file is gone", nil
+	case read.corrupt == "" && read.guard == guard:
+		if err := m.fs.Remove(private); err != nil {
+			return "", fmt.Errorf("lease: removing the released lifecycle guard: %w", err)
+		}
+		return "", statefile.SyncDir(m.fs, m.namespace)
+	case read.corrupt != "":
+		// What was written over this call's guard is nobody's guard:
+		// no process can hold it, so putting it back would only block the
+		// namespace. It is kept in quarantine/ as evidence.
+		return m.keepDisplacedGuard(private, "the guard file is now corrupt: "+read.corrupt)
+	}
+	return m.restoreGuard(private, "the guard now has generation "+read.guard.Generation)
+}
+
+// restoreGuard puts back another process's guard that releaseGuardFile
+// moved; if the name was taken again meanwhile, the moved guard is kept in
+// quarantine/ instead.
+func (m *Manager) restoreGuard(private, lost string) (string, error) {
+	err := m.fs.RenameNoReplace(private, m.guardPath())
+	switch {
+	case err == nil:
+		return lost, statefile.SyncDir(m.fs, m.namespace)
+	case errors.Is(err, fs.ErrNotExist):
+		return lost, nil
+	case !errors.Is(err, fs.ErrExist):
+		return lost, fmt.Errorf("lease: putting back a lifecycle guard released by mistake: %w", err)
+	}
+	return m.keepDisplacedGuard(private, lost+"; it could not be put back (the name was taken again)")
+}
+
+// keepDisplacedGuard moves a guard file that is not this call's from its
+// private release name into quarantine/.
+func (m *Manager) keepDisplacedGuard(private, lost string) (string, error) {
+	target := m.quarantineEntry("lifecycle", "displaced", ".json")
+	if err := m.moveToQuarantine(private, target); err != nil {
+		return lost, fmt.Errorf("lease: keeping a displaced lifecycle guard: %w", err)
+	}
+	return lost + "; it is kept in " + target, nil
+}
+
+// releasedGuardPath is the private name of a guard being released.
+func (m *Manager) releasedGuardPath(generation string) string {
+	return m.namespace + "/" + guardReleasedPrefix + safePathPart(generation) + intentSuffix
 }
 
 // contendGuard handles a guard that exists: wait for a live one, reclaim a

@@ -173,8 +173,11 @@ const (
 //
 //  1. another hostname: remote (a shared filesystem; never reclaim);
 //  2. another PID namespace, or a namespace that cannot be compared: unknown;
-//  3. another boot id (both known): stale, the whole process table is new;
+//  3. another boot id than the caller's (both known): stale, the whole
+//     process table is new;
 //  4. inspect(pid): absent is stale, unknown (EACCES, EPERM, ...) is unknown;
+//     a live process whose boot id differs from the record's (both known) is
+//     stale, even when the caller's own boot id is unreadable;
 //  5. a zombie with one thread is stale; a zombie leader with live threads is
 //     alive and goes on to the identity comparison;
 //  6. another start time: stale (PID reuse);
@@ -189,7 +192,7 @@ func ClassifyRecord(rec, current ProcessIdentity, inspector Inspector) OwnerStat
 		return OwnerState{Kind: OwnerUnknown, Reason: fmt.Sprintf(
 			"owner PID %d is in PID namespace %q, this process is in %q", rec.PID, rec.PIDNamespace, current.PIDNamespace)}
 	}
-	if rec.BootID != "" && current.BootID != "" && rec.BootID != current.BootID {
+	if bootsDiffer(rec.BootID, current.BootID) {
 		return OwnerState{Kind: OwnerStale, Reason: StaleBootChanged}
 	}
 	inspection := inspector.Inspect(rec.PID)
@@ -208,6 +211,12 @@ func ClassifyRecord(rec, current ProcessIdentity, inspector Inspector) OwnerStat
 
 func classifyLive(rec ProcessIdentity, inspection Inspection) OwnerState {
 	observed := inspection.Identity
+	// The inspected process's own boot, not only the caller's: with the
+	// caller's boot id unreadable, a PID reused after a reboot with the
+	// same start ticks would otherwise pass for the owner.
+	if bootsDiffer(rec.BootID, observed.BootID) {
+		return OwnerState{Kind: OwnerStale, Reason: StaleBootChanged}
+	}
 	if inspection.State == StateZombie && inspection.Threads <= 1 {
 		return OwnerState{Kind: OwnerStale, Reason: StaleZombie}
 	}
@@ -218,6 +227,12 @@ func classifyLive(rec ProcessIdentity, inspection Inspection) OwnerState {
 		return OwnerState{Kind: OwnerStale, Reason: StaleExecutableChanged}
 	}
 	return OwnerState{Kind: OwnerLive}
+}
+
+// bootsDiffer reports whether two boot ids are both known and differ: the
+// process table of the one is not the other's.
+func bootsDiffer(recorded, observed string) bool {
+	return recorded != "" && observed != "" && recorded != observed
 }
 
 // IsSameProcess reports whether rec names exactly the process current: the

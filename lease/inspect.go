@@ -14,28 +14,68 @@ import (
 const projectAttemptsMax = 4
 
 // Inspect reads the lease without the lifecycle guard and without judging
-// liveness: Empty, Owned(owner) or Corrupt(diagnostic, human state). It
-// changes nothing on disk and does not create the namespace.
+// liveness: Empty, Owned(owner) or Corrupt(diagnostic, human state), and
+// every entry that blocks the namespace until an operator acts
+// (Projection.Blockers: a corrupt guard, intent or epoch counter, a record
+// of another host or PID namespace). It changes nothing on disk and does
+// not create the namespace.
+//
+// Inspecting needs no caller identity. When Inspector.Current fails (an
+// unreadable /proc/self, darwin's fail-closed inspector), files are held
+// to the uid of CallerUID (if the Inspector is a CallerUIDReporter), else
+// to the namespace directory's own uid; remote and foreign-namespace
+// records are then not reported as blockers, since telling them apart
+// needs the caller's hostname and PID namespace.
 func (m *Manager) Inspect(ctx context.Context) (Projection, error) {
 	if err := ctx.Err(); err != nil {
 		return Projection{}, err
 	}
-	current, err := m.currentIdentity()
+	uid, current, err := m.inspectingUID()
 	if err != nil {
 		return Projection{}, err
 	}
-	refusal, err := m.checkDirectory(m.namespace, uint32(current.UID))
+	refusal, err := m.checkDirectory(m.namespace, uid)
 	if err != nil {
 		return Projection{}, err
 	}
 	if !refusal.IsZero() {
 		return Projection{}, refusal.Err()
 	}
-	projection, _, err := m.project(uint32(current.UID))
+	projection, _, err := m.project(uid)
+	if err != nil {
+		return Projection{}, err
+	}
+	projection.Blockers, err = m.blockers(projection, uid, current)
 	if err != nil {
 		return Projection{}, err
 	}
 	return projection, m.syncWhatWasRead()
+}
+
+// CallerUIDReporter is an optional Inspector method set: the caller's real
+// uid, known even where Current fails closed (darwin). Inspect uses it.
+type CallerUIDReporter interface {
+	CallerUID() (uint32, error)
+}
+
+// inspectingUID is the uid Inspect holds files to, and the caller's
+// identity when it is readable (nil otherwise); see Inspect.
+func (m *Manager) inspectingUID() (uint32, *ProcessIdentity, error) {
+	current, err := m.currentIdentity()
+	if err == nil {
+		return uint32(current.UID), &current, nil
+	}
+	if reporter, ok := m.inspector.(CallerUIDReporter); ok {
+		if uid, uidErr := reporter.CallerUID(); uidErr == nil {
+			return uid, nil, nil
+		}
+	}
+	info, statErr := m.fs.Lstat(m.namespace)
+	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
+		return 0, nil, fmt.Errorf("lease: checking %s: %w", m.namespace, statErr)
+	}
+	// A missing namespace reads as Empty whatever the uid.
+	return info.UID, nil, nil
 }
 
 // syncWhatWasRead fsyncs the namespace after Inspect has read it, before it

@@ -24,8 +24,10 @@ const (
 	quarantineName = "quarantine"
 	preparePrefix  = ".receiver.prepare-"
 	releasedPrefix = ".receiver.released-"
-	intentPrefix   = "reclaim."
-	intentSuffix   = ".json"
+	// guardReleasedPrefix names a guard being released (releaseGuardFile).
+	guardReleasedPrefix = ".receiver.lifecycle.released-"
+	intentPrefix        = "reclaim."
+	intentSuffix        = ".json"
 )
 
 // Bounds on the engine's loops. Each is a verdict when hit, never a hang.

@@ -50,13 +50,30 @@ func TestNewManagerValidatesConfig(t *testing.T) {
 func TestAcquireRejectsBadRequests(t *testing.T) {
 	w := newWorld(t)
 	m := w.manager(leasetest.Identity(1))
-	for _, req := range []lease.AcquireRequest{{SessionID: "", SessionFile: "/f"}, {SessionID: "s", SessionFile: "f"}} {
+	for _, req := range []lease.AcquireRequest{{SessionID: "s", SessionFile: "f"}, {SessionFile: "relative/f"}} {
 		_, err := m.Acquire(context.Background(), req)
 		var requestErr *lease.RequestError
 		require.ErrorAs(t, err, &requestErr)
 	}
 	_, err := m.Release(context.Background(), "")
 	require.Error(t, err)
+}
+
+// The session fields are optional: an empty SessionID is recorded as the
+// generation, an empty SessionFile as the caller's executable, so the
+// owner record keeps the seed's required non-empty piSessionId and
+// absolute piSessionFile.
+func TestAcquireFillsInOptionalSessionFields(t *testing.T) {
+	w := newWorld(t)
+	p := leasetest.Identity(1)
+	result, err := w.manager(p).Acquire(context.Background(), lease.AcquireRequest{})
+	require.NoError(t, err)
+	require.Equal(t, lease.Acquired, result.Kind)
+	require.Equal(t, result.Owner.Generation, result.Owner.SessionID)
+	require.Equal(t, p.Executable, result.Owner.SessionFile)
+	owner := w.read("receiver.lock/owner.json")
+	require.Contains(t, owner, `"piSessionId":"`+result.Owner.Generation+`"`)
+	require.Contains(t, owner, `"piSessionFile":"`+p.Executable+`"`)
 }
 
 func TestAcquireOnEmptyNamespacePublishesOwner(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"path"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statefile"
@@ -191,7 +192,7 @@ func parseOwner(data []byte) (Owner, error) {
 		Executable:           absolutePath(object, "executable"),
 		Hostname:             object.NonEmptyString("hostname"),
 		RootID:               object.NonEmptyString("rootId"),
-		CreatedAt:            timestamp(object, "createdAt"),
+		CreatedAt:            timestamp(object, "createdAt", schema),
 		UID:                  -1,
 		ProcessStartIdentity: object.NonEmptyString("processStartIdentity"),
 	}
@@ -245,6 +246,9 @@ func unsupportedSchema(schema int64, record string) error {
 // check implies passing the allowed one, since every schema's keys include
 // "schema" and lie within the newest's (TestVersionedKeySetsNest).
 func decodeVersioned(data []byte, record string, schemas []schemaKeys) (*statefile.Object, int64, error) {
+	if err := validUTF8(data, record); err != nil {
+		return nil, 0, err
+	}
 	if object, err := statefile.DecodeMembers(data, record); err == nil {
 		schema := object.Int("schema", 1, math.MaxInt32)
 		if object.Err() == nil {
@@ -277,23 +281,26 @@ func decodeVersionedSlowly(data []byte, record string, schemas []schemaKeys) (*s
 	return object, schema, nil
 }
 
+// validUTF8 refuses a record that is not UTF-8 (RFC 8259, section 8.1).
+// The JSON decoder would turn each invalid byte into U+FFFD, so a record
+// would parse to fields that are not its bytes (and two different files
+// to one record). Nothing valid is lost: the seed's JSON.stringify and
+// this package's writer only ever write UTF-8. Non-canonical JSON, by
+// contrast, is read: every record the seed wrote is non-canonical
+// (docs/FORMAT-lease.md, "Records").
+func validUTF8(data []byte, record string) error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	return &statefile.SchemaError{Record: record, Problem: "is not valid UTF-8"}
+}
+
 func absolutePath(object *statefile.Object, key string) string {
 	value := object.NonEmptyString(key)
 	if object.Err() == nil && !path.IsAbs(value) {
 		object.Fail("%s must be an absolute path", key)
 	}
 	return fspath.Clean(value)
-}
-
-func timestamp(object *statefile.Object, key string) string {
-	value := object.NonEmptyString(key)
-	if object.Err() != nil {
-		return ""
-	}
-	if _, err := time.Parse(time.RFC3339Nano, value); err != nil {
-		object.Fail("%s must be an ISO 8601 timestamp", key)
-	}
-	return value
 }
 
 func decimalString(object *statefile.Object, key string) uint64 {
@@ -396,7 +403,7 @@ func parseGuard(data []byte, record string) (guardRecord, error) {
 			Hostname:   object.NonEmptyString("hostname"),
 			UID:        -1,
 		},
-		CreatedAt: timestamp(object, "createdAt"),
+		CreatedAt: timestamp(object, "createdAt", schema),
 	}
 	g.Identity.BootID, _ = object.NullableString("bootIdentity")
 	if schema == GuardSchema {
@@ -428,6 +435,9 @@ func encodeEpoch(epoch uint64) []byte {
 
 func parseEpoch(data []byte) (uint64, error) {
 	const record = "receiver epoch counter"
+	if err := validUTF8(data, record); err != nil {
+		return 0, err
+	}
 	object, err := statefile.DecodeObject(data, record, epochKeys, nil)
 	if err != nil {
 		return 0, err

@@ -211,6 +211,10 @@ type Projection struct {
 	// Diagnostic and Human are set when Kind is Corrupt.
 	Diagnostic string
 	Human      HumanState
+	// Blockers lists every entry that makes mutating calls refuse until
+	// an operator resolves it with ForceReclaim (a Corrupt receiver.lock
+	// among them). Empty when nothing needs an operator.
+	Blockers []Blocker
 }
 
 // FenceError says the presented generation is not the current lease of this

@@ -114,6 +114,10 @@ func (i *procInspector) Current() (lease.ProcessIdentity, error) {
 	return inspection.Identity, nil
 }
 
+// CallerUID is the caller's real uid (lease.CallerUIDReporter): Inspect
+// needs it, and it is known even when /proc/self cannot be read.
+func (i *procInspector) CallerUID() (uint32, error) { return uint32(os.Getuid()), nil }
+
 // Inspect reads /proc/PID. It reads stat first and last: if the start time
 // changed in between, the PID changed hands mid-inspection and it starts
 // over, at most inspectAttemptsMax times.

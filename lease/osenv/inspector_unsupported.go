@@ -2,6 +2,7 @@ package osenv
 
 import (
 	"errors"
+	"os"
 
 	"github.com/leasekit/leasekit/lease"
 )
@@ -27,3 +28,7 @@ func (i unsupportedInspector) Current() (lease.ProcessIdentity, error) {
 func (i unsupportedInspector) Inspect(int) lease.Inspection {
 	return lease.Inspection{Kind: lease.InspectUnknown, Diagnostic: i.reason.Error()}
 }
+
+// CallerUID is the caller's real uid (lease.CallerUIDReporter): Inspect
+// works on a platform whose process table cannot be read.
+func (i unsupportedInspector) CallerUID() (uint32, error) { return uint32(os.Getuid()), nil }

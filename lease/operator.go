@@ -1,0 +1,555 @@
+package lease
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/internal/statefile"
+)
+
+// The operator path. Every refusal whose Human state asks for an operator
+// names an entry that the engine will not touch by itself: receiver.lock
+// (corrupt, of another uid, a remote or uninspectable owner), the lifecycle
+// guard, a reclaim intent, or the epoch counter. Inspect lists those
+// entries (Projection.Blockers) and ForceReclaim resolves each one,
+// moving the evidence into quarantine/ and never deleting anything.
+//
+// The one operator state with no library action is RefusalUnsafeNamespace:
+// a symlinked, group- or world-writable or foreign-owned directory is fixed
+// with chmod/chown (or by moving it away), which only the operator can
+// judge.
+
+// BlockerKind names the entry a Blocker is about.
+type BlockerKind string
+
+// The entries that can block a namespace.
+const (
+	// BlockerReceiver: receiver.lock (a corrupt or foreign entry, or an
+	// owner on another host or in another PID namespace).
+	BlockerReceiver BlockerKind = "receiver-lock"
+	// BlockerGuard: receiver.lifecycle.guard.json.
+	BlockerGuard BlockerKind = "lifecycle-guard"
+	// BlockerIntent: one lifecycle-reclaims/reclaim.*.json.
+	BlockerIntent BlockerKind = "reclaim-intent"
+	// BlockerEpoch: receiver.epoch.json.
+	BlockerEpoch BlockerKind = "epoch-counter"
+)
+
+// Blocker is an entry that makes Acquire, Release or WithCurrentLease
+// refuse until an operator resolves it with ForceReclaim.
+type Blocker struct {
+	Kind BlockerKind
+	// Path is the entry's absolute path.
+	Path string
+	// Human is the operator state (never HumanNone).
+	Human      HumanState
+	Diagnostic string
+	// Generation is the record's generation when the entry is a valid
+	// record (a remote owner or guard): ForceReclaim asks for it back as a
+	// confirmation. "" for a corrupt entry.
+	Generation string
+}
+
+// ForceRequest names the entry ForceReclaim acts on.
+type ForceRequest struct {
+	Kind BlockerKind
+	// Path is the intent file (Blocker.Path) for BlockerIntent; ignored
+	// for the other kinds, whose path is fixed.
+	Path string
+	// Generation must equal the record's generation when the entry is a
+	// valid owner, guard or intent: the operator confirms which record
+	// they judged. It is ignored for a corrupt entry.
+	Generation string
+	// EpochFloor is for BlockerEpoch only: the largest epoch the operator
+	// knows to have been issued in this namespace (from quarantine/, logs,
+	// fenced resources). It must be at least 1.
+	EpochFloor uint64
+}
+
+// ForceKind is the outcome class of ForceReclaim.
+type ForceKind int
+
+const (
+	// ForceMoved: the entry is now in quarantine/ (QuarantinePath); for
+	// BlockerEpoch, the counter was rewritten (Epoch).
+	ForceMoved ForceKind = iota + 1
+	// ForceNothing: there was nothing to resolve (no entry, or a valid
+	// one); Why says which. Nothing changed.
+	ForceNothing
+	// ForceRefused: the entry must not be moved (a live holder, a
+	// generation that does not match, another blocker in the way); Why
+	// (and Refusal, when the lifecycle refused) says why. Nothing changed.
+	ForceRefused
+)
+
+func (k ForceKind) String() string {
+	switch k {
+	case ForceMoved:
+		return "moved"
+	case ForceNothing:
+		return "nothing"
+	case ForceRefused:
+		return "refused"
+	}
+	return fmt.Sprintf("ForceKind(%d)", int(k))
+}
+
+// ForceResult is what ForceReclaim did.
+type ForceResult struct {
+	Kind ForceKind
+	// QuarantinePath is where the entry now is (ForceMoved). For
+	// BlockerEpoch it is "" when no corrupt entry had to be preserved.
+	QuarantinePath string
+	// Evidence is the record's bytes as judged (owner.json for
+	// receiver.lock), when they could be read.
+	Evidence []byte
+	// Epoch is the value the epoch counter holds afterwards (BlockerEpoch,
+	// ForceMoved): the next acquire issues Epoch+1.
+	Epoch uint64
+	// Why says why, for ForceNothing and ForceRefused.
+	Why string
+	// Refusal is set when ForceRefused comes from the lifecycle guard
+	// (another blocker, a busy guard, an unsafe namespace).
+	Refusal Refusal
+}
+
+// ForceReclaim is the operator action for a blocked namespace: it moves
+// the entry req names into quarantine/ (under a "<kind>.forced.*" name)
+// and never deletes anything. It refuses (ForceRefused) an entry whose
+// record is valid and whose process is live on this host, and a valid
+// record whose generation is not req.Generation.
+//
+//   - BlockerReceiver runs under the lifecycle guard, like Acquire, so a
+//     blocked guard or intent must be forced first (ForceRefused, with
+//     their Refusal). A moved owner's epoch is kept: the epoch counter is
+//     raised to it if lower.
+//   - BlockerGuard and BlockerIntent run without the guard (they are what
+//     blocks it). A valid stale one is left to the engine's own reclaim,
+//     which announces an intent first (ForceNothing). The moved entry is
+//     compared with the judged one (dev+ino and bytes); if a different
+//     record had taken the name meanwhile, it is put back (ForceRefused).
+//   - BlockerEpoch runs under the guard. A corrupt counter is preserved in
+//     quarantine/ (hard-linked, so the path never goes missing) and then
+//     replaced by max(EpochFloor, the current owner's epoch); a valid
+//     counter below that is raised (ForceMoved, QuarantinePath "").
+//
+// The error is for unexpected I/O failures and ctx cancellation only.
+func (m *Manager) ForceReclaim(ctx context.Context, req ForceRequest) (ForceResult, error) {
+	if err := m.validateForce(req); err != nil {
+		return ForceResult{}, err
+	}
+	c, refusal, err := m.begin(ctx)
+	if err != nil {
+		return ForceResult{}, err
+	}
+	if !refusal.IsZero() {
+		return ForceResult{Kind: ForceRefused, Why: refusal.Diagnostic, Refusal: refusal}, nil
+	}
+	switch req.Kind {
+	case BlockerGuard:
+		return m.forceRecordFile(c, m.guardPath(), "lifecycle", "receiver lifecycle guard", req.Generation)
+	case BlockerIntent:
+		return m.forceRecordFile(c, req.Path, "intent", "receiver lifecycle reclaim intent", req.Generation)
+	}
+	var result ForceResult
+	refusal, err = m.withGuard(c, func() error {
+		var err error
+		if req.Kind == BlockerReceiver {
+			result, err = m.forceReceiver(c, req.Generation)
+		} else {
+			result, err = m.forceEpoch(c, req.EpochFloor)
+		}
+		return err
+	})
+	if !refusal.IsZero() {
+		result = ForceResult{Kind: ForceRefused, Why: "the lifecycle guard refused: " + refusal.String(), Refusal: refusal}
+	}
+	return result, err
+}
+
+func (m *Manager) validateForce(req ForceRequest) error {
+	switch req.Kind {
+	case BlockerReceiver, BlockerGuard:
+	case BlockerIntent:
+		name := path.Base(req.Path)
+		if fspath.Clean(req.Path) != req.Path || fspath.Dir(req.Path) != m.reclaimsPath() ||
+			!strings.HasPrefix(name, intentPrefix) || !strings.HasSuffix(name, intentSuffix) {
+			return &RequestError{fmt.Sprintf("intent %q is not a %s/%s*%s file", req.Path,
+				m.reclaimsPath(), intentPrefix, intentSuffix)}
+		}
+	case BlockerEpoch:
+		if req.EpochFloor == 0 || req.EpochFloor >= epochMax {
+			return &RequestError{fmt.Sprintf("epoch floor %d must be in 1..%d", req.EpochFloor, uint64(epochMax)-1)}
+		}
+	default:
+		return &RequestError{fmt.Sprintf("unknown blocker kind %q", req.Kind)}
+	}
+	return nil
+}
+
+// forcedEntry returns a fresh quarantine/ name for a forced move.
+func (m *Manager) forcedEntry(kind, label, suffix string) string {
+	if label == "" {
+		label = "corrupt"
+	}
+	return m.quarantineEntry(kind+".forced", label, suffix)
+}
+
+// forceReceiver is ForceReclaim(BlockerReceiver) under the guard.
+func (m *Manager) forceReceiver(c *call, generation string) (ForceResult, error) {
+	projection, data, judged, err := m.projectWithInfo(c.uid)
+	if err != nil {
+		return ForceResult{}, err
+	}
+	label := ""
+	switch projection.Kind {
+	case Empty:
+		return ForceResult{Kind: ForceNothing, Why: "there is no receiver.lock"}, nil
+	case Owned:
+		owner := projection.Owner
+		if why := m.forceRefusal(owner.Generation, generation, owner.Identity(), owner.legacy(), c.current); why != "" {
+			return ForceResult{Kind: ForceRefused, Why: why, Evidence: data}, nil
+		}
+		label = owner.Generation
+	}
+	target := m.forcedEntry("receiver", label, "")
+	if err := m.moveToQuarantine(m.receiverPath(), target); err != nil {
+		return ForceResult{}, fmt.Errorf("lease: moving receiver.lock into quarantine: %w", err)
+	}
+	same, err := m.movedIsJudged(target, fspath.Join(target, ownerName), judged, data, ownerBytesMax)
+	if err != nil {
+		return ForceResult{}, fmt.Errorf("lease: checking the quarantined receiver.lock: %w", err)
+	}
+	if !same {
+		// Only a writer outside the protocol can swap receiver.lock under
+		// the guard. What moved stays in quarantine as evidence.
+		return ForceResult{Kind: ForceMoved, QuarantinePath: target, Why: fmt.Sprintf(
+			"receiver.lock was swapped between the judgement and the move; %s holds the entry that moved, not the one judged",
+			target)}, nil
+	}
+	if projection.Kind == Owned {
+		if err := m.raiseEpoch(c, projection.Owner.Epoch); err != nil {
+			return ForceResult{}, err
+		}
+	}
+	return ForceResult{Kind: ForceMoved, QuarantinePath: target, Evidence: data}, nil
+}
+
+// movedIsJudged reports whether the entry now at target is the one judged:
+// the same dev+ino (judged) and, when the judged bytes were read (data not
+// nil), the same bytes at record. An inode number alone is not enough: a
+// file removed and another created in its place may reuse it.
+func (m *Manager) movedIsJudged(target, record string, judged FileInfo, data []byte, maxBytes int64) (bool, error) {
+	moved, err := m.fs.Lstat(target)
+	if err != nil {
+		return false, err
+	}
+	if moved.Dev != judged.Dev || moved.Ino != judged.Ino {
+		return false, nil
+	}
+	if data == nil {
+		return true, nil
+	}
+	now, err := statefile.ReadFile(m.fs, record, maxBytes)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || isBadFile(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return bytes.Equal(now, data), nil
+}
+
+// forceRefusal says why a valid record must not be forced, or "".
+func (m *Manager) forceRefusal(recorded, confirmed string, rec ProcessIdentity, legacy bool, current ProcessIdentity) string {
+	if confirmed != recorded {
+		return fmt.Sprintf("the record has generation %s: pass it as the generation to confirm", recorded)
+	}
+	if state := m.classify(rec, legacy, current); state.Kind == OwnerLive {
+		return fmt.Sprintf("its process (PID %d) is alive on this host; it is not stuck", rec.PID)
+	}
+	return ""
+}
+
+// forceRecordFile is ForceReclaim for the guard or an intent: file is
+// judged, moved into quarantine/ and the moved bytes compared with the
+// judged ones.
+func (m *Manager) forceRecordFile(c *call, file, kind, record, generation string) (ForceResult, error) {
+	read, err := m.readGuardFile(file, record, c.uid)
+	if err != nil {
+		return ForceResult{}, err
+	}
+	if !read.present {
+		return ForceResult{Kind: ForceNothing, Why: file + " does not exist"}, nil
+	}
+	label := ""
+	if read.corrupt == "" {
+		if why := m.forceRefusal(read.guard.Generation, generation, read.guard.Identity, read.guard.legacy(), c.current); why != "" {
+			return ForceResult{Kind: ForceRefused, Why: why, Evidence: read.data}, nil
+		}
+		// A stale record is the engine's to reclaim, under its own
+		// protocol (an intent first): moving it here could race a
+		// reclaimer that already replaced it with a live guard.
+		state := m.classify(read.guard.Identity, read.guard.legacy(), c.current)
+		if state.Kind == OwnerStale {
+			return ForceResult{Kind: ForceNothing, Evidence: read.data, Why: fmt.Sprintf(
+				"%s is stale (%s): the next call reclaims it by itself", file, state.Reason)}, nil
+		}
+		label = read.guard.Generation
+	}
+	judged, err := m.fs.Lstat(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return ForceResult{Kind: ForceNothing, Why: file + " went away meanwhile"}, nil
+	}
+	if err != nil {
+		return ForceResult{}, fmt.Errorf("lease: %s: %w", record, err)
+	}
+	target := m.forcedEntry(kind, label, ".json")
+	if err := m.moveToQuarantine(file, target); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return ForceResult{Kind: ForceNothing, Why: file + " went away meanwhile"}, nil
+		}
+		return ForceResult{}, fmt.Errorf("lease: moving the %s into quarantine: %w", record, err)
+	}
+	same, err := m.movedIsJudged(target, target, judged, read.data, guardBytesMax)
+	if err != nil {
+		return ForceResult{}, fmt.Errorf("lease: checking the quarantined %s: %w", record, err)
+	}
+	if same {
+		return ForceResult{Kind: ForceMoved, QuarantinePath: target, Evidence: read.data}, nil
+	}
+	// Another record took the name between the judgement and the move (a
+	// new guard holder). Give it back; if the name is taken again, it
+	// stays in quarantine as evidence.
+	if err := m.fs.RenameNoReplace(target, file); err != nil {
+		return ForceResult{Kind: ForceRefused, QuarantinePath: target, Why: fmt.Sprintf(
+			"%s changed between the judgement and the move, and could not be put back (%v); "+
+				"the entry that moved is %s", file, err, target)}, nil
+	}
+	if err := statefile.SyncDir(m.fs, fspath.Dir(file)); err != nil {
+		return ForceResult{}, err
+	}
+	if err := statefile.SyncDir(m.fs, m.quarantinePath()); err != nil {
+		return ForceResult{}, err
+	}
+	return ForceResult{Kind: ForceRefused, Why: file + " changed between the judgement and the move; " +
+		"the new entry was put back: inspect again"}, nil
+}
+
+// forceEpoch is ForceReclaim(BlockerEpoch) under the guard.
+func (m *Manager) forceEpoch(c *call, floor uint64) (ForceResult, error) {
+	projection, _, err := m.project(c.uid)
+	if err != nil {
+		return ForceResult{}, err
+	}
+	want := floor
+	if projection.Kind == Owned {
+		want = max(want, projection.Owner.Epoch)
+	}
+	data, err := statefile.ReadOwnedFile(m.fs, m.epochPath(), epochBytesMax, c.uid)
+	switch {
+	case err == nil:
+		if stored, parseErr := parseEpoch(data); parseErr == nil {
+			if stored >= want {
+				return ForceResult{Kind: ForceNothing, Epoch: stored, Evidence: data, Why: fmt.Sprintf(
+					"the epoch counter is valid and already holds %d", stored)}, nil
+			}
+			return ForceResult{Kind: ForceMoved, Epoch: want, Evidence: data}, m.writeEpoch(want)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		return ForceResult{Kind: ForceMoved, Epoch: want}, m.writeEpoch(want)
+	case !isBadFile(err):
+		return ForceResult{}, fmt.Errorf("lease: reading the epoch counter: %w", err)
+	}
+	target := m.forcedEntry("epoch", "", ".json")
+	if err := m.preserveEpoch(target); err != nil {
+		return ForceResult{}, err
+	}
+	return ForceResult{Kind: ForceMoved, QuarantinePath: target, Epoch: want, Evidence: data}, m.writeEpoch(want)
+}
+
+// preserveEpoch keeps the corrupt epoch entry at target: a hard link for a
+// regular file, so that the counter's path never goes missing (a crash
+// before the rewrite leaves the corrupt counter, which still refuses), and
+// a rename for anything else (a crash before the rewrite then leaves no
+// counter: rerunning ForceReclaim writes it).
+func (m *Manager) preserveEpoch(target string) error {
+	info, err := m.fs.Lstat(m.epochPath())
+	if err != nil {
+		return fmt.Errorf("lease: the corrupt epoch counter: %w", err)
+	}
+	if info.IsRegular() {
+		if err := m.fs.Link(m.epochPath(), target); err != nil {
+			return fmt.Errorf("lease: preserving the corrupt epoch counter: %w", err)
+		}
+		return statefile.SyncDir(m.fs, m.quarantinePath())
+	}
+	if err := m.moveToQuarantine(m.epochPath(), target); err != nil {
+		return fmt.Errorf("lease: moving the corrupt epoch counter into quarantine: %w", err)
+	}
+	return nil
+}
+
+func (m *Manager) writeEpoch(epoch uint64) error {
+	if err := statefile.ReplaceAtomic(m.fs, m.ids, m.epochPath(), epochTempTag, encodeEpoch(epoch)); err != nil {
+		return fmt.Errorf("lease: writing the epoch counter: %w", err)
+	}
+	return nil
+}
+
+// raiseEpoch makes a valid or missing epoch counter hold at least epoch,
+// so that an owner moved into quarantine by hand still bounds every later
+// epoch. A corrupt counter is left alone: it keeps refusing, and is its
+// own blocker.
+func (m *Manager) raiseEpoch(c *call, epoch uint64) error {
+	if epoch == 0 {
+		return nil
+	}
+	data, err := statefile.ReadOwnedFile(m.fs, m.epochPath(), epochBytesMax, c.uid)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return m.writeEpoch(epoch)
+	case err != nil && isBadFile(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("lease: reading the epoch counter: %w", err)
+	}
+	stored, err := parseEpoch(data)
+	if err != nil || stored >= epoch {
+		return nil
+	}
+	return m.writeEpoch(epoch)
+}
+
+// blockers lists the entries that need an operator, as Inspect reports
+// them. current is nil when the caller's identity is unavailable: remote
+// and foreign-namespace records are then not told apart from local ones.
+func (m *Manager) blockers(projection Projection, uid uint32, current *ProcessIdentity) ([]Blocker, error) {
+	var found []Blocker
+	switch projection.Kind {
+	case Corrupt:
+		found = append(found, Blocker{Kind: BlockerReceiver, Path: m.receiverPath(), Human: projection.Human,
+			Diagnostic: projection.Diagnostic})
+	case Owned:
+		owner := projection.Owner
+		if blocker, ok := unreachableRecord(BlockerReceiver, m.ownerPath(), "receiver owner", owner.Generation,
+			owner.Identity(), owner.legacy(), current); ok {
+			blocker.Path = m.receiverPath()
+			found = append(found, blocker)
+		}
+	}
+	guard, err := m.recordBlocker(BlockerGuard, m.guardPath(), "receiver lifecycle guard", HumanCorruptGuard, uid, current)
+	if err != nil {
+		return nil, err
+	}
+	found = append(found, guard...)
+	intents, err := m.intentBlockers(uid, current)
+	if err != nil {
+		return nil, err
+	}
+	found = append(found, intents...)
+	epoch, err := m.epochBlocker(uid)
+	if err != nil {
+		return nil, err
+	}
+	return append(found, epoch...), nil
+}
+
+func (m *Manager) intentBlockers(uid uint32, current *ProcessIdentity) ([]Blocker, error) {
+	entries, err := m.fs.ReadDir(m.reclaimsPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lease: listing lifecycle reclaim intents: %w", err)
+	}
+	var found []Blocker
+	for _, entry := range entries {
+		if !strings.HasPrefix(entry.Name, intentPrefix) || !strings.HasSuffix(entry.Name, intentSuffix) {
+			continue
+		}
+		blocker, err := m.recordBlocker(BlockerIntent, fspath.Join(m.reclaimsPath(), entry.Name),
+			"receiver lifecycle reclaim intent", HumanCorruptIntent, uid, current)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, blocker...)
+	}
+	return found, nil
+}
+
+// recordBlocker reads a guard or intent file: corrupt, remote or in
+// another PID namespace is a blocker.
+func (m *Manager) recordBlocker(kind BlockerKind, file, record string, corrupt HumanState, uid uint32, current *ProcessIdentity) ([]Blocker, error) {
+	read, err := m.readGuardFile(file, record, uid)
+	if err != nil || !read.present {
+		return nil, err
+	}
+	if read.corrupt != "" {
+		return []Blocker{{Kind: kind, Path: file, Human: corrupt, Diagnostic: record + " is corrupt: " + read.corrupt +
+			"; an operator must move it into quarantine/"}}, nil
+	}
+	if blocker, ok := unreachableRecord(kind, file, record, read.guard.Generation, read.guard.Identity, read.guard.legacy(), current); ok {
+		return []Blocker{blocker}, nil
+	}
+	return nil, nil
+}
+
+// unreachableRecord is the blocker for a record this host can never judge
+// (ClassifyRecord's rules 1 and 2: another host, another PID namespace).
+func unreachableRecord(kind BlockerKind, file, record, generation string, rec ProcessIdentity, legacy bool, current *ProcessIdentity) (Blocker, bool) {
+	if current == nil {
+		return Blocker{}, false
+	}
+	blocker := Blocker{Kind: kind, Path: file, Generation: generation}
+	switch {
+	case rec.Hostname != current.Hostname:
+		blocker.Human, blocker.Diagnostic = HumanRemoteRecord, remoteAdvice(record, file, rec)
+	case !legacy && rec.PIDNamespace != current.PIDNamespace:
+		blocker.Human, blocker.Diagnostic = HumanForeignNamespace, fmt.Sprintf(
+			"%s %s names PID %d in PID namespace %q, this process is in %q; it cannot be inspected from here. "+
+				"If that process is gone, an operator must move %s into quarantine/",
+			record, file, rec.PID, rec.PIDNamespace, current.PIDNamespace, file)
+	default:
+		return Blocker{}, false
+	}
+	return blocker, true
+}
+
+func (m *Manager) epochBlocker(uid uint32) ([]Blocker, error) {
+	data, err := statefile.ReadOwnedFile(m.fs, m.epochPath(), epochBytesMax, uid)
+	var problem string
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil && isBadFile(err):
+		var changed *statefile.ChangedError
+		if errors.As(err, &changed) {
+			return nil, nil // replaced while read: a writer under the guard
+		}
+		problem = err.Error()
+	case err != nil:
+		return nil, fmt.Errorf("lease: reading the epoch counter: %w", err)
+	default:
+		stored, parseErr := parseEpoch(data)
+		switch {
+		case parseErr != nil:
+			problem = parseErr.Error()
+		case stored >= epochMax:
+			return []Blocker{{Kind: BlockerEpoch, Path: m.epochPath(), Human: HumanCorruptEpoch, Diagnostic: fmt.Sprintf(
+				"epoch counter %s holds epoch %d, the largest an epoch may be; an operator must retire this namespace",
+				m.epochPath(), stored)}}, nil
+		default:
+			return nil, nil
+		}
+	}
+	return []Blocker{{Kind: BlockerEpoch, Path: m.epochPath(), Human: HumanCorruptEpoch, Diagnostic: fmt.Sprintf(
+		"epoch counter %s is invalid (%s); an operator must force it with an epoch floor of at least the largest "+
+			"epoch issued (see quarantine/)", m.epochPath(), problem)}}, nil
+}
