@@ -112,10 +112,10 @@ func FuzzAdmissionFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w := newFuzzWorld(t)
 		w.write(t, w.file, data)
-		if _, _, err := Inspect(w.config); err != nil {
+		if _, _, err := Inspect(ctx, w.config); err != nil {
 			checkTyped(t, err)
 		}
-		_, err := Acquire(w.config)
+		_, err := Acquire(ctx, w.config)
 		if err != nil {
 			checkTyped(t, err)
 			if !bytes.Equal(w.read(t, w.file), data) {
@@ -145,7 +145,7 @@ func FuzzMutationClaim(f *testing.F) {
 		w := newFuzzWorld(t)
 		claimPath := statecas.ClaimPath(w.file)
 		w.write(t, claimPath, data)
-		_, err := Acquire(w.config)
+		_, err := Acquire(ctx, w.config)
 		if err != nil {
 			checkTyped(t, err)
 		}

@@ -288,7 +288,7 @@ func (aw *admissionWorld) advance(p *Proc, h *handle, choice int) bool {
 				return true
 			}
 			aw.world.Probe("admission-helper-spawned")
-			if aw.transition(p, h, models.PhaseHelperActive, child.ID(), func() error { return h.a.BindHelper(child.Table().PID) }) {
+			if aw.transition(p, h, models.PhaseHelperActive, child.ID(), func(ctx context.Context) error { return h.a.BindHelper(ctx, child.Table().PID) }) {
 				h.helper = child.ID()
 				aw.world.Probe("admission-helper-bound")
 			}
@@ -367,7 +367,7 @@ func admissionCAS(err error) (models.CASKind, bool) {
 }
 
 // transition records one lifecycle update; it reports success.
-func (aw *admissionWorld) transition(p *Proc, h *handle, to models.AdmissionPhase, helper int, update func() error) bool {
+func (aw *admissionWorld) transition(p *Proc, h *handle, to models.AdmissionPhase, helper int, update func(context.Context) error) bool {
 	if h.a.Released() {
 		return false // ErrReleased before any I/O: a handle-local refusal the model has no state for
 	}
@@ -378,7 +378,7 @@ func (aw *admissionWorld) transition(p *Proc, h *handle, to models.AdmissionPhas
 		in.HelperHost = aw.host.Name()
 	}
 	op := p.Begin("transition", in)
-	err := update()
+	err := update(context.Background())
 	kind, known := admissionCAS(err)
 	if !known {
 		p.End(op, models.Unknown{})
@@ -405,7 +405,7 @@ func (aw *admissionWorld) release(p *Proc, h *handle) bool {
 	in := models.AdmissionRelease{Proc: p.ID(), ClaimID: claim.ID, Revision: claim.Revision,
 		Phase: modelPhase(claim.Phase), HasHelper: claim.HelperOwner != nil}
 	op := p.Begin("release", in)
-	err := h.a.Release()
+	err := h.a.Release(context.Background())
 	kind, known := admissionCAS(err)
 	if !known {
 		p.End(op, models.Unknown{})
@@ -435,7 +435,7 @@ func (aw *admissionWorld) acquireRecorded(p *Proc, cfg admission.Config) (*admis
 	op := p.Begin("acquire", models.AdmissionAcquire{Proc: p.ID(), Host: aw.host.Name()})
 	fsys := cfg.FS.(*admissionFS)
 	fsys.acquiring = true
-	a, err := admission.Acquire(cfg)
+	a, err := admission.Acquire(context.Background(), cfg)
 	fsys.acquiring = false
 	var kind models.AdmissionAcquireKind
 	switch {
@@ -467,7 +467,7 @@ func (aw *admissionWorld) acquireRecorded(p *Proc, cfg admission.Config) (*admis
 // inspect runs admission.Inspect (read-only, not in the history) for the
 // disposition probes.
 func (aw *admissionWorld) inspect(p *Proc, cfg admission.Config) {
-	claim, disposition, err := admission.Inspect(cfg)
+	claim, disposition, err := admission.Inspect(context.Background(), cfg)
 	if err == nil && claim != nil {
 		aw.world.Probe("admission-disposition-" + string(disposition))
 	}

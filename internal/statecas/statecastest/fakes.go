@@ -144,6 +144,18 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
+// SinceBoot is the monotonic time: the Clock is also the host's boot clock
+// (statecas.BootClock) for every controller that shares it.
+func (c *Clock) SinceBoot() time.Duration { return c.Monotonic() }
+
+// StepWall steps the wall clock alone by d (either sign), as an NTP step
+// or an operator does; the monotonic and boot clocks do not move.
+func (c *Clock) StepWall(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
 // Advance moves both clocks forward by d.
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
