@@ -118,12 +118,13 @@ type dirWorld struct {
 	quarantined map[string]*dirMoved
 	// creating and recovering count calls in flight (the race probe).
 	creating, recovering int
+	failure              error
+	liveness             *dirLiveness
+
 	// modelBoot and modelBoots are the last boot modelNowMs saw and how
 	// many it saw.
 	modelBoot  string
 	modelBoots int64
-	failure              error
-	liveness             *dirLiveness
 }
 
 func (dw *dirWorld) setup() error {
