@@ -256,7 +256,7 @@ func dirleaseConfig(stateHome string) (dirlease.Config, error) {
 
 func dirleaseCode(err error) int {
 	switch {
-	case errors.Is(err, dirlease.ErrDuplicate), errors.Is(err, dirlease.ErrChanged):
+	case errors.Is(err, dirlease.ErrDuplicate), errors.Is(err, dirlease.ErrChanged), errors.Is(err, dirlease.ErrActive):
 		return exitConflict
 	case errors.Is(err, dirlease.ErrInvalidRequest), errors.Is(err, dirlease.ErrNotOwnedDirectory):
 		return exitUsage
@@ -268,10 +268,12 @@ func dirleaseCode(err error) int {
 
 func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usagef("dirlease needs recover or run")
+		return usagef("dirlease needs recover, run, inspect or quarantine")
 	}
 	flags := newFlagSet("dirlease " + args[0])
 	stateHome := flags.String("state-home", "", "the state home directory (existing, private)")
+	claimName := flags.String("claim", "", "quarantine: the claim file's name, as inspect printed it")
+	sha := flags.String("sha256", "", "quarantine: the contentSHA256 that inspect printed, as a confirmation")
 	dir := flags.String("path", "", "run: the leased working directory (existing, mode 0700, yours)")
 	recoverAfter := flags.Duration("recover-after", time.Minute, "run: how long a launching lease of a dead owner is protected")
 	if err := parseFlags(flags, args[1:]); err != nil {
@@ -292,6 +294,29 @@ func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 		}
 		return printJSON(stdout, map[string]int{"recovered": report.Recovered, "published": report.Published,
 			"active": report.Active, "indeterminate": report.Indeterminate})
+	case "inspect":
+		if flags.NArg() != 0 {
+			return usagef("dirlease inspect takes no arguments")
+		}
+		states, err := dirlease.Inspect(context.Background(), config)
+		if err != nil {
+			return &codeError{code: dirleaseCode(err), err: err}
+		}
+		out := make([]map[string]any, 0, len(states))
+		for _, state := range states {
+			out = append(out, claimStateJSON(state, *stateHome))
+		}
+		return printJSON(stdout, map[string]any{"claims": out})
+	case "quarantine":
+		if flags.NArg() != 0 || *claimName == "" || *sha == "" {
+			return usagef("dirlease quarantine needs --claim and --sha256 (from dirlease inspect), and no arguments")
+		}
+		moved, err := dirlease.Quarantine(context.Background(), config, *claimName, *sha)
+		if err != nil {
+			return &codeError{code: dirleaseCode(err), err: err}
+		}
+		return printJSON(stdout, map[string]any{"result": "quarantined", "quarantinePath": moved.Path,
+			"state": claimStateJSON(moved.State, *stateHome)})
 	case "run":
 		path, err := absoluteDir(*dir, "--path")
 		if err != nil {
@@ -300,6 +325,25 @@ func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 		return dirleaseRun(config, path, *recoverAfter, trimDashes(flags.Args()))
 	}
 	return usagef("unknown dirlease subcommand %q", args[0])
+}
+
+// claimStateJSON is one claim in dirlease inspect's output, with the
+// operator command when only an operator resolves it.
+func claimStateJSON(state dirlease.ClaimState, stateHome string) map[string]any {
+	out := map[string]any{"name": state.Name, "path": state.Path, "contentSHA256": state.ContentSHA256,
+		"disposition": string(state.Disposition), "operatorNeeded": state.OperatorNeeded}
+	if state.Claim != nil {
+		out["phase"], out["claim"] = string(state.Claim.Phase), json.RawMessage(state.Claim.Bytes())
+	}
+	if state.Problem != "" {
+		out["problem"] = state.Problem
+	}
+	if state.OperatorNeeded && state.ContentSHA256 != "" {
+		out["operator"] = fmt.Sprintf("recovery will not resolve this claim: once its owner and child are known gone, run: "+
+			"leasereal dirlease quarantine --state-home %s --claim %s --sha256 %s (the leased directory is left to you)",
+			stateHome, state.Name, state.ContentSHA256)
+	}
+	return out
 }
 
 // dirleaseRun holds a raw-working lease on path while a child runs in it:

@@ -203,3 +203,60 @@ func TestAdmissionQuarantineResolvesAKilledRun(t *testing.T) {
 		t.Fatalf("run after the quarantine: exit %d, %s", got.code, got.stderr)
 	}
 }
+
+// TestDirleaseQuarantineUnwedgesRecovery: a corrupt claim file stops every
+// `dirlease recover`; inspect names it, its token and the operator
+// command; quarantine moves it (byte for byte) and recovery runs again.
+func TestDirleaseQuarantineUnwedgesRecovery(t *testing.T) {
+	base := t.TempDir()
+	home := privateDir(t, base, "home")
+	work := privateDir(t, base, "work")
+	if got := run(t, "dirlease", "run", "--state-home", home, "--path", work, "--", "true"); got.code != 0 {
+		t.Fatalf("run: exit %d, %s", got.code, got.stderr)
+	}
+	claims := filepath.Join(home, "recovery", "beeper-message-like-me-directory-leases")
+	name := "00000000-0000-4000-8000-000000000001.json"
+	if err := os.WriteFile(filepath.Join(claims, name), []byte("{corrupt\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(t, "dirlease", "recover", "--state-home", home); got.code != exitRefused {
+		t.Fatalf("recover over a corrupt claim: exit %d, %s %s", got.code, got.stdout, got.stderr)
+	}
+	type claimJSON struct {
+		Name           string `json:"name"`
+		ContentSHA256  string `json:"contentSHA256"`
+		Disposition    string `json:"disposition"`
+		OperatorNeeded bool   `json:"operatorNeeded"`
+		Operator       string `json:"operator"`
+		Problem        string `json:"problem"`
+		Path           string `json:"path"`
+	}
+	inspected := decode[struct {
+		Claims []claimJSON `json:"claims"`
+	}](t, run(t, "dirlease", "inspect", "--state-home", home).stdout)
+	if len(inspected.Claims) != 1 || inspected.Claims[0].Disposition != "corrupt" || !inspected.Claims[0].OperatorNeeded ||
+		!strings.Contains(inspected.Claims[0].Operator, "--claim "+name+" --sha256 "+inspected.Claims[0].ContentSHA256) {
+		t.Fatalf("inspect: %+v", inspected)
+	}
+	got := run(t, "dirlease", "quarantine", "--state-home", home, "--claim", name, "--sha256", inspected.Claims[0].ContentSHA256)
+	if got.code != 0 || !strings.Contains(got.stdout, `"quarantined"`) {
+		t.Fatalf("quarantine: exit %d, %s %s", got.code, got.stdout, got.stderr)
+	}
+	kept, err := os.ReadFile(filepath.Join(home, "recovery", "beeper-message-like-me-directory-leases.quarantine",
+		mustOneEntry(t, filepath.Join(home, "recovery", "beeper-message-like-me-directory-leases.quarantine"))))
+	if err != nil || string(kept) != "{corrupt\n" {
+		t.Fatalf("the quarantined claim is not the evidence: %q %v", kept, err)
+	}
+	if got := run(t, "dirlease", "recover", "--state-home", home); got.code != 0 {
+		t.Fatalf("recover after the quarantine: exit %d, %s", got.code, got.stderr)
+	}
+}
+
+func mustOneEntry(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("%s: %v %v", dir, entries, err)
+	}
+	return entries[0].Name()
+}
