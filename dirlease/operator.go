@@ -36,6 +36,10 @@ const DispositionCorrupt Disposition = "corrupt"
 // (ClaimsMax), so that an over-full collection can be seen and resolved.
 const inspectEntriesMax = 16 * ClaimsMax
 
+// quarantineSuffixMax bounds the part of a quarantine name taken from the
+// entry's name.
+const quarantineSuffixMax = 128
+
 // ClaimState is one entry of the claim directory as Inspect found it.
 type ClaimState struct {
 	// Name is the entry's base name, Path its full path.
@@ -195,7 +199,10 @@ func quarantineEntry(config Config, judged ClaimState) (Quarantined, error) {
 	if err != nil {
 		return Quarantined{}, wrapUnexpected(err, config.StateHome, message)
 	}
-	target := fspath.Join(dir, strconv.FormatInt(config.Clock.Now().UnixMilli(), 10)+"."+config.IDs.NewID()+"."+judged.Name)
+	// The entry's own name ends the quarantine name, cut so that the whole
+	// stays within NAME_MAX (255 bytes).
+	suffix := judged.Name[:min(len(judged.Name), quarantineSuffixMax)]
+	target := fspath.Join(dir, strconv.FormatInt(config.Clock.Now().UnixMilli(), 10)+"."+config.IDs.NewID()+"."+suffix)
 	done, err := statecas.MoveIfUnchanged(config.Env(uid), judged.Path, judged.ContentSHA256, target)
 	if err != nil {
 		return Quarantined{}, wrapUnexpected(err, judged.Path, message)
