@@ -9,9 +9,11 @@
 package admission
 
 import (
+	"context"
 	"errors"
 
 	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/internal/seederr"
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
@@ -22,9 +24,22 @@ var RootDir = []string{"recovery", "beeper-message-like-me-export-admission"}
 
 // Config is everything the engine touches outside its memory: StateHome
 // (an existing absolute directory of this user, not group- or
-// world-writable), FS, Clock, Inspector and IDs. It is statecas.Config, the
-// same type as dirlease.Config.
+// world-writable), FS, Clock, Inspector and IDs, and MessagePrefix, the
+// product wording refusals start with ("" is statecas.DefaultMessagePrefix,
+// "leasekit recovery"; statecas.SeedMessagePrefix is the seed's). It is
+// statecas.Config, the same type as dirlease.Config; admission does not use
+// its BootClock.
 type Config = statecas.Config
+
+// Message prefixes for Config.MessagePrefix: the default is neutral; the
+// seed's programs used SeedMessagePrefix.
+const (
+	DefaultMessagePrefix = statecas.DefaultMessagePrefix
+	SeedMessagePrefix    = statecas.SeedMessagePrefix
+)
+
+// label gives every refusal in err the configured message prefix.
+func label(config Config, err error) error { return seederr.Label[Kind](err, config.Prefix()) }
 
 // Admission is a held export admission: the handle of the controller that
 // acquired it. It is not safe for concurrent use.
@@ -75,18 +90,27 @@ func readAdmission(config Config, uid uint32, file string) (*snapshot, error) {
 }
 
 // Inspect reads the admission file, if any, and says what it would mean for
-// Acquire, without changing anything.
-func Inspect(config Config) (*Claim, Disposition, error) {
+// Acquire, without changing anything. A file that is not a valid record is
+// an ErrCorrupt refusal; InspectState reports it as a state instead.
+func Inspect(ctx context.Context, config Config) (claim *Claim, disposition Disposition, err error) {
+	defer func() { err = label(config, err) }()
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
 	current, err := currentIdentity(config)
 	if err != nil {
 		return nil, "", err
 	}
-	file := fspath.Join(append([]string{config.StateHome}, append(RootDir, FileName)...)...)
-	observed, err := readAdmission(config, uint32(current.UID), file)
+	observed, err := readAdmission(config, uint32(current.UID), admissionFile(config))
 	if err != nil || observed == nil {
 		return nil, "", err
 	}
 	return &observed.claim, dispose(observed.claim, statusFunc(config, current), statecas.BootDigest(current.BootID)), nil
+}
+
+// admissionFile is the admission file's path.
+func admissionFile(config Config) string {
+	return fspath.Join(append([]string{config.StateHome}, append(RootDir, FileName)...)...)
 }
 
 func currentIdentity(config Config) (lease.ProcessIdentity, error) {
@@ -112,7 +136,14 @@ func statusFunc(config Config, current lease.ProcessIdentity) func(statecas.Owne
 // recoverable is removed (compare-and-swap) before a fresh schema-3 record
 // is created. Contention (a concurrent mutation, a record that changed
 // under the compare) retries; running out of attempts is ErrContention.
-func Acquire(config Config) (*Admission, error) {
+//
+// ctx is honoured before each attempt: a cancelled Acquire returns
+// ctx.Err() having created nothing (an attempt, once begun, completes).
+func Acquire(ctx context.Context, config Config) (admission *Admission, err error) {
+	defer func() { err = label(config, err) }()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	current, err := currentIdentity(config)
 	if err != nil {
 		return nil, err
@@ -123,6 +154,9 @@ func Acquire(config Config) (*Admission, error) {
 	}
 	file := fspath.Join(root, FileName)
 	for attempt := 0; attempt < AcquireAttemptsMax; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		admission, retry, err := acquireOnce(config, current, file)
 		if err != nil {
 			return nil, wrapUnexpected(err, file, "export admission could not be acquired safely")
@@ -188,33 +222,43 @@ func acquired(config Config, uid uint32, file string, mine *snapshot) (*Admissio
 	return &Admission{config: config, uid: uid, path: file, claim: mine.claim, sha: mine.sha}, false, nil
 }
 
+// The lifecycle calls and Release check ctx before they start and return
+// ctx.Err() without writing; a write, once begun, completes, so a
+// cancellation never leaves a half-made record.
+
 // BeginHelperLaunch moves parent-owned → helper-launching.
-func (a *Admission) BeginHelperLaunch() error {
-	return a.update(PhaseHelperLaunching, nil)
+func (a *Admission) BeginHelperLaunch(ctx context.Context) error {
+	return a.update(ctx, PhaseHelperLaunching, nil)
 }
 
 // BindHelper moves helper-launching → helper-active, recording the full
-// identity of the helper process pid (which must be live).
-func (a *Admission) BindHelper(pid int) error {
+// identity of the helper process pid (which must be live). A helper that
+// already exited cannot be bound (ErrHelperIdentity); its parent settles
+// instead (helper-launching → parent-owned).
+func (a *Admission) BindHelper(ctx context.Context, pid int) error {
 	if pid < 1 || pid > statecas.PIDMax {
-		return fail(ErrHelperIdentity, a.path, "export admission helper PID is invalid", nil)
+		return label(a.config, fail(ErrHelperIdentity, a.path, "export admission helper PID is invalid", nil))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	helper, err := statecas.Capture(a.config.Inspector, pid)
 	if err != nil {
-		return fail(ErrHelperIdentity, a.path, "export admission helper identity cannot be captured", err)
+		return label(a.config, fail(ErrHelperIdentity, a.path, "export admission helper identity cannot be captured", err))
 	}
-	return a.update(PhaseHelperActive, &helper)
+	return a.update(ctx, PhaseHelperActive, &helper)
 }
 
 // Settle moves helper-launching or helper-active back to parent-owned.
-func (a *Admission) Settle() error {
-	return a.update(PhaseParentOwned, nil)
+func (a *Admission) Settle(ctx context.Context) error {
+	return a.update(ctx, PhaseParentOwned, nil)
 }
 
 // MarkCleanupUnsafe records that the helper's cleanup is not proven: only a
-// reboot will make the admission recoverable by another process.
-func (a *Admission) MarkCleanupUnsafe() error {
-	return a.update(PhaseCleanupUnsafe, a.claim.HelperOwner)
+// reboot, or an operator (Quarantine), will make the admission recoverable
+// by another process.
+func (a *Admission) MarkCleanupUnsafe(ctx context.Context) error {
+	return a.update(ctx, PhaseCleanupUnsafe, a.claim.HelperOwner)
 }
 
 // Transition reports whether the seed's table allows moving from phase
@@ -238,7 +282,11 @@ func Transition(current, next Phase, helper bool) bool {
 	return false
 }
 
-func (a *Admission) update(phase Phase, helper *statecas.Owner) error {
+func (a *Admission) update(ctx context.Context, phase Phase, helper *statecas.Owner) (err error) {
+	defer func() { err = label(a.config, err) }()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if a.released {
 		return fail(ErrReleased, a.path, "released export admission cannot change lifecycle", nil)
 	}
@@ -267,9 +315,13 @@ func (a *Admission) update(phase Phase, helper *statecas.Owner) error {
 
 // Release removes the admission (compare-and-swap). Only a parent-owned
 // admission with no helper can be released; releasing twice is a no-op.
-func (a *Admission) Release() error {
+func (a *Admission) Release(ctx context.Context) (err error) {
 	if a.released {
 		return nil
+	}
+	defer func() { err = label(a.config, err) }()
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if a.claim.Phase != PhaseParentOwned || a.claim.HelperOwner != nil {
 		return fail(ErrInvalidTransition, a.path, "export admission cannot release an unsettled helper lifecycle", nil)

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -84,7 +85,7 @@ func tree(t *testing.T, root string) []string {
 
 func mustAcquire(t *testing.T, config Config) *Admission {
 	t.Helper()
-	admission, err := Acquire(config)
+	admission, err := Acquire(ctx, config)
 	if err != nil {
 		t.Fatalf("Acquire: %v", err)
 	}
@@ -112,10 +113,10 @@ func TestAcquireWritesCanonicalSchema3AndReleaseLeavesNothing(t *testing.T) {
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("admission file mode: %v %v", info.Mode(), err)
 	}
-	if err := a.Release(); err != nil {
+	if err := a.Release(ctx); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
-	if err := a.Release(); err != nil {
+	if err := a.Release(ctx); err != nil {
 		t.Fatalf("second Release must be a no-op: %v", err)
 	}
 	entries, err := os.ReadDir(filepath.Dir(w.file()))
@@ -128,7 +129,7 @@ func TestSecondAcquireRefusedWhileOwnerLive(t *testing.T) {
 	w := newWorld(t)
 	mustAcquire(t, w.controller(1000, "500"))
 	before := w.read()
-	_, err := Acquire(w.controller(2000, "600"))
+	_, err := Acquire(ctx, w.controller(2000, "600"))
 	if !errors.Is(err, ErrActive) || !strings.Contains(err.Error(), "another export is active") {
 		t.Fatalf("want ErrActive, got %v", err)
 	}
@@ -144,12 +145,15 @@ type operation struct {
 
 const helperPID = 3000
 
+// ctx is the tests' context: never cancelled unless a test says so.
+var ctx = context.Background()
+
 var operations = []operation{
-	{"begin", (*Admission).BeginHelperLaunch},
-	{"bind", func(a *Admission) error { return a.BindHelper(helperPID) }},
-	{"settle", (*Admission).Settle},
-	{"cleanup-unsafe", (*Admission).MarkCleanupUnsafe},
-	{"release", (*Admission).Release},
+	{"begin", func(a *Admission) error { return a.BeginHelperLaunch(ctx) }},
+	{"bind", func(a *Admission) error { return a.BindHelper(ctx, helperPID) }},
+	{"settle", func(a *Admission) error { return a.Settle(ctx) }},
+	{"cleanup-unsafe", func(a *Admission) error { return a.MarkCleanupUnsafe(ctx) }},
+	{"release", func(a *Admission) error { return a.Release(ctx) }},
 }
 
 // states drives a fresh admission into each reachable state.
@@ -245,23 +249,23 @@ func TestEveryTransitionAllowedAndRefused(t *testing.T) {
 func TestBindHelperCapturesFullIdentityAndRefusesDeadPIDs(t *testing.T) {
 	w := newWorld(t)
 	a := mustAcquire(t, w.controller(1000, "500"))
-	if err := a.BeginHelperLaunch(); err != nil {
+	if err := a.BeginHelperLaunch(ctx); err != nil {
 		t.Fatal(err)
 	}
 	helper := leasetest.IdentityOf(helperPID, w.uid, "901")
 	w.inspector.Set(helper.PID, leasetest.Zombie(helper, 1))
-	if err := a.BindHelper(helperPID); !errors.Is(err, ErrHelperIdentity) {
+	if err := a.BindHelper(ctx, helperPID); !errors.Is(err, ErrHelperIdentity) {
 		t.Fatalf("zombie helper: want ErrHelperIdentity, got %v", err)
 	}
 	w.inspector.Kill(helperPID)
-	if err := a.BindHelper(helperPID); !errors.Is(err, ErrHelperIdentity) {
+	if err := a.BindHelper(ctx, helperPID); !errors.Is(err, ErrHelperIdentity) {
 		t.Fatalf("absent helper: want ErrHelperIdentity, got %v", err)
 	}
-	if err := a.BindHelper(0); !errors.Is(err, ErrHelperIdentity) {
+	if err := a.BindHelper(ctx, 0); !errors.Is(err, ErrHelperIdentity) {
 		t.Fatalf("PID 0: want ErrHelperIdentity, got %v", err)
 	}
 	w.inspector.SetLive(helper)
-	if err := a.BindHelper(helperPID); err != nil {
+	if err := a.BindHelper(ctx, helperPID); err != nil {
 		t.Fatal(err)
 	}
 	onDisk, err := Parse(w.read(), w.file())
@@ -280,17 +284,17 @@ func TestABAStaleControllerLoses(t *testing.T) {
 		config := w.controller(1000, "500")
 		a := mustAcquire(t, config)
 		stale := *a
-		if err := a.Release(); err != nil {
+		if err := a.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
 		b := mustAcquire(t, config)
 		if b.Claim().Phase != stale.Claim().Phase || b.ContentSHA256() == stale.ContentSHA256() {
 			t.Fatal("re-acquired admission must have the same phase and different bytes")
 		}
-		if err := stale.BeginHelperLaunch(); !errors.Is(err, ErrChanged) {
+		if err := stale.BeginHelperLaunch(ctx); !errors.Is(err, ErrChanged) {
 			t.Fatalf("stale lifecycle CAS: want ErrChanged, got %v", err)
 		}
-		if err := stale.Release(); !errors.Is(err, ErrChanged) {
+		if err := stale.Release(ctx); !errors.Is(err, ErrChanged) {
 			t.Fatalf("stale release CAS: want ErrChanged, got %v", err)
 		}
 		if statefile.SHA256Hex(w.read()) != b.ContentSHA256() {
@@ -301,13 +305,13 @@ func TestABAStaleControllerLoses(t *testing.T) {
 		w := newWorld(t)
 		a := mustAcquire(t, w.controller(1000, "500"))
 		stale := *a
-		if err := a.BeginHelperLaunch(); err != nil {
+		if err := a.BeginHelperLaunch(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.Settle(); err != nil {
+		if err := a.Settle(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := stale.BeginHelperLaunch(); !errors.Is(err, ErrChanged) {
+		if err := stale.BeginHelperLaunch(ctx); !errors.Is(err, ErrChanged) {
 			t.Fatalf("want ErrChanged, got %v", err)
 		}
 	})
@@ -330,7 +334,7 @@ func TestABAStaleControllerLoses(t *testing.T) {
 		})
 		x := w.controller(3000, "700")
 		x.FS = hooked
-		_, err := Acquire(x)
+		_, err := Acquire(ctx, x)
 		if yAdmission == nil {
 			t.Fatal("the interleaving never ran")
 		}
@@ -346,7 +350,7 @@ func TestABAStaleControllerLoses(t *testing.T) {
 func TestContentionIsBoundedAndOrphanedClaimsRecovered(t *testing.T) {
 	w := newWorld(t)
 	first := mustAcquire(t, w.controller(1000, "500"))
-	if err := first.Release(); err != nil {
+	if err := first.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	claimPath := statecas.ClaimPath(w.file())
@@ -359,17 +363,17 @@ func TestContentionIsBoundedAndOrphanedClaimsRecovered(t *testing.T) {
 	}
 	plant()
 	w.inspector.SetLive(holder)
-	_, err := Acquire(w.controller(2000, "600"))
+	_, err := Acquire(ctx, w.controller(2000, "600"))
 	if !errors.Is(err, ErrContention) {
 		t.Fatalf("live mutation claim: want ErrContention, got %v", err)
 	}
 	w.inspector.Set(4000, leasetest.Unknown("EACCES (scripted)"))
-	_, err = Acquire(w.controller(2000, "600"))
+	_, err = Acquire(ctx, w.controller(2000, "600"))
 	if !errors.Is(err, statecas.ErrMutationIndeterminate) || !errors.Is(err, ErrUnsafe) {
 		t.Fatalf("uninspectable claim owner: want ErrUnsafe wrapping ErrMutationIndeterminate, got %v", err)
 	}
 	w.inspector.Kill(4000)
-	if _, err := Acquire(w.controller(2000, "600")); err != nil {
+	if _, err := Acquire(ctx, w.controller(2000, "600")); err != nil {
 		t.Fatalf("dead claim owner must be recovered: %v", err)
 	}
 	entries, err := os.ReadDir(filepath.Dir(w.file()))
@@ -480,11 +484,11 @@ func TestDispositions(t *testing.T) {
 				t.Fatalf("fixture does not round-trip: %v", err)
 			}
 			tc.script(w.inspector)
-			_, disposition, err := Inspect(acquirer)
+			_, disposition, err := Inspect(ctx, acquirer)
 			if err != nil || disposition != tc.want {
 				t.Fatalf("Inspect: got %q (%v), want %q", disposition, err, tc.want)
 			}
-			admission, err := Acquire(acquirer)
+			admission, err := Acquire(ctx, acquirer)
 			switch tc.want {
 			case DispositionActive:
 				if !errors.Is(err, ErrActive) {
@@ -528,7 +532,7 @@ func TestCorruptAdmissionRefusedAndKept(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := tree(t, w.home)
-			_, err := Acquire(w.controller(2000, "600"))
+			_, err := Acquire(ctx, w.controller(2000, "600"))
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.message) {
 				t.Fatalf("want ErrCorrupt %q, got %v", tc.message, err)
 			}

@@ -87,10 +87,10 @@ func FuzzAdmissionFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w := newFuzzWorld(t)
 		leasetest.WriteNew(t, w.fsys, w.file, data)
-		if _, _, err := Inspect(w.config); err != nil {
+		if _, _, err := Inspect(ctx, w.config); err != nil {
 			checkTyped(t, err)
 		}
-		_, err := Acquire(w.config)
+		_, err := Acquire(ctx, w.config)
 		if err != nil {
 			checkTyped(t, err)
 			if !bytes.Equal(leasetest.ReadOrNil(t, w.fsys, w.file), data) {
@@ -120,7 +120,7 @@ func FuzzMutationClaim(f *testing.F) {
 		w := newFuzzWorld(t)
 		claimPath := statecas.ClaimPath(w.file)
 		leasetest.WriteNew(t, w.fsys, claimPath, data)
-		_, err := Acquire(w.config)
+		_, err := Acquire(ctx, w.config)
 		if err != nil {
 			checkTyped(t, err)
 		}

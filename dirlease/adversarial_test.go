@@ -36,7 +36,7 @@ func TestRenameRaceSwappedDirectoryIsNeverDeleted(t *testing.T) {
 	})
 	config := w.recoverer()
 	config.FS = hooked
-	_, err := Recover(config)
+	_, err := Recover(ctx, config)
 	if !swapped {
 		t.Fatal("the race never ran")
 	}
@@ -98,7 +98,7 @@ func TestRecoverRefusesChangedTargets(t *testing.T) {
 			w.inspector.Kill(ownerPID)
 			tc.setup(w, l)
 			before := snapshotTree(t, w.home, w.work)
-			_, err := Recover(w.recoverer())
+			_, err := Recover(ctx, w.recoverer())
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("want %v, got %v", tc.want, err)
 			}
@@ -149,7 +149,7 @@ func TestCorruptClaimsFailClosed(t *testing.T) {
 			must(t, err)
 			must(t, os.WriteFile(bad.ClaimPath(), []byte(tc.mutate(string(good))), 0o600))
 			before := snapshotTree(t, w.home, w.work)
-			_, err = Recover(w.recoverer())
+			_, err = Recover(ctx, w.recoverer())
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.message) {
 				t.Fatalf("want ErrCorrupt %q, got %v", tc.message, err)
 			}
@@ -164,7 +164,7 @@ func TestCorruptClaimsFailClosed(t *testing.T) {
 		w.inspector.Kill(ownerPID)
 		must(t, os.Mkdir(filepath.Join(w.root(), "stray"), 0o700))
 		before := snapshotTree(t, w.home, w.work)
-		if _, err := Recover(w.recoverer()); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "unsupported entry") {
+		if _, err := Recover(ctx, w.recoverer()); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "unsupported entry") {
 			t.Fatalf("want ErrCorrupt unsupported entry, got %v", err)
 		}
 		if after := snapshotTree(t, w.home, w.work); after != before {
@@ -177,7 +177,7 @@ func TestCorruptClaimsFailClosed(t *testing.T) {
 		w.inspector.Kill(ownerPID)
 		must(t, os.Rename(l.ClaimPath(), filepath.Join(w.root(), "00000000-0000-4000-8000-00000000abcd.json")))
 		before := snapshotTree(t, w.home, w.work)
-		if _, err := Recover(w.recoverer()); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "not canonical") {
+		if _, err := Recover(ctx, w.recoverer()); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "not canonical") {
 			t.Fatalf("want ErrCorrupt not canonical, got %v", err)
 		}
 		if after := snapshotTree(t, w.home, w.work); after != before {
@@ -196,7 +196,7 @@ func TestRecoverBound(t *testing.T) {
 		must(t, os.WriteFile(filepath.Join(w.root(), name), content, 0o600))
 	}
 	before := snapshotTree(t, w.home, w.work)
-	if _, err := Recover(w.recoverer()); !errors.Is(err, ErrBound) {
+	if _, err := Recover(ctx, w.recoverer()); !errors.Is(err, ErrBound) {
 		t.Fatalf("want ErrBound with %d claims, got %v", ClaimsMax+1, err)
 	}
 	if after := snapshotTree(t, w.home, w.work); after != before {
@@ -218,7 +218,7 @@ func TestRecoverClearsOrphanedMutationMachinery(t *testing.T) {
 	must(t, os.WriteFile(statecas.ClaimPath(l.ClaimPath()), claimBytes, 0o600))
 	must(t, os.WriteFile(filepath.Join(w.root(), ".tmp-mutation-0000dead-0000-4000-8000-000000000002"), claimBytes, 0o600))
 	must(t, os.WriteFile(filepath.Join(w.root(), ".tmp-cas-"+deadClaimID+"-0000dead-0000-4000-8000-000000000003"), []byte("half"), 0o600))
-	report, err := Recover(w.recoverer())
+	report, err := Recover(ctx, w.recoverer())
 	if err != nil {
 		t.Fatalf("Recover: %v", err)
 	}
@@ -238,7 +238,7 @@ func TestRecoverClearsOrphanedMutationMachinery(t *testing.T) {
 		w.inspector.SetLive(live)
 		must(t, os.WriteFile(statecas.ClaimPath(l.ClaimPath()),
 			statecas.MutationClaimBytes(deadClaimID, l.ClaimPath(), live), 0o600))
-		_, err := Recover(w.recoverer())
+		_, err := Recover(ctx, w.recoverer())
 		if !errors.Is(err, statecas.ErrMutationActive) || !strings.Contains(err.Error(), statecas.MutationActiveText) {
 			t.Fatalf("want mutation-active contention, got %v", err)
 		}
@@ -277,7 +277,7 @@ func TestLegacySchema2Claims(t *testing.T) {
 				t.Fatal("legacy fixture still has schema-3 owner keys")
 			}
 			tc.script(w)
-			report, err := Recover(w.recoverer())
+			report, err := Recover(ctx, w.recoverer())
 			if err != nil || report != tc.want {
 				t.Fatalf("report %+v err %v, want %+v", report, err, tc.want)
 			}

@@ -9,11 +9,13 @@
 package dirlease
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"strings"
 
 	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/internal/seederr"
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
@@ -24,9 +26,27 @@ var RootDir = []string{"recovery", "beeper-message-like-me-directory-leases"}
 
 // Config is everything the engine touches outside its memory: StateHome
 // (an existing absolute directory of this user, not group- or
-// world-writable), FS, Clock, Inspector and IDs. It is statecas.Config, the
-// same type as admission.Config.
+// world-writable), FS, Clock, Inspector and IDs; BootClock, on which the
+// launching window is measured (without one, a launching lease of a dead
+// owner waits for a provable reboot or an operator); and MessagePrefix,
+// the product wording refusals start with ("" is
+// statecas.DefaultMessagePrefix). It is statecas.Config, the same type as
+// admission.Config.
 type Config = statecas.Config
+
+// Message prefixes for Config.MessagePrefix: the default is neutral; the
+// seed's programs used SeedMessagePrefix.
+const (
+	DefaultMessagePrefix = statecas.DefaultMessagePrefix
+	SeedMessagePrefix    = statecas.SeedMessagePrefix
+)
+
+// BootClock is Config.BootClock's type: the host's boot clock, the same
+// reading in every process of one boot, never stepped, restarting at reboot.
+type BootClock = statecas.BootClock
+
+// label gives every refusal in err the configured message prefix.
+func label(config Config, err error) error { return seederr.Label[Kind](err, config.Prefix()) }
 
 // Lease is a held directory lease. It is not safe for concurrent use.
 type Lease struct {
@@ -61,8 +81,10 @@ type CreateRequest struct {
 	// OutputRoot is required for bundle-stage (a sibling of Path, where the
 	// stage is published by rename) and forbidden for raw-working.
 	OutputRoot string
-	// RecoverAfterMs is the wall time (Unix ms) after which a launching
-	// lease of a dead owner may be recovered; not before now.
+	// RecoverAfterMs is the wall time (Unix ms), not before now, after which
+	// a launching lease of a dead owner may be recovered. Only its distance
+	// from the creation time is used (the window, measured on the boot
+	// clock); the wall time itself is recorded as the seed records it.
 	RecoverAfterMs int64
 }
 
@@ -121,8 +143,25 @@ func identityIfPresent(config Config, uid uint32, name string) (*Identity, error
 
 func nowMs(config Config) int64 { return config.Clock.Now().UnixMilli() }
 
-// Create records a lease on request.Path in phase preparing.
-func Create(config Config, request CreateRequest) (*Lease, error) {
+// bootMs reads the boot clock, NoBootTime without one.
+func bootMs(config Config) int64 {
+	if config.BootClock == nil {
+		return NoBootTime
+	}
+	reading := config.BootClock.SinceBoot().Milliseconds()
+	if reading < 0 || reading > safeIntegerMax {
+		panic("dirlease: the boot clock reads outside [0, 2^53)")
+	}
+	return reading
+}
+
+// Create records a lease on request.Path in phase preparing. A cancelled
+// ctx returns ctx.Err() before anything is written.
+func Create(ctx context.Context, config Config, request CreateRequest) (held *Lease, err error) {
+	defer func() { err = label(config, err) }()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if !validPath(request.Path) {
 		return nil, fail(ErrInvalidRequest, request.Path, "directory lease path is invalid", nil)
 	}
@@ -159,6 +198,7 @@ func Create(config Config, request CreateRequest) (*Lease, error) {
 		DirectoryIdentity: directoryIdentity, OutputRoot: request.OutputRoot,
 		Owner: statecas.OwnerOf(current), Phase: PhasePreparing,
 		CreatedAtMs: now, RecoverAfterMs: request.RecoverAfterMs,
+		Revision: config.IDs.NewID(), CreatedAtBootMs: bootMs(config),
 	}
 	return create(config, uid, claim)
 }
@@ -199,10 +239,16 @@ func RawTransition(current, next Phase) bool {
 	return false
 }
 
-// Update moves a raw-working lease to phase (compare-and-swap). Running
-// needs childPID, the live child whose full identity is recorded; every
-// other phase needs childPID 0.
-func (l *Lease) Update(phase Phase, childPID int) error {
+// Update moves a raw-working lease to phase (compare-and-swap), with a new
+// revision. Running needs childPID, the live child whose full identity is
+// recorded (a child that already exited cannot be recorded: its parent
+// settles instead, launching → settled); every other phase needs childPID
+// 0. A cancelled ctx returns ctx.Err() before anything is written.
+func (l *Lease) Update(ctx context.Context, phase Phase, childPID int) (err error) {
+	defer func() { err = label(l.config, err) }()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if l.released || l.claim.Role != RoleRawWorking {
 		return fail(ErrInvalidTransition, l.claimPath, "only an active raw directory lease can change phase", nil)
 	}
@@ -225,6 +271,10 @@ func (l *Lease) Update(phase Phase, childPID int) error {
 	next := l.claim
 	next.Phase = phase
 	next.ChildOwner = child
+	next.Revision = l.config.IDs.NewID()
+	if next.Revision == l.claim.Revision {
+		panic("dirlease: IDSource repeated a revision")
+	}
 	data := next.Bytes()
 	written, err := statecas.WriteIfUnchanged(l.config.Env(l.uid), l.claimPath, data, l.sha)
 	if err != nil {
@@ -239,10 +289,15 @@ func (l *Lease) Update(phase Phase, childPID int) error {
 }
 
 // Release removes the claim (compare-and-swap); the directory itself is the
-// caller's. Releasing twice is a no-op.
-func (l *Lease) Release() error {
+// caller's. Releasing twice is a no-op. A cancelled ctx returns ctx.Err()
+// with the claim kept.
+func (l *Lease) Release(ctx context.Context) (err error) {
 	if l.released {
 		return nil
+	}
+	defer func() { err = label(l.config, err) }()
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	removed, err := statecas.RemoveIfUnchanged(l.config.Env(l.uid), l.claimPath, l.sha)
 	if err != nil {

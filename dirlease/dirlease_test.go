@@ -1,6 +1,7 @@
 package dirlease
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -22,6 +23,9 @@ const (
 	startMs  = 1_800_000_000_000
 	windowMs = 60_000
 )
+
+// ctx is the tests' context: never cancelled unless a test says so.
+var ctx = context.Background()
 
 type world struct {
 	t         *testing.T
@@ -49,7 +53,7 @@ func newWorld(t *testing.T) *world {
 func (w *world) controller(pid int, start string) Config {
 	w.prefix++
 	return Config{
-		StateHome: w.home, FS: w.fs, Clock: w.clock,
+		StateHome: w.home, FS: w.fs, Clock: w.clock, BootClock: w.clock,
 		Inspector: w.inspector.As(leasetest.IdentityOf(pid, w.uid, start)),
 		IDs:       leasetest.NewIDsWithPrefix(w.prefix),
 	}
@@ -76,7 +80,7 @@ func (w *world) dir(name string) string {
 // raw creates a raw-working lease owned by the default owner.
 func (w *world) raw(name string) *Lease {
 	w.t.Helper()
-	l, err := Create(w.controller(ownerPID, "500"), CreateRequest{Role: RoleRawWorking, Path: w.dir(name), RecoverAfterMs: startMs + windowMs})
+	l, err := Create(ctx, w.controller(ownerPID, "500"), CreateRequest{Role: RoleRawWorking, Path: w.dir(name), RecoverAfterMs: startMs + windowMs})
 	if err != nil {
 		w.t.Fatalf("Create: %v", err)
 	}
@@ -135,7 +139,7 @@ func TestCreateRefusesInvalidRequests(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Create(w.controller(ownerPID, "500"), tc.request)
+			_, err := Create(ctx, w.controller(ownerPID, "500"), tc.request)
 			if !errors.Is(err, ErrInvalidRequest) {
 				t.Fatalf("want ErrInvalidRequest, got %v", err)
 			}
@@ -188,7 +192,7 @@ func TestCreateRefusesDirectoriesThatAreNotOwnedPhysicalOnes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			p, config := tc.setup(w)
-			_, err := Create(config, CreateRequest{Role: RoleRawWorking, Path: p, RecoverAfterMs: startMs})
+			_, err := Create(ctx, config, CreateRequest{Role: RoleRawWorking, Path: p, RecoverAfterMs: startMs})
 			if !errors.Is(err, ErrNotOwnedDirectory) {
 				t.Fatalf("want ErrNotOwnedDirectory, got %v", err)
 			}
@@ -217,8 +221,8 @@ func TestCreateWritesCanonicalClaimAndReleaseRemovesIt(t *testing.T) {
 		claim.CreatedAtMs != startMs || claim.RecoverAfterMs != startMs+windowMs || claim.ChildOwner != nil {
 		t.Fatalf("unexpected claim %+v", claim)
 	}
-	must(t, l.Release())
-	must(t, l.Release())
+	must(t, l.Release(ctx))
+	must(t, l.Release(ctx))
 	entries, err := os.ReadDir(w.root())
 	if err != nil || len(entries) != 0 {
 		t.Fatalf("root after release: %v %v", entries, err)
@@ -254,10 +258,10 @@ func TestEveryPhaseTransitionAllowedAndRefused(t *testing.T) {
 				w.inspector.SetLive(leasetest.IdentityOf(childPID, w.uid, "900"))
 				l := w.raw("raw")
 				for _, step := range paths[from] {
-					must(t, l.Update(step, childFor(step)))
+					must(t, l.Update(ctx, step, childFor(step)))
 				}
 				before := l.ContentSHA256()
-				err := l.Update(to, childFor(to))
+				err := l.Update(ctx, to, childFor(to))
 				if allowed[[2]Phase{from, to}] != (err == nil) {
 					t.Fatalf("Update %s->%s: err %v, allowed %v", from, to, err, allowed[[2]Phase{from, to}])
 				}
@@ -280,27 +284,27 @@ func TestEveryPhaseTransitionAllowedAndRefused(t *testing.T) {
 	t.Run("child identity rules", func(t *testing.T) {
 		w := newWorld(t)
 		l := w.raw("raw")
-		if err := l.Update(PhaseLaunching, childPID); !errors.Is(err, ErrChildIdentity) {
+		if err := l.Update(ctx, PhaseLaunching, childPID); !errors.Is(err, ErrChildIdentity) {
 			t.Fatalf("child on launching: %v", err)
 		}
-		must(t, l.Update(PhaseLaunching, 0))
-		if err := l.Update(PhaseRunning, 0); !errors.Is(err, ErrChildIdentity) {
+		must(t, l.Update(ctx, PhaseLaunching, 0))
+		if err := l.Update(ctx, PhaseRunning, 0); !errors.Is(err, ErrChildIdentity) {
 			t.Fatalf("running without child: %v", err)
 		}
-		if err := l.Update(PhaseRunning, childPID); !errors.Is(err, ErrChildIdentity) {
+		if err := l.Update(ctx, PhaseRunning, childPID); !errors.Is(err, ErrChildIdentity) {
 			t.Fatalf("running with an absent child: %v", err)
 		}
 	})
 	t.Run("bundle-stage and released leases cannot change phase", func(t *testing.T) {
 		w := newWorld(t)
-		bundle, err := Create(w.controller(ownerPID, "500"), CreateRequest{RoleBundleStage, w.dir("stage"), filepath.Join(w.work, "out"), startMs})
+		bundle, err := Create(ctx, w.controller(ownerPID, "500"), CreateRequest{RoleBundleStage, w.dir("stage"), filepath.Join(w.work, "out"), startMs})
 		must(t, err)
-		if err := bundle.Update(PhaseLaunching, 0); !errors.Is(err, ErrInvalidTransition) {
+		if err := bundle.Update(ctx, PhaseLaunching, 0); !errors.Is(err, ErrInvalidTransition) {
 			t.Fatalf("bundle update: %v", err)
 		}
 		l := w.raw("raw")
-		must(t, l.Release())
-		if err := l.Update(PhaseLaunching, 0); !errors.Is(err, ErrInvalidTransition) {
+		must(t, l.Release(ctx))
+		if err := l.Update(ctx, PhaseLaunching, 0); !errors.Is(err, ErrInvalidTransition) {
 			t.Fatalf("released update: %v", err)
 		}
 	})
@@ -308,11 +312,11 @@ func TestEveryPhaseTransitionAllowedAndRefused(t *testing.T) {
 		w := newWorld(t)
 		l := w.raw("raw")
 		stale := *l
-		must(t, l.Update(PhaseLaunching, 0))
-		if err := stale.Update(PhaseLaunching, 0); !errors.Is(err, ErrChanged) {
+		must(t, l.Update(ctx, PhaseLaunching, 0))
+		if err := stale.Update(ctx, PhaseLaunching, 0); !errors.Is(err, ErrChanged) {
 			t.Fatalf("stale update: %v", err)
 		}
-		if err := stale.Release(); !errors.Is(err, ErrChanged) {
+		if err := stale.Release(ctx); !errors.Is(err, ErrChanged) {
 			t.Fatalf("stale release: %v", err)
 		}
 	})
@@ -366,29 +370,38 @@ func TestRecoverCountsEachCase(t *testing.T) {
 		}, outcome{Report{Recovered: 1}, false, true}},
 		{"launching, owner dead, window open", func(w *world) string {
 			l := w.raw("raw")
-			must(w.t, l.Update(PhaseLaunching, 0))
+			must(w.t, l.Update(ctx, PhaseLaunching, 0))
 			w.inspector.Kill(ownerPID)
 			w.clock.Advance(windowMs / 2 * time.Millisecond)
 			return l.Claim().Path
 		}, outcome{Report{Indeterminate: 1}, true, false}},
-		{"launching, owner dead, window passed", func(w *world) string {
+		{"launching, owner dead, exactly the window elapsed", func(w *world) string {
+			// Millisecond readings are truncated: only strictly more than
+			// the window proves that it passed.
 			l := w.raw("raw")
-			must(w.t, l.Update(PhaseLaunching, 0))
+			must(w.t, l.Update(ctx, PhaseLaunching, 0))
 			w.inspector.Kill(ownerPID)
 			w.clock.Advance(windowMs * time.Millisecond)
+			return l.Claim().Path
+		}, outcome{Report{Indeterminate: 1}, true, false}},
+		{"launching, owner dead, window passed", func(w *world) string {
+			l := w.raw("raw")
+			must(w.t, l.Update(ctx, PhaseLaunching, 0))
+			w.inspector.Kill(ownerPID)
+			w.clock.Advance((windowMs + 1) * time.Millisecond)
 			return l.Claim().Path
 		}, outcome{Report{Recovered: 1}, false, true}},
 		{"settled, owner dead", func(w *world) string {
 			l := w.raw("raw")
-			must(w.t, l.Update(PhaseLaunching, 0))
-			must(w.t, l.Update(PhaseSettled, 0))
+			must(w.t, l.Update(ctx, PhaseLaunching, 0))
+			must(w.t, l.Update(ctx, PhaseSettled, 0))
 			w.inspector.Kill(ownerPID)
 			return l.Claim().Path
 		}, outcome{Report{Recovered: 1}, false, true}},
 		{"bundle published to its output root", func(w *world) string {
 			stage := w.dir("stage")
 			output := filepath.Join(w.work, "out")
-			_, err := Create(w.controller(ownerPID, "500"), CreateRequest{RoleBundleStage, stage, output, startMs})
+			_, err := Create(ctx, w.controller(ownerPID, "500"), CreateRequest{RoleBundleStage, stage, output, startMs})
 			must(w.t, err)
 			must(w.t, os.Rename(stage, output))
 			w.inspector.Kill(ownerPID)
@@ -396,7 +409,7 @@ func TestRecoverCountsEachCase(t *testing.T) {
 		}, outcome{Report{Published: 1}, true, true}},
 		{"bundle never published, directory gone", func(w *world) string {
 			stage := w.dir("stage")
-			_, err := Create(w.controller(ownerPID, "500"), CreateRequest{RoleBundleStage, stage, filepath.Join(w.work, "out"), startMs})
+			_, err := Create(ctx, w.controller(ownerPID, "500"), CreateRequest{RoleBundleStage, stage, filepath.Join(w.work, "out"), startMs})
 			must(w.t, err)
 			must(w.t, os.RemoveAll(stage))
 			w.inspector.Kill(ownerPID)
@@ -431,7 +444,7 @@ func TestRecoverCountsEachCase(t *testing.T) {
 			if w.rebootedSelf != nil {
 				config.Inspector = w.inspector.As(*w.rebootedSelf)
 			}
-			report, err := Recover(config)
+			report, err := Recover(ctx, config)
 			if err != nil {
 				t.Fatalf("Recover: %v", err)
 			}
@@ -459,7 +472,7 @@ func (w *world) running() *Lease {
 	w.t.Helper()
 	w.inspector.SetLive(leasetest.IdentityOf(childPID, w.uid, "900"))
 	l := w.raw("raw")
-	must(w.t, l.Update(PhaseLaunching, 0))
-	must(w.t, l.Update(PhaseRunning, childPID))
+	must(w.t, l.Update(ctx, PhaseLaunching, 0))
+	must(w.t, l.Update(ctx, PhaseRunning, childPID))
 	return l
 }

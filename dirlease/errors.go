@@ -33,11 +33,14 @@ const (
 	ErrBound
 	// ErrUnsafe: the operation failed for another reason; Err says why.
 	ErrUnsafe
+	// ErrActive: Quarantine refused a claim whose owner or running child is
+	// live (its holder must release it).
+	ErrActive
 )
 
 func (k Kind) String() string {
 	names := [...]string{"", "invalid-request", "not-owned-directory", "duplicate", "invalid-transition",
-		"child-identity", "changed", "corrupt", "bound", "unsafe"}
+		"child-identity", "changed", "corrupt", "bound", "unsafe", "active"}
 	if int(k) > 0 && int(k) < len(names) {
 		return names[k]
 	}

@@ -19,6 +19,8 @@ const (
 	fuzzHome = "/home"
 	fuzzWork = "/work/a"
 	fuzzID   = "00000000-0000-4000-8000-000000000001"
+	// fuzzRevision is the valid claim's revision.
+	fuzzRevision = "00000000-0000-4000-8000-0000000000aa"
 )
 
 var (
@@ -64,7 +66,7 @@ func (w *fuzzWorld) validClaim(t *testing.T) []byte {
 	return Claim{SchemaVersion: SchemaVersion, ID: fuzzID, Role: RoleRawWorking, Path: fuzzWork,
 		ParentPath: path.Dir(fuzzWork), ParentIdentity: w.identity(t, path.Dir(fuzzWork)),
 		DirectoryIdentity: w.identity(t, fuzzWork), Owner: statecas.OwnerOf(fuzzDead), Phase: PhasePreparing,
-		CreatedAtMs: 1000, RecoverAfterMs: 2000}.Bytes()
+		CreatedAtMs: 1000, RecoverAfterMs: 2000, Revision: fuzzRevision, CreatedAtBootMs: 5}.Bytes()
 }
 
 // FuzzParse: Parse never panics, refuses with ErrCorrupt only, and accepts
@@ -110,7 +112,7 @@ func FuzzClaimFile(f *testing.F) {
 		}
 		claimFile := path.Join(w.root, fuzzID+".json")
 		leasetest.WriteNew(t, w.fsys, claimFile, data)
-		_, err := Recover(w.config)
+		_, err := Recover(ctx, w.config)
 		_, statErr := w.fsys.Lstat(fuzzWork + "/data")
 		if seedValid && (err != nil || !errors.Is(statErr, fs.ErrNotExist)) {
 			t.Fatalf("the valid claim of a dead owner did not recover its directory: %v", err)
@@ -161,7 +163,7 @@ func FuzzMachineryFile(f *testing.F) {
 			".tmp-mutation-00000000-0000-4000-8000-0000000000bb"}
 		machinery := path.Join(w.root, names[int(kind)%len(names)])
 		leasetest.WriteNew(t, w.fsys, machinery, data)
-		report, err := Recover(w.config)
+		report, err := Recover(ctx, w.config)
 		if err != nil {
 			var own *Error
 			if !errors.As(err, &own) {

@@ -19,8 +19,15 @@ import (
 const (
 	ClaimKind = "beeper-message-like-me-directory-lease"
 	// SchemaVersion is what Create writes: the seed's schema 2 with owner
-	// objects that gain hostname and pidNamespace. Schema 2 is still read.
-	SchemaVersion = 3
+	// objects that gain hostname and pidNamespace (schema 3), plus a
+	// revision rotated on every write and the creation time on the boot
+	// clock (schema 4). Schemas 2 and 3 are still read, as legacy claims.
+	SchemaVersion = 4
+	// schemaLegacyOwners is the last schema with the seed's owner objects.
+	schemaLegacyOwners = 2
+	// NoBootTime is Claim.CreatedAtBootMs when the creator had no boot
+	// clock (null on disk), and in every legacy claim.
+	NoBootTime = -1
 	// ClaimsMax and ClaimBytesMax are the seed's MAX_CLAIMS and
 	// MAX_CLAIM_BYTES.
 	ClaimsMax     = 64
@@ -80,7 +87,8 @@ func (i Identity) wire() map[string]any {
 	return map[string]any{"device": i.Device, "inode": i.Inode, "birthtimeNs": i.BirthtimeNs}
 }
 
-// Claim is a parsed directory lease claim (schema 2 or 3).
+// Claim is a parsed directory lease claim: schema 2 (the seed's), 3
+// (5-key owners) or 4 (3 with revision and createdAtBootMs).
 type Claim struct {
 	SchemaVersion     int
 	ID                string
@@ -96,7 +104,22 @@ type Claim struct {
 	Phase          Phase
 	CreatedAtMs    int64
 	RecoverAfterMs int64
+	// Revision is a v4 UUID that every write rotates, so that the bytes of
+	// a claim never repeat (no ABA for a stale compare-and-swap); "" in a
+	// legacy claim (schema 2 or 3), which the seed wrote without one.
+	Revision string
+	// CreatedAtBootMs is Config.BootClock at creation, in milliseconds, in
+	// the owner's boot: the launching window is measured from it, as
+	// RecoverAfterMs-CreatedAtMs on the boot clock. NoBootTime if none.
+	CreatedAtBootMs int64
 }
+
+// Legacy reports whether the claim is of a schema this package only reads.
+func (c Claim) Legacy() bool { return c.SchemaVersion != SchemaVersion }
+
+// LaunchWindowMs is how long after its creation a launching lease of a dead
+// owner is protected (RecoverAfterMs-CreatedAtMs).
+func (c Claim) LaunchWindowMs() int64 { return c.RecoverAfterMs - c.CreatedAtMs }
 
 // Bytes is the canonical encoding: canonical JSON plus a newline.
 func (c Claim) Bytes() []byte {
@@ -113,6 +136,13 @@ func (c Claim) Bytes() []byte {
 	if c.ChildOwner != nil {
 		record["childOwner"] = c.ChildOwner.Wire()
 	}
+	if !c.Legacy() {
+		record["revision"] = c.Revision
+		record["createdAtBootMs"] = nil
+		if c.CreatedAtBootMs != NoBootTime {
+			record["createdAtBootMs"] = c.CreatedAtBootMs
+		}
+	}
 	return statefile.MustCanonical(record)
 }
 
@@ -121,6 +151,7 @@ var (
 	decimalPattern  = regexp.MustCompile(`^\d{1,40}$`)
 	birthPattern    = regexp.MustCompile(`^[1-9]\d{0,39}$`)
 	claimKeys       = []string{"childOwner", "createdAtMs", "directoryIdentity", "id", "kind", "outputRoot", "owner", "parentIdentity", "parentPath", "path", "phase", "recoverAfterMs", "role", "schemaVersion"}
+	claimKeysV4     = []string{"childOwner", "createdAtBootMs", "createdAtMs", "directoryIdentity", "id", "kind", "outputRoot", "owner", "parentIdentity", "parentPath", "path", "phase", "recoverAfterMs", "revision", "role", "schemaVersion"}
 	identityKeys    = []string{"birthtimeNs", "device", "inode"}
 	errNotCanonical = "directory lease is not canonical"
 )
@@ -138,15 +169,28 @@ func Parse(content []byte, name, file string) (Claim, error) {
 	if !json.Valid(content) {
 		return Claim{}, fail(ErrCorrupt, file, "directory lease is not valid JSON", nil)
 	}
-	object, err := statefile.DecodeObject(content, "directory lease", claimKeys, nil)
+	probe, err := statefile.DecodeObject(content, "directory lease", nil, claimKeysV4)
+	if err != nil {
+		return Claim{}, fail(ErrCorrupt, file, "directory lease has an unsupported shape", err)
+	}
+	version := int(probe.Int("schemaVersion", schemaLegacyOwners, SchemaVersion))
+	if probe.Err() != nil {
+		return Claim{}, fail(ErrCorrupt, file, "directory lease identity is invalid", probe.Err())
+	}
+	keys := claimKeysV4
+	if version != SchemaVersion {
+		keys = claimKeys
+	}
+	object, err := statefile.DecodeObject(content, "directory lease", keys, nil)
 	if err != nil {
 		return Claim{}, fail(ErrCorrupt, file, "directory lease has an unsupported shape", err)
 	}
 	claim := Claim{
-		SchemaVersion: int(object.Int("schemaVersion", 2, SchemaVersion)),
-		ID:            object.String("id"),
-		Role:          Role(object.String("role")),
-		Phase:         Phase(object.String("phase")),
+		SchemaVersion:   version,
+		ID:              object.String("id"),
+		Role:            Role(object.String("role")),
+		Phase:           Phase(object.String("phase")),
+		CreatedAtBootMs: NoBootTime,
 	}
 	if object.Err() != nil || object.String("kind") != ClaimKind || !uuidPattern.MatchString(claim.ID) ||
 		(claim.Role != RoleRawWorking && claim.Role != RoleBundleStage) || !validPhase(claim.Phase) {
@@ -158,10 +202,31 @@ func Parse(content []byte, name, file string) (Claim, error) {
 	if err := parseOwners(object, &claim, file); err != nil {
 		return Claim{}, err
 	}
+	if err := parseRevision(object, &claim, file); err != nil {
+		return Claim{}, err
+	}
 	if name != claim.ID+".json" || !bytes.Equal(content, claim.Bytes()) {
 		return Claim{}, fail(ErrCorrupt, file, errNotCanonical, nil)
 	}
 	return claim, nil
+}
+
+// parseRevision reads the schema-4 revision and boot-clock creation time.
+func parseRevision(object *statefile.Object, claim *Claim, file string) error {
+	if claim.Legacy() {
+		return nil
+	}
+	claim.Revision = object.String("revision")
+	if object.Err() != nil || !uuidPattern.MatchString(claim.Revision) {
+		return fail(ErrCorrupt, file, "directory lease revision is invalid", object.Err())
+	}
+	if !object.IsNull("createdAtBootMs") {
+		claim.CreatedAtBootMs = object.Int("createdAtBootMs", 0, safeIntegerMax)
+		if object.Err() != nil {
+			return fail(ErrCorrupt, file, "directory lease time is invalid", object.Err())
+		}
+	}
+	return nil
 }
 
 func validPhase(phase Phase) bool {
@@ -225,7 +290,7 @@ func parseIdentity(raw json.RawMessage, record string) (Identity, error) {
 }
 
 func parseOwners(object *statefile.Object, claim *Claim, file string) error {
-	legacy := claim.SchemaVersion != SchemaVersion
+	legacy := claim.SchemaVersion == schemaLegacyOwners
 	owner, err := statecas.ParseOwner(object.Raw("owner"), "directory lease owner", legacy)
 	if err != nil {
 		return fail(ErrCorrupt, file, "directory lease owner is invalid", err)

@@ -1,6 +1,7 @@
 package dirlease
 
 import (
+	"context"
 	"path"
 	"strings"
 
@@ -33,12 +34,53 @@ const (
 	DispositionRecoverable   Disposition = "recoverable"
 )
 
+// clocks is what a recovery pass knows of time: the wall clock (Unix ms),
+// the boot clock (ms, NoBootTime without one) and this host's boot digest,
+// all read once at the start of the pass.
+type clocks struct {
+	wallMs, bootMs int64
+	boot           string
+}
+
+// launchWindowPassed reports whether a launching claim's window is over.
+//
+// The window must hold under wall-clock steps both ways, and the judge is
+// another process than the creator, so it is measured on the one clock
+// every process of a boot shares and no step moves: the boot clock. The
+// claim records the creator's reading (createdAtBootMs) in the owner's boot
+// (owner.bootId). Then:
+//   - the judge is provably in another boot: every process of the claim's
+//     boot is gone, the child it may have been launching too: passed;
+//   - the judge is provably in the owner's boot and both readings exist:
+//     passed once more than the window elapsed (strictly more: the
+//     millisecond readings are truncated, so this never ends early);
+//   - otherwise (a boot that cannot be told, no boot clock on either side)
+//     nothing shows that the window passed: not passed, until a reboot is
+//     provable or an operator acts.
+//
+// A legacy claim (schema 2 or 3) has no boot-clock reading: it keeps the
+// seed's wall-clock rule, now >= recoverAfterMs.
+func launchWindowPassed(claim Claim, at clocks) bool {
+	if claim.Legacy() {
+		return at.wallMs >= claim.RecoverAfterMs
+	}
+	if statecas.ProvablyOtherBoot(claim.Owner.BootID, at.boot) {
+		return true
+	}
+	sameBoot := claim.Owner.BootID == at.boot && at.boot != statecas.UnknownBootDigest
+	if !sameBoot || claim.CreatedAtBootMs == NoBootTime || at.bootMs == NoBootTime {
+		return false
+	}
+	return at.bootMs-claim.CreatedAtBootMs > claim.LaunchWindowMs()
+}
+
 // dispose is the seed's recovery decision for one claim, rule for rule: a
 // live owner is active, an uninspectable one indeterminate; then a
 // raw-working lease is judged by its phase (preparing and settled are
-// recoverable; running follows its child; launching waits for
-// recoverAfterMs), and a bundle-stage lease of a dead owner is recoverable.
-func dispose(claim Claim, now int64, status func(statecas.Owner) statecas.Status) Disposition {
+// recoverable; running follows its child; launching waits for its window,
+// launchWindowPassed), and a bundle-stage lease of a dead owner is
+// recoverable.
+func dispose(claim Claim, at clocks, status func(statecas.Owner) statecas.Status) Disposition {
 	switch status(claim.Owner) {
 	case statecas.StatusLive:
 		return DispositionActive
@@ -59,7 +101,7 @@ func dispose(claim Claim, now int64, status func(statecas.Owner) statecas.Status
 			return DispositionIndeterminate
 		}
 		return DispositionRecoverable
-	case now >= claim.RecoverAfterMs:
+	case launchWindowPassed(claim, at):
 		return DispositionRecoverable
 	}
 	return DispositionIndeterminate
@@ -75,16 +117,22 @@ type parsedClaim struct {
 // It fails closed: every claim file is read and validated (name, schema,
 // canonical bytes, size) before anything is removed, so one bad file stops
 // the whole recovery with nothing deleted; a directory that is not the
-// recorded one stops it too.
-func Recover(config Config) (Report, error) {
+// recorded one stops it too. ctx is honoured before the pass and between
+// claims: a cancelled pass returns ctx.Err() with the report so far, each
+// claim either recovered whole or untouched.
+func Recover(ctx context.Context, config Config) (report Report, err error) {
+	defer func() { err = label(config, err) }()
 	const message = "directory lease recovery failed safely"
+	if err := ctx.Err(); err != nil {
+		return Report{}, err
+	}
 	current, err := currentIdentity(config)
 	if err != nil {
 		return Report{}, err
 	}
 	uid := uint32(current.UID)
-	now := nowMs(config)
-	if now < 0 || now > safeIntegerMax {
+	at := clocks{wallMs: nowMs(config), bootMs: bootMs(config), boot: statecas.BootDigest(current.BootID)}
+	if at.wallMs < 0 || at.wallMs > safeIntegerMax {
 		return Report{}, fail(ErrInvalidRequest, "", "directory recovery time is invalid", nil)
 	}
 	root, err := statecas.EnsurePrivateDir(config.Env(uid), uid, config.StateHome, RootDir...)
@@ -98,9 +146,11 @@ func Recover(config Config) (Report, error) {
 	status := func(owner statecas.Owner) statecas.Status {
 		return statecas.OwnerStatus(owner, current, config.Inspector).Status
 	}
-	judge := func(claim Claim) Disposition { return dispose(claim, now, status) }
-	var report Report
+	judge := func(claim Claim) Disposition { return dispose(claim, at, status) }
 	for _, parsed := range claims {
+		if err := ctx.Err(); err != nil {
+			return report, err
+		}
 		if err := recoverOne(config, uid, parsed, judge, &report); err != nil {
 			return report, wrapUnexpected(err, parsed.file, message)
 		}

@@ -33,15 +33,15 @@ func TestRecoverNeverActsOnAStaleClaimCopy(t *testing.T) {
 	}{
 		{"updated to running with a live child", func(w *world, l *Lease) {
 			w.inspector.SetLive(leasetest.IdentityOf(childPID, w.uid, "900"))
-			must(w.t, l.Update(PhaseRunning, childPID))
+			must(w.t, l.Update(ctx, PhaseRunning, childPID))
 		}, outcome{Report{Active: 1}, true, false}},
 		{"updated to running, then settled", func(w *world, l *Lease) {
 			w.inspector.SetLive(leasetest.IdentityOf(childPID, w.uid, "900"))
-			must(w.t, l.Update(PhaseRunning, childPID))
-			must(w.t, l.Update(PhaseSettled, 0))
+			must(w.t, l.Update(ctx, PhaseRunning, childPID))
+			must(w.t, l.Update(ctx, PhaseSettled, 0))
 		}, outcome{Report{Recovered: 1}, false, true}},
 		{"released, keeping its directory", func(w *world, l *Lease) {
-			must(w.t, l.Release())
+			must(w.t, l.Release(ctx))
 		}, outcome{Report{}, true, true}},
 		{"unchanged", func(w *world, l *Lease) {}, outcome{Report{Recovered: 1}, false, true}},
 	}
@@ -49,8 +49,8 @@ func TestRecoverNeverActsOnAStaleClaimCopy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			l := w.raw("raw")
-			must(t, l.Update(PhaseLaunching, 0))
-			w.clock.Advance(windowMs * time.Millisecond)
+			must(t, l.Update(ctx, PhaseLaunching, 0))
+			w.clock.Advance((windowMs + 1) * time.Millisecond)
 			config := w.recoverer()
 			ran := false
 			// The owner's step runs once, on recovery's first Inspect of the
@@ -62,7 +62,7 @@ func TestRecoverNeverActsOnAStaleClaimCopy(t *testing.T) {
 					w.inspector.Kill(ownerPID)
 				}
 			})
-			report, err := Recover(config)
+			report, err := Recover(ctx, config)
 			if !ran {
 				t.Fatal("the owner's step never ran")
 			}
@@ -95,13 +95,13 @@ func TestRecoverRacingRecoverRemovesOnce(t *testing.T) {
 	hooked.Before(func(op leasetest.Op) error {
 		if op.Name == "RenameNoReplace" && strings.Contains(op.Paths[1], ".leasekit-removing-") && !ran {
 			ran = true
-			_, secondErr = Recover(w.controller(2001, "601"))
+			_, secondErr = Recover(ctx, w.controller(2001, "601"))
 		}
 		return nil
 	})
 	first := w.recoverer()
 	first.FS = hooked
-	report, err := Recover(first)
+	report, err := Recover(ctx, first)
 	if !ran {
 		t.Fatal("the second recovery never ran")
 	}
@@ -114,7 +114,7 @@ func TestRecoverRacingRecoverRemovesOnce(t *testing.T) {
 	if exists(t, l.Claim().Path) || exists(t, l.ClaimPath()) {
 		t.Fatal("the directory or its claim is left")
 	}
-	again, err := Recover(w.controller(2002, "602"))
+	again, err := Recover(ctx, w.controller(2002, "602"))
 	if err != nil || again != (Report{}) {
 		t.Fatalf("later pass: %+v %v", again, err)
 	}

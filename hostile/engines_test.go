@@ -217,13 +217,13 @@ func (w *world) runAdmission() outcome {
 	config := w.admissionConfig()
 	switch w.s.op[0] {
 	case "acquire":
-		handle, err := admission.Acquire(config)
+		handle, err := admission.Acquire(context.Background(), config)
 		if err != nil {
 			return admissionError(err)
 		}
 		return outcome{class: "acquired", message: handle.Path(), typed: true}
 	case "inspect":
-		claim, disposition, err := admission.Inspect(config)
+		claim, disposition, err := admission.Inspect(context.Background(), config)
 		if err != nil {
 			return admissionError(err)
 		}
@@ -264,7 +264,7 @@ func (w *world) runDirlease() outcome {
 	config := w.dirleaseConfig()
 	switch w.s.op[0] {
 	case "recover":
-		report, err := dirlease.Recover(config)
+		report, err := dirlease.Recover(context.Background(), config)
 		if err != nil {
 			return dirleaseError(err)
 		}
@@ -281,7 +281,7 @@ func (w *world) runDirlease() outcome {
 			target = w.b.abs(target)
 		}
 		now := leasetest.Epoch.UnixMilli()
-		handle, err := dirlease.Create(config, dirlease.CreateRequest{
+		handle, err := dirlease.Create(context.Background(), config, dirlease.CreateRequest{
 			Role: dirlease.RoleRawWorking, Path: target, RecoverAfterMs: now + 60_000})
 		if err != nil {
 			return dirleaseError(err)

@@ -1,6 +1,7 @@
 package hostile
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"path"
@@ -108,7 +109,7 @@ func TestRemoveTreeSubdirectorySwap(t *testing.T) {
 				return swap
 			}
 			before := outsideTree(t, b)
-			_, err := dirlease.Recover(w.dirleaseConfig())
+			_, err := dirlease.Recover(context.Background(), w.dirleaseConfig())
 			if !swap.swapped {
 				t.Fatalf("%s, swap before %s: the walk never reached the nested directory (%v)", b.name, moment, err)
 			}

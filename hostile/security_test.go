@@ -107,11 +107,11 @@ var lifecycles = []lifecycle{
 			w.plant("$ADM/.active.json.mutation", mutationDead)
 		},
 		run: func(w *world) error {
-			handle, err := admission.Acquire(w.admissionConfig())
+			handle, err := admission.Acquire(context.Background(), w.admissionConfig())
 			if err != nil {
 				return err
 			}
-			return errors.Join(handle.BeginHelperLaunch(), handle.BindHelper(43), handle.Settle(), handle.Release())
+			return errors.Join(handle.BeginHelperLaunch(context.Background()), handle.BindHelper(context.Background(), 43), handle.Settle(context.Background()), handle.Release(context.Background()))
 		},
 	},
 	{
@@ -127,20 +127,20 @@ var lifecycles = []lifecycle{
 		run: func(w *world) error {
 			config := w.dirleaseConfig()
 			_, planted := w.b.admin.Lstat(w.b.abs("$DL/00000000-0000-4000-8000-000000000001.json"))
-			report, err := dirlease.Recover(config)
+			report, err := dirlease.Recover(context.Background(), config)
 			if err == nil && planted == nil && report.Recovered != 1 {
 				err = fmt.Errorf("recovery report %+v", report)
 			}
 			if err != nil {
 				return err
 			}
-			handle, err := dirlease.Create(config, dirlease.CreateRequest{Role: dirlease.RoleRawWorking,
+			handle, err := dirlease.Create(context.Background(), config, dirlease.CreateRequest{Role: dirlease.RoleRawWorking,
 				Path: w.b.abs("work/b"), RecoverAfterMs: leasetest.Epoch.UnixMilli() + 1000})
 			if err != nil {
 				return err
 			}
-			return errors.Join(handle.Update(dirlease.PhaseLaunching, 0), handle.Update(dirlease.PhaseRunning, 43),
-				handle.Update(dirlease.PhaseSettled, 0), handle.Release())
+			return errors.Join(handle.Update(context.Background(), dirlease.PhaseLaunching, 0), handle.Update(context.Background(), dirlease.PhaseRunning, 43),
+				handle.Update(context.Background(), dirlease.PhaseSettled, 0), handle.Release(context.Background()))
 		},
 	},
 }

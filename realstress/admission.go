@@ -1,6 +1,7 @@
 package realstress
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -81,7 +82,7 @@ func (w *admissionWorker) acquire() error {
 	if err != nil {
 		return err
 	}
-	held, opErr := admission.Acquire(w.engine)
+	held, opErr := admission.Acquire(context.Background(), w.engine)
 	output, known := modelmap.AdmissionAcquire(held, opErr)
 	if !known {
 		return w.finish(call, nil, opErr)
@@ -101,7 +102,7 @@ func (w *admissionWorker) release() error {
 	if err != nil {
 		return err
 	}
-	opErr := w.held.Release()
+	opErr := w.held.Release(context.Background())
 	output, known := modelmap.AdmissionCAS(opErr)
 	w.held = nil // released, changed or unknown: never present it again
 	if !known {

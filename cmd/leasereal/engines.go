@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/leasekit/leasekit/admission"
@@ -18,7 +20,8 @@ import (
 // The admission and dirlease handles belong to the process that acquired
 // them (the engines keep the compare-and-swap token in memory), so the CLI
 // exposes them as `inspect`/`recover` plus `run`, which holds the handle
-// for the whole life of a child command.
+// for the whole life of a child command, and `admission quarantine`, the
+// operator's resolution of an admission that only a reboot would free.
 
 func admissionConfig(stateHome string) (admission.Config, error) {
 	home, err := absoluteDir(stateHome, "--state-home")
@@ -37,7 +40,7 @@ func absoluteDir(dir, flagName string) (string, error) {
 // admissionCode maps an admission error to an exit code.
 func admissionCode(err error) int {
 	switch {
-	case errors.Is(err, admission.ErrActive):
+	case errors.Is(err, admission.ErrActive), errors.Is(err, admission.ErrChanged):
 		return exitConflict
 	case errors.Is(err, admission.ErrIndeterminate), errors.Is(err, admission.ErrCorrupt),
 		errors.Is(err, admission.ErrLegacy), errors.Is(err, admission.ErrContention):
@@ -48,10 +51,11 @@ func admissionCode(err error) int {
 
 func cmdAdmission(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usagef("admission needs inspect or run")
+		return usagef("admission needs inspect, run or quarantine")
 	}
 	flags := newFlagSet("admission " + args[0])
 	stateHome := flags.String("state-home", "", "the state home directory (existing, private)")
+	sha := flags.String("sha256", "", "quarantine: the contentSHA256 that inspect printed, as a confirmation")
 	if err := parseFlags(flags, args[1:]); err != nil {
 		return err
 	}
@@ -64,19 +68,71 @@ func cmdAdmission(args []string, stdout, stderr io.Writer) error {
 		if flags.NArg() != 0 {
 			return usagef("admission inspect takes no arguments")
 		}
-		claim, disposition, err := admission.Inspect(config)
+		state, err := admission.InspectState(context.Background(), config)
 		if err != nil {
 			return &codeError{code: admissionCode(err), err: err}
 		}
-		out := map[string]any{"present": claim != nil}
-		if claim != nil {
-			out["disposition"], out["phase"], out["claim"] = string(disposition), string(claim.Phase), json.RawMessage(claim.Bytes())
-		}
-		return printJSON(stdout, out)
+		return printJSON(stdout, admissionStateJSON(state, *stateHome))
 	case "run":
 		return admissionRun(config, trimDashes(flags.Args()), stderr)
+	case "quarantine":
+		if flags.NArg() != 0 {
+			return usagef("admission quarantine takes no arguments")
+		}
+		return admissionQuarantine(config, *stateHome, *sha, stdout)
 	}
 	return usagef("unknown admission subcommand %q", args[0])
+}
+
+// admissionStateJSON is inspect's output: the state, and for a state only
+// an operator resolves, the command that does.
+func admissionStateJSON(state admission.State, stateHome string) map[string]any {
+	out := map[string]any{"present": state.Present}
+	if !state.Present {
+		return out
+	}
+	out["path"], out["contentSHA256"], out["disposition"] = state.Path, state.ContentSHA256, string(state.Disposition)
+	out["operatorNeeded"] = state.OperatorNeeded
+	if state.Claim != nil {
+		out["phase"], out["claim"] = string(state.Claim.Phase), json.RawMessage(state.Claim.Bytes())
+	}
+	if state.Problem != "" {
+		out["problem"] = state.Problem
+	}
+	if state.OperatorNeeded {
+		out["operator"] = fmt.Sprintf("only a reboot or an operator frees this admission: once the export and "+
+			"every process its helper started are gone, run: leasereal admission quarantine --state-home %s --sha256 %s",
+			stateHome, state.ContentSHA256)
+	}
+	return out
+}
+
+// admissionQuarantine moves the admission file into quarantine/ (never
+// deleting it) when --sha256 confirms the bytes the operator judged;
+// without it, it prints the state and exits 3.
+func admissionQuarantine(config admission.Config, stateHome, sha string, stdout io.Writer) error {
+	state, err := admission.InspectState(context.Background(), config)
+	if err != nil {
+		return &codeError{code: admissionCode(err), err: err}
+	}
+	out := map[string]any{"state": admissionStateJSON(state, stateHome)}
+	switch {
+	case !state.Present:
+		out["result"], out["why"] = "nothing", "no admission file"
+		return errors.Join(printJSON(stdout, out), &codeError{code: exitConflict})
+	case state.Disposition == admission.DispositionActive:
+		out["result"], out["why"] = "refused", "the admission is active: its holder must release it"
+		return errors.Join(printJSON(stdout, out), &codeError{code: exitConflict})
+	case sha == "":
+		out["result"], out["why"] = "dry-run", "rerun with --sha256 "+state.ContentSHA256+" to move the admission into quarantine/"
+		return errors.Join(printJSON(stdout, out), &codeError{code: exitRefused})
+	}
+	moved, err := admission.Quarantine(context.Background(), config, sha)
+	if err != nil {
+		return &codeError{code: admissionCode(err), err: err}
+	}
+	out["result"], out["quarantinePath"] = "quarantined", moved.Path
+	return printJSON(stdout, out)
 }
 
 func trimDashes(args []string) []string {
@@ -93,19 +149,23 @@ func admissionRun(config admission.Config, command []string, stderr io.Writer) e
 	if len(command) == 0 {
 		return usagef("admission run needs a command")
 	}
-	held, err := admission.Acquire(config)
+	ctx := context.Background()
+	held, err := admission.Acquire(ctx, config)
 	if err != nil {
 		return &codeError{code: admissionCode(err), err: err}
 	}
-	if err := held.BeginHelperLaunch(); err != nil {
-		return errors.Join(err, held.Release())
+	if err := held.BeginHelperLaunch(ctx); err != nil {
+		return errors.Join(err, held.Release(ctx))
 	}
-	code, runErr := runBound(command, held.Claim().ID, func(pid int) error { return held.BindHelper(pid) })
-	if err := held.Settle(); err != nil {
+	code, runErr := runBound(command, held.Claim().ID, childBinding{
+		bind:          func(pid int) error { return held.BindHelper(ctx, pid) },
+		notCapturable: func(err error) bool { return errors.Is(err, admission.ErrHelperIdentity) },
+	})
+	if err := held.Settle(ctx); err != nil {
 		fmt.Fprintf(stderr, "leasereal: settling the admission failed; marking cleanup unsafe: %v\n", err)
-		return &codeError{code: exitError, err: errors.Join(err, held.MarkCleanupUnsafe())}
+		return &codeError{code: exitError, err: errors.Join(err, held.MarkCleanupUnsafe(ctx))}
 	}
-	if err := held.Release(); err != nil {
+	if err := held.Release(ctx); err != nil {
 		return &codeError{code: exitError, err: err}
 	}
 	if runErr != nil {
@@ -114,18 +174,41 @@ func admissionRun(config admission.Config, command []string, stderr io.Writer) e
 	return codeOrNil(code)
 }
 
-// runBound starts the command, calls bind with its PID, and waits for it.
-// A failed bind kills the child: the record must never claim less than
+// childBinding records a started child in the engine's record: bind
+// records pid; notCapturable says that bind failed because the child's
+// identity could not be captured (it may have exited already).
+type childBinding struct {
+	bind          func(pid int) error
+	notCapturable func(error) bool
+}
+
+// bindAttemptsMax and bindRetryPause bound how long runBound retries a
+// capture that failed while the child was neither capturable nor exited
+// (it was exiting: its memory released, not yet a zombie).
+const (
+	bindAttemptsMax = 50
+	bindRetryPause  = 2 * time.Millisecond
+)
+
+// runBound starts the command, records it with binding, and waits for it.
+// A child that exits before it is recorded (a short command: `true`) is
+// not an error: unreaped, its PID cannot be reused, and the waitid(WNOWAIT)
+// check proves it exited; the record then stays as it was (launching) and
+// the caller settles it, as after any child's exit. A child that cannot be
+// recorded while it runs is killed: the record must never claim less than
 // what runs.
-func runBound(command []string, id string, bind func(pid int) error) (int, error) {
+func runBound(command []string, id string, binding childBinding) (int, error) {
 	child := exec.Command(command[0], command[1:]...)
 	child.Stdin, child.Stdout, child.Stderr = os.Stdin, os.Stdout, os.Stderr
 	child.SysProcAttr = childAttributes()
 	child.Env = append(os.Environ(), "LEASEKIT_CLAIM_ID="+id)
+	// Pdeathsig follows the thread that forked: keep it alive until Wait.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := child.Start(); err != nil {
 		return exitNoCommand, err
 	}
-	if err := bind(child.Process.Pid); err != nil {
+	if err := bindChild(child.Process.Pid, binding); err != nil {
 		_ = child.Process.Kill()
 		_ = child.Wait()
 		return exitError, err
@@ -144,15 +227,36 @@ func runBound(command []string, id string, bind func(pid int) error) (int, error
 	return exitError, err
 }
 
+// bindChild records the unreaped child pid, or proves that it exited
+// first (nil either way); it retries, bounded, a capture that failed while
+// the child was still exiting.
+func bindChild(pid int, binding childBinding) error {
+	var err error
+	for range bindAttemptsMax {
+		if err = binding.bind(pid); err == nil || !binding.notCapturable(err) {
+			return err
+		}
+		exited, waitErr := childExited(pid)
+		if waitErr != nil {
+			return errors.Join(err, waitErr)
+		}
+		if exited {
+			return nil
+		}
+		time.Sleep(bindRetryPause)
+	}
+	return err
+}
+
 func dirleaseConfig(stateHome string) (dirlease.Config, error) {
 	home, err := absoluteDir(stateHome, "--state-home")
-	return dirlease.Config{StateHome: home, FS: osenv.NewFS(), Clock: osenv.NewClock(),
+	return dirlease.Config{StateHome: home, FS: osenv.NewFS(), Clock: osenv.NewClock(), BootClock: hostBootClock{},
 		Inspector: osenv.NewInspector(), IDs: osenv.NewIDSource()}, err
 }
 
 func dirleaseCode(err error) int {
 	switch {
-	case errors.Is(err, dirlease.ErrDuplicate), errors.Is(err, dirlease.ErrChanged):
+	case errors.Is(err, dirlease.ErrDuplicate), errors.Is(err, dirlease.ErrChanged), errors.Is(err, dirlease.ErrActive):
 		return exitConflict
 	case errors.Is(err, dirlease.ErrInvalidRequest), errors.Is(err, dirlease.ErrNotOwnedDirectory):
 		return exitUsage
@@ -164,10 +268,12 @@ func dirleaseCode(err error) int {
 
 func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usagef("dirlease needs recover or run")
+		return usagef("dirlease needs recover, run, inspect or quarantine")
 	}
 	flags := newFlagSet("dirlease " + args[0])
 	stateHome := flags.String("state-home", "", "the state home directory (existing, private)")
+	claimName := flags.String("claim", "", "quarantine: the claim file's name, as inspect printed it")
+	sha := flags.String("sha256", "", "quarantine: the contentSHA256 that inspect printed, as a confirmation")
 	dir := flags.String("path", "", "run: the leased working directory (existing, mode 0700, yours)")
 	recoverAfter := flags.Duration("recover-after", time.Minute, "run: how long a launching lease of a dead owner is protected")
 	if err := parseFlags(flags, args[1:]); err != nil {
@@ -182,12 +288,35 @@ func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 		if flags.NArg() != 0 {
 			return usagef("dirlease recover takes no arguments")
 		}
-		report, err := dirlease.Recover(config)
+		report, err := dirlease.Recover(context.Background(), config)
 		if err != nil {
 			return &codeError{code: dirleaseCode(err), err: err}
 		}
 		return printJSON(stdout, map[string]int{"recovered": report.Recovered, "published": report.Published,
 			"active": report.Active, "indeterminate": report.Indeterminate})
+	case "inspect":
+		if flags.NArg() != 0 {
+			return usagef("dirlease inspect takes no arguments")
+		}
+		states, err := dirlease.Inspect(context.Background(), config)
+		if err != nil {
+			return &codeError{code: dirleaseCode(err), err: err}
+		}
+		out := make([]map[string]any, 0, len(states))
+		for _, state := range states {
+			out = append(out, claimStateJSON(state, *stateHome))
+		}
+		return printJSON(stdout, map[string]any{"claims": out})
+	case "quarantine":
+		if flags.NArg() != 0 || *claimName == "" || *sha == "" {
+			return usagef("dirlease quarantine needs --claim and --sha256 (from dirlease inspect), and no arguments")
+		}
+		moved, err := dirlease.Quarantine(context.Background(), config, *claimName, *sha)
+		if err != nil {
+			return &codeError{code: dirleaseCode(err), err: err}
+		}
+		return printJSON(stdout, map[string]any{"result": "quarantined", "quarantinePath": moved.Path,
+			"state": claimStateJSON(moved.State, *stateHome)})
 	case "run":
 		path, err := absoluteDir(*dir, "--path")
 		if err != nil {
@@ -198,6 +327,25 @@ func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 	return usagef("unknown dirlease subcommand %q", args[0])
 }
 
+// claimStateJSON is one claim in dirlease inspect's output, with the
+// operator command when only an operator resolves it.
+func claimStateJSON(state dirlease.ClaimState, stateHome string) map[string]any {
+	out := map[string]any{"name": state.Name, "path": state.Path, "contentSHA256": state.ContentSHA256,
+		"disposition": string(state.Disposition), "operatorNeeded": state.OperatorNeeded}
+	if state.Claim != nil {
+		out["phase"], out["claim"] = string(state.Claim.Phase), json.RawMessage(state.Claim.Bytes())
+	}
+	if state.Problem != "" {
+		out["problem"] = state.Problem
+	}
+	if state.OperatorNeeded && state.ContentSHA256 != "" {
+		out["operator"] = fmt.Sprintf("recovery will not resolve this claim: once its owner and child are known gone, run: "+
+			"leasereal dirlease quarantine --state-home %s --claim %s --sha256 %s (the leased directory is left to you)",
+			stateHome, state.Name, state.ContentSHA256)
+	}
+	return out
+}
+
 // dirleaseRun holds a raw-working lease on path while a child runs in it:
 // create, launching, start, running (the child's identity), wait, settled,
 // release. It exits with the child's code.
@@ -205,21 +353,23 @@ func dirleaseRun(config dirlease.Config, path string, recoverAfter time.Duration
 	if len(command) == 0 {
 		return usagef("dirlease run needs a command")
 	}
-	held, err := dirlease.Create(config, dirlease.CreateRequest{Role: dirlease.RoleRawWorking, Path: path,
-		RecoverAfterMs: time.Now().Add(recoverAfter).UnixMilli()})
+	ctx := context.Background()
+	held, err := dirlease.Create(ctx, config, dirlease.CreateRequest{Role: dirlease.RoleRawWorking, Path: path,
+		RecoverAfterMs: config.Clock.Now().Add(recoverAfter).UnixMilli()})
 	if err != nil {
 		return &codeError{code: dirleaseCode(err), err: err}
 	}
-	if err := held.Update(dirlease.PhaseLaunching, 0); err != nil {
-		return errors.Join(err, held.Release())
+	if err := held.Update(ctx, dirlease.PhaseLaunching, 0); err != nil {
+		return errors.Join(err, held.Release(ctx))
 	}
-	code, runErr := runBound(command, held.Claim().ID, func(pid int) error {
-		return held.Update(dirlease.PhaseRunning, pid)
+	code, runErr := runBound(command, held.Claim().ID, childBinding{
+		bind:          func(pid int) error { return held.Update(ctx, dirlease.PhaseRunning, pid) },
+		notCapturable: func(err error) bool { return errors.Is(err, dirlease.ErrChildIdentity) },
 	})
-	if err := held.Update(dirlease.PhaseSettled, 0); err != nil {
+	if err := held.Update(ctx, dirlease.PhaseSettled, 0); err != nil {
 		return &codeError{code: exitError, err: err}
 	}
-	if err := held.Release(); err != nil {
+	if err := held.Release(ctx); err != nil {
 		return &codeError{code: exitError, err: err}
 	}
 	if runErr != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,4 +103,160 @@ func waitFor(t *testing.T, what string, condition func() bool) {
 		time.Sleep(pollInterval)
 	}
 	t.Fatalf("timed out waiting for %s", what)
+}
+
+// TestShortChildrenExitZero: a child that exits before its identity is
+// recorded (`true`) ran and exited 0, so `run` exits 0 and leaves nothing
+// behind. Before the fix, the failed capture of the exited child (a zombie)
+// made about one run in three exit 4.
+func TestShortChildrenExitZero(t *testing.T) {
+	base := t.TempDir()
+	home := privateDir(t, base, "home")
+	work := privateDir(t, base, "work")
+	const runs = 40
+	for i := range runs {
+		if got := run(t, "dirlease", "run", "--state-home", home, "--path", work, "--", "true"); got.code != 0 {
+			t.Fatalf("dirlease run %d: exit %d; %s", i, got.code, got.stderr)
+		}
+		if got := run(t, "admission", "run", "--state-home", home, "--", "true"); got.code != 0 {
+			t.Fatalf("admission run %d: exit %d; %s", i, got.code, got.stderr)
+		}
+	}
+	if got := run(t, "dirlease", "recover", "--state-home", home); !strings.Contains(got.stdout, `"indeterminate": 0`) ||
+		!strings.Contains(got.stdout, `"recovered": 0`) {
+		t.Fatalf("claims left behind: %s", got.stdout)
+	}
+	if got := run(t, "admission", "inspect", "--state-home", home); !strings.Contains(got.stdout, `"present": false`) {
+		t.Fatalf("admission left behind: %s", got.stdout)
+	}
+}
+
+// TestAdmissionQuarantineResolvesAKilledRun: after kill -9 of `admission
+// run` the slot is indeterminate (its helper may have left descendants)
+// and refused until reboot; inspect says so and names the operator
+// command; quarantine without the confirmation or with a stale one moves
+// nothing; with it, the file moves (byte for byte) into quarantine/ and
+// the slot is free.
+func TestAdmissionQuarantineResolvesAKilledRun(t *testing.T) {
+	home := privateDir(t, t.TempDir(), "home")
+	holder := exec.Command(binary, "admission", "run", "--state-home", home, "--", "sleep", "60")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the helper-active admission", func() bool {
+		return strings.Contains(run(t, "admission", "inspect", "--state-home", home).stdout, `"phase": "helper-active"`)
+	})
+	if err := holder.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = holder.Wait()
+	type stateJSON struct {
+		Present        bool            `json:"present"`
+		Path           string          `json:"path"`
+		ContentSHA256  string          `json:"contentSHA256"`
+		Disposition    string          `json:"disposition"`
+		OperatorNeeded bool            `json:"operatorNeeded"`
+		Phase          string          `json:"phase"`
+		Claim          json.RawMessage `json:"claim"`
+		Operator       string          `json:"operator"`
+		Problem        string          `json:"problem"`
+	}
+	var state stateJSON
+	waitFor(t, "the helper's death (PR_SET_PDEATHSIG)", func() bool {
+		state = decode[stateJSON](t, run(t, "admission", "inspect", "--state-home", home).stdout)
+		return state.Disposition == "indeterminate"
+	})
+	if !state.OperatorNeeded || !strings.Contains(state.Operator, "leasereal admission quarantine --state-home "+home+" --sha256 "+state.ContentSHA256) {
+		t.Fatalf("inspect does not name the operator command: %+v", state)
+	}
+	evidence, err := os.ReadFile(state.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := run(t, "admission", "run", "--state-home", home, "--", "true")
+	if refused.code != exitRefused || !strings.HasPrefix(refused.stderr, "leasereal: leasekit recovery: prior export owner cannot be inspected safely") {
+		t.Fatalf("run on the wedged slot: exit %d, %s", refused.code, refused.stderr)
+	}
+	if got := run(t, "admission", "quarantine", "--state-home", home); got.code != exitRefused || !strings.Contains(got.stdout, `"dry-run"`) {
+		t.Fatalf("quarantine without --sha256: exit %d, %s", got.code, got.stdout)
+	}
+	stale := strings.Repeat("0", 64)
+	if got := run(t, "admission", "quarantine", "--state-home", home, "--sha256", stale); got.code != exitConflict {
+		t.Fatalf("quarantine with a stale --sha256: exit %d, %s %s", got.code, got.stdout, got.stderr)
+	}
+	if _, err := os.Stat(state.Path); err != nil {
+		t.Fatalf("a refused quarantine moved the admission: %v", err)
+	}
+	got := run(t, "admission", "quarantine", "--state-home", home, "--sha256", state.ContentSHA256)
+	moved := decode[struct {
+		Result         string    `json:"result"`
+		QuarantinePath string    `json:"quarantinePath"`
+		State          stateJSON `json:"state"`
+	}](t, got.stdout)
+	if got.code != 0 || moved.Result != "quarantined" || filepath.Dir(moved.QuarantinePath) != filepath.Join(filepath.Dir(state.Path), "quarantine") {
+		t.Fatalf("quarantine: exit %d, %s %s", got.code, got.stdout, got.stderr)
+	}
+	if kept, err := os.ReadFile(moved.QuarantinePath); err != nil || string(kept) != string(evidence) {
+		t.Fatalf("the quarantined evidence is not the admission as judged: %v", err)
+	}
+	if got := run(t, "admission", "run", "--state-home", home, "--", "true"); got.code != 0 {
+		t.Fatalf("run after the quarantine: exit %d, %s", got.code, got.stderr)
+	}
+}
+
+// TestDirleaseQuarantineUnwedgesRecovery: a corrupt claim file stops every
+// `dirlease recover`; inspect names it, its token and the operator
+// command; quarantine moves it (byte for byte) and recovery runs again.
+func TestDirleaseQuarantineUnwedgesRecovery(t *testing.T) {
+	base := t.TempDir()
+	home := privateDir(t, base, "home")
+	work := privateDir(t, base, "work")
+	if got := run(t, "dirlease", "run", "--state-home", home, "--path", work, "--", "true"); got.code != 0 {
+		t.Fatalf("run: exit %d, %s", got.code, got.stderr)
+	}
+	claims := filepath.Join(home, "recovery", "beeper-message-like-me-directory-leases")
+	name := "00000000-0000-4000-8000-000000000001.json"
+	if err := os.WriteFile(filepath.Join(claims, name), []byte("{corrupt\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(t, "dirlease", "recover", "--state-home", home); got.code != exitRefused {
+		t.Fatalf("recover over a corrupt claim: exit %d, %s %s", got.code, got.stdout, got.stderr)
+	}
+	type claimJSON struct {
+		Name           string `json:"name"`
+		ContentSHA256  string `json:"contentSHA256"`
+		Disposition    string `json:"disposition"`
+		OperatorNeeded bool   `json:"operatorNeeded"`
+		Operator       string `json:"operator"`
+		Problem        string `json:"problem"`
+		Path           string `json:"path"`
+	}
+	inspected := decode[struct {
+		Claims []claimJSON `json:"claims"`
+	}](t, run(t, "dirlease", "inspect", "--state-home", home).stdout)
+	if len(inspected.Claims) != 1 || inspected.Claims[0].Disposition != "corrupt" || !inspected.Claims[0].OperatorNeeded ||
+		!strings.Contains(inspected.Claims[0].Operator, "--claim "+name+" --sha256 "+inspected.Claims[0].ContentSHA256) {
+		t.Fatalf("inspect: %+v", inspected)
+	}
+	got := run(t, "dirlease", "quarantine", "--state-home", home, "--claim", name, "--sha256", inspected.Claims[0].ContentSHA256)
+	if got.code != 0 || !strings.Contains(got.stdout, `"quarantined"`) {
+		t.Fatalf("quarantine: exit %d, %s %s", got.code, got.stdout, got.stderr)
+	}
+	kept, err := os.ReadFile(filepath.Join(home, "recovery", "beeper-message-like-me-directory-leases.quarantine",
+		mustOneEntry(t, filepath.Join(home, "recovery", "beeper-message-like-me-directory-leases.quarantine"))))
+	if err != nil || string(kept) != "{corrupt\n" {
+		t.Fatalf("the quarantined claim is not the evidence: %q %v", kept, err)
+	}
+	if got := run(t, "dirlease", "recover", "--state-home", home); got.code != 0 {
+		t.Fatalf("recover after the quarantine: exit %d, %s", got.code, got.stderr)
+	}
+}
+
+func mustOneEntry(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("%s: %v %v", dir, entries, err)
+	}
+	return entries[0].Name()
 }

@@ -22,4 +22,3 @@ func repoRoot(t *testing.T) string {
 	require.NoError(t, err, "archtest must run from internal/archtest")
 	return root
 }
-

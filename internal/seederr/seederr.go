@@ -1,7 +1,9 @@
 // Package seederr is the refusal type admission and dirlease share: the
 // seed throws "Beeper Message Like Me recovery: <message>" for every refused
 // operation, and the Go ports return it typed, with a per-package Kind that
-// doubles as an errors.Is sentinel.
+// doubles as an errors.Is sentinel. The product wording is the caller's
+// (Error.Prefix, set from the engine's Config by Label); the message bodies
+// are the seed's.
 package seederr
 
 import "errors"
@@ -13,18 +15,27 @@ type Kind interface {
 	error
 }
 
+// DefaultPrefix is the prefix of an Error whose Prefix is "".
+const DefaultPrefix = "leasekit recovery"
+
 // Error is every refusal of an engine package. Msg is the seed's message;
 // Err, when set, the cause (errors.Unwrap reaches *fs.PathError and
-// friends).
+// friends); Prefix the product wording the text starts with ("" is
+// DefaultPrefix).
 type Error[K Kind] struct {
-	Kind K
-	Path string
-	Msg  string
-	Err  error
+	Kind   K
+	Path   string
+	Msg    string
+	Err    error
+	Prefix string
 }
 
 func (e *Error[K]) Error() string {
-	text := "Beeper Message Like Me recovery: " + e.Msg
+	prefix := e.Prefix
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	text := prefix + ": " + e.Msg
 	if e.Path != "" {
 		text += " (" + e.Path + ")"
 	}
@@ -56,4 +67,27 @@ func WrapUnexpected[K Kind](err error, unsafe K, path, msg string) error {
 		return err
 	}
 	return New(unsafe, path, msg, err)
+}
+
+// Label sets prefix on every *Error[K] in err's chain that has none yet,
+// and returns err. Engines call it once, as their exported calls return, so
+// that the many places that refuse need not carry the configuration.
+func Label[K Kind](err error, prefix string) error {
+	for cause := err; cause != nil; {
+		if own, ok := cause.(*Error[K]); ok && own.Prefix == "" {
+			own.Prefix = prefix
+		}
+		switch unwrapped := cause.(type) {
+		case interface{ Unwrap() []error }:
+			for _, each := range unwrapped.Unwrap() {
+				Label[K](each, prefix)
+			}
+			return err
+		case interface{ Unwrap() error }:
+			cause = unwrapped.Unwrap()
+		default:
+			cause = nil
+		}
+	}
+	return err
 }

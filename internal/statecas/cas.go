@@ -99,6 +99,45 @@ func RemoveIfUnchangedAfter(env Env, target, expectedSHA string, act func() erro
 	return removed, err
 }
 
+// MoveIfUnchanged renames target to destination (rename-no-replace: an
+// existing destination is never replaced) only if target's current bytes
+// hash to expectedSHA, under target's mutation claim, and makes the move
+// durable in both directories. It reports false, moving nothing, when
+// target is absent or holds other bytes. It is the operator's quarantine:
+// the evidence is moved, never deleted, and only the bytes that were judged.
+func MoveIfUnchanged(env Env, target, expectedSHA, destination string) (moved bool, err error) {
+	checkTargetPath(destination)
+	err = withClaim(env, target, func(_ string, verify func() error) error {
+		unchanged, err := holds(env, target, expectedSHA)
+		if err != nil || !unchanged {
+			return err
+		}
+		if err := verify(); err != nil {
+			return err
+		}
+		if err := moveNoReplace(env, target, destination); err != nil {
+			return err
+		}
+		moved = true
+		return errors.Join(statefile.SyncDir(env.FS, fspath.Dir(destination)), statefile.SyncDir(env.FS, fspath.Dir(target)))
+	})
+	return moved, err
+}
+
+// moveNoReplace renames source to destination unless destination exists,
+// with link+unlink where the kernel lacks rename-no-replace (a crash in
+// between leaves both names, never neither).
+func moveNoReplace(env Env, source, destination string) error {
+	err := env.FS.RenameNoReplace(source, destination)
+	if !errors.Is(err, errors.ErrUnsupported) {
+		return err
+	}
+	if err := env.FS.Link(source, destination); err != nil {
+		return err
+	}
+	return env.FS.Remove(source)
+}
+
 // holds reports whether target exists and its bytes hash to expectedSHA.
 func holds(env Env, target, expectedSHA string) (bool, error) {
 	content, err := statefile.ReadOwnedFile(env.FS, target, FileBytesMax, env.UID)

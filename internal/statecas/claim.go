@@ -7,13 +7,14 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/internal/seederr"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 )
 
-// Env is what the helpers need from the outside world.
 // Config is what an engine built on statecas (admission, dirlease) touches
 // outside its memory; each engine's Config is this type.
 type Config struct {
@@ -24,6 +25,40 @@ type Config struct {
 	Clock     lease.Clock
 	Inspector lease.Inspector
 	IDs       lease.IDSource
+	// BootClock is the host's boot clock (dirlease's launching window is
+	// measured on it). Nil means none: a launching lease of a dead owner
+	// then waits for a provable reboot or an operator.
+	BootClock BootClock
+	// MessagePrefix starts every refusal's text ("<prefix>: <message>");
+	// "" is DefaultMessagePrefix. The seed's programs used
+	// SeedMessagePrefix. It changes no on-disk name.
+	MessagePrefix string
+}
+
+// Message prefixes for Config.MessagePrefix.
+const (
+	// DefaultMessagePrefix is neutral: the engines are not one product's.
+	DefaultMessagePrefix = seederr.DefaultPrefix
+	// SeedMessagePrefix is the seed's wording, for programs that match it.
+	SeedMessagePrefix = "Beeper Message Like Me recovery"
+)
+
+// BootClock reads the host's boot clock: the time since this host booted,
+// the same reading in every process of one boot, never moved by wall-clock
+// steps, restarting at reboot (Linux CLOCK_BOOTTIME, macOS
+// CLOCK_MONOTONIC). Unlike lease.Clock.Monotonic, whose origin may be per
+// process, two processes can compare its readings, provided both were
+// taken in the same boot.
+type BootClock interface {
+	SinceBoot() time.Duration
+}
+
+// Prefix is the message prefix this configuration asks for.
+func (c Config) Prefix() string {
+	if c.MessagePrefix == "" {
+		return DefaultMessagePrefix
+	}
+	return c.MessagePrefix
 }
 
 // Env is the statecas environment of a caller running as uid: every state

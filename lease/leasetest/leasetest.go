@@ -65,6 +65,10 @@ func (c *Clock) Monotonic() time.Duration {
 	return c.monotonic
 }
 
+// SinceBoot is the monotonic time: the Clock is also the host's boot clock
+// (statecas.BootClock) for every controller that shares it.
+func (c *Clock) SinceBoot() time.Duration { return c.Monotonic() }
+
 // Sleep advances both clocks by d (if positive) and returns nil, or returns
 // ctx.Err() without advancing when ctx is already done. The OnSleep hook, if
 // set, runs after the advance, outside the lock: tests use it to change the

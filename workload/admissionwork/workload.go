@@ -276,7 +276,7 @@ func (aw *admissionWorld) advance(p *sim.Proc, h *handle, choice int) bool {
 				return true
 			}
 			aw.world.Probe("admission-helper-spawned")
-			if aw.transition(p, h, models.PhaseHelperActive, child.ID(), func() error { return h.a.BindHelper(child.Table().PID) }) {
+			if aw.transition(p, h, models.PhaseHelperActive, child.ID(), func(ctx context.Context) error { return h.a.BindHelper(ctx, child.Table().PID) }) {
 				h.helper = child.ID()
 				aw.world.Probe("admission-helper-bound")
 			}
@@ -327,7 +327,7 @@ func (aw *admissionWorld) presentStale(p *sim.Proc, h handle) {
 }
 
 // transition records one lifecycle update; it reports success.
-func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.AdmissionPhase, helper int, update func() error) bool {
+func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.AdmissionPhase, helper int, update func(context.Context) error) bool {
 	if h.a.Released() {
 		return false // ErrReleased before any I/O: a handle-local refusal the model has no state for
 	}
@@ -338,7 +338,7 @@ func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.Admission
 		in.HelperHost = aw.host.Name()
 	}
 	op := p.Begin("transition", in)
-	err := update()
+	err := update(context.Background())
 	kind, known := modelmap.AdmissionCAS(err)
 	if !known {
 		p.End(op, models.Unknown{})
@@ -365,7 +365,7 @@ func (aw *admissionWorld) release(p *sim.Proc, h *handle) bool {
 	in := models.AdmissionRelease{Proc: p.ID(), ClaimID: claim.ID, Revision: claim.Revision,
 		Phase: modelmap.AdmissionPhase(claim.Phase), HasHelper: claim.HelperOwner != nil}
 	op := p.Begin("release", in)
-	err := h.a.Release()
+	err := h.a.Release(context.Background())
 	kind, known := modelmap.AdmissionCAS(err)
 	if !known {
 		p.End(op, models.Unknown{})
@@ -395,7 +395,7 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 	op := p.Begin("acquire", models.AdmissionAcquire{Proc: p.ID(), Host: aw.host.Name()})
 	fsys := cfg.FS.(*admissionFS)
 	fsys.acquiring = true
-	a, err := admission.Acquire(cfg)
+	a, err := admission.Acquire(context.Background(), cfg)
 	fsys.acquiring = false
 	out, known := modelmap.AdmissionAcquire(a, err)
 	if !known {
@@ -413,7 +413,7 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 // inspect runs admission.Inspect (read-only, not in the history) for the
 // disposition probes.
 func (aw *admissionWorld) inspect(p *sim.Proc, cfg admission.Config) {
-	claim, disposition, err := admission.Inspect(cfg)
+	claim, disposition, err := admission.Inspect(context.Background(), cfg)
 	if err == nil && claim != nil {
 		aw.world.Probe("admission-disposition-" + string(disposition))
 	}

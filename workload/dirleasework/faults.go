@@ -199,20 +199,22 @@ func (l *dirLiveness) body(p *sim.Proc) {
 // dirLaunchWaitMax bounds the probe's wait for a launching window.
 const dirLaunchWaitMax = 48 * time.Hour
 
-// launchWait returns how long until every claim's recoverAfterMs has passed
-// on p's wall clock (faults are off: root reads are safe).
+// launchWait returns how long until every claim's launching window has
+// passed on the host's boot clock (faults are off: root reads are safe).
 func (dw *dirWorld) launchWait(p *sim.Proc) time.Duration {
 	latest := int64(0)
 	for _, name := range dw.claimsLeft() {
 		data, err := workkit.ReadRoot(dw.volume.Root(), fspath.Join(dirClaimsPath, name))
 		var claim struct {
-			RecoverAfterMs int64 `json:"recoverAfterMs"`
+			CreatedAtMs     int64  `json:"createdAtMs"`
+			RecoverAfterMs  int64  `json:"recoverAfterMs"`
+			CreatedAtBootMs *int64 `json:"createdAtBootMs"`
 		}
-		if err == nil && json.Unmarshal(data, &claim) == nil {
-			latest = max(latest, claim.RecoverAfterMs)
+		if err == nil && json.Unmarshal(data, &claim) == nil && claim.CreatedAtBootMs != nil {
+			latest = max(latest, *claim.CreatedAtBootMs+claim.RecoverAfterMs-claim.CreatedAtMs)
 		}
 	}
-	wait := time.Duration(latest-p.Clock().Now().UnixMilli()+1) * time.Millisecond
+	wait := time.Duration(latest-dw.host.Monotonic().Milliseconds()+1) * time.Millisecond
 	return min(wait, dirLaunchWaitMax)
 }
 

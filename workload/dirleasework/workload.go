@@ -124,6 +124,11 @@ type dirWorld struct {
 	creating, recovering int
 	failure              error
 	liveness             *dirLiveness
+
+	// modelBoot and modelBoots are the last boot modelNowMs saw and how
+	// many it saw.
+	modelBoot  string
+	modelBoots int64
 }
 
 func (dw *dirWorld) setup() error {
@@ -250,17 +255,47 @@ type dirMoved struct {
 
 func (dw *dirWorld) config(p *sim.Proc, clock lease.Clock) (dirlease.Config, *dirFS) {
 	fsys := &dirFS{FS: p.FS(), dw: dw, p: p}
-	return dirlease.Config{StateHome: dirleaseHome, FS: fsys, Clock: clock, Inspector: p.Inspector(), IDs: p.IDs()}, fsys
+	boot, fixed := clock.(dirlease.BootClock)
+	if !fixed {
+		boot = hostBootClock{clock}
+	}
+	return dirlease.Config{StateHome: dirleaseHome, FS: fsys, Clock: clock, BootClock: boot, Inspector: p.Inspector(), IDs: p.IDs()}, fsys
+}
+
+// hostBootClock is the host's boot clock: a simulated host's Monotonic is
+// shared by its processes and restarts at reboot.
+type hostBootClock struct{ lease.Clock }
+
+func (c hostBootClock) SinceBoot() time.Duration { return c.Monotonic() }
+
+// modelRebootGapMs is how far the model's time jumps at each reboot: more
+// than any launching window (a reboot ends every window).
+const modelRebootGapMs = 1 << 30
+
+// modelNowMs is the time the dirlease model judges launching windows by, as
+// the engine does (dirlease measures them on the boot clock): simulated
+// time, which no wall-clock step moves, plus modelRebootGapMs for each
+// reboot seen, so that a window never spans a reboot.
+func (dw *dirWorld) modelNowMs() int64 {
+	if boot := dw.host.Table().BootID(); boot != dw.modelBoot {
+		dw.modelBoot = boot
+		dw.modelBoots++
+	}
+	return time.Duration(dw.world.Now()).Milliseconds() + dw.modelBoots*modelRebootGapMs
 }
 
 // fixedClock is a Clock whose wall time is one instant: a recovery pass
 // runs at the NowMs its history input names.
 type fixedClock struct {
 	lease.Clock
-	now time.Time
+	now  time.Time
+	boot time.Duration
 }
 
 func (c fixedClock) Now() time.Time { return c.now }
+
+// SinceBoot is the host's boot clock at the same instant as now.
+func (c fixedClock) SinceBoot() time.Duration { return c.boot }
 
 // dirHeld is a creator's lease and what it knows of it.
 type dirHeld struct {
@@ -317,15 +352,16 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHe
 		request.Role, request.OutputRoot = dirlease.RoleBundleStage, h.out
 	}
 	now := p.Clock().Now().UnixMilli()
-	request.RecoverAfterMs = now + int64(dw.world.Decisions().Intn(dirleaseLaunchWindowMs))
-	in := models.DirCreate{Proc: p.ID(), Host: dw.host.Name(), Path: name, Role: h.role, RecoverAfterMs: request.RecoverAfterMs}
+	window := int64(dw.world.Decisions().Intn(dirleaseLaunchWindowMs))
+	request.RecoverAfterMs = now + window
+	in := models.DirCreate{Proc: p.ID(), Host: dw.host.Name(), Path: name, Role: h.role, RecoverAfterMs: dw.modelNowMs() + window}
 	t.claimed = true
 	dw.creating++
 	if dw.recovering > 0 {
 		dw.world.Probe("dirlease-recover-raced-create")
 	}
 	op := p.Begin("create", in)
-	l, err := dirlease.Create(cfg, request)
+	l, err := dirlease.Create(context.Background(), cfg, request)
 	dw.creating--
 	if err != nil {
 		p.End(op, models.Unknown{})
@@ -381,7 +417,7 @@ func (dw *dirWorld) update(p *sim.Proc, h *dirHeld, phase dirlease.Phase, child 
 		t.child = nil // unsure from now on: never blame a recovery for it
 	}
 	op := p.Begin("update", in)
-	err := h.l.Update(phase, pid)
+	err := h.l.Update(context.Background(), phase, pid)
 	kind, known := modelmap.DirCAS(err)
 	if !known {
 		p.End(op, models.Unknown{})
@@ -407,7 +443,7 @@ func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
 		in.Child = h.child.ID()
 	}
 	op := p.Begin("release", in)
-	err := h.l.Release()
+	err := h.l.Release(context.Background())
 	kind, known := modelmap.DirCAS(err)
 	if !known {
 		p.End(op, models.Unknown{})
@@ -529,15 +565,15 @@ func (dw *dirWorld) recoverer(p *sim.Proc) {
 // recoverRecorded runs one recovery pass at a fixed NowMs and records it.
 func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) {
 	now := p.Clock().Now()
-	cfg, fsys := dw.config(p, fixedClock{Clock: p.Clock(), now: now})
-	in := models.DirRecover{Proc: p.ID(), Host: dw.host.Name(), NowMs: now.UnixMilli()}
+	cfg, fsys := dw.config(p, fixedClock{Clock: p.Clock(), now: now, boot: dw.host.Monotonic()})
+	in := models.DirRecover{Proc: p.ID(), Host: dw.host.Name(), NowMs: dw.modelNowMs()}
 	dw.recovering++
 	if dw.creating > 0 {
 		dw.world.Probe("dirlease-recover-raced-create")
 	}
 	fsys.recovering = true
 	op := p.Begin("recover", in)
-	report, err := dirlease.Recover(cfg)
+	report, err := dirlease.Recover(context.Background(), cfg)
 	fsys.recovering = false
 	dw.recovering--
 	w := dw.world

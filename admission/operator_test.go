@@ -1,0 +1,133 @@
+package admission
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/leasekit/leasekit/internal/statefile"
+	"github.com/leasekit/leasekit/lease/leasetest"
+	"github.com/stretchr/testify/require"
+)
+
+// wedged leaves the admission of a parent (PID 1000) that died while its
+// helper (PID 3000) was active, the helper dead too: indeterminate until a
+// reboot, as after kill -9 of `leasereal admission run`.
+func (w *world) wedged() {
+	w.t.Helper()
+	a := mustAcquire(w.t, w.controller(1000, "500"))
+	require.NoError(w.t, a.BeginHelperLaunch(ctx))
+	w.inspector.SetLive(leasetest.IdentityOf(helperPID, w.uid, "900"))
+	require.NoError(w.t, a.BindHelper(ctx, helperPID))
+	w.inspector.Kill(1000)
+	w.inspector.Kill(helperPID)
+}
+
+// TestQuarantineResolvesEveryStateAcquireRefuses: InspectState reports the
+// state and the token; Quarantine moves exactly the judged bytes into
+// quarantine/ and frees the slot; an active admission, a stale token or an
+// absent file move nothing.
+func TestQuarantineResolvesEveryStateAcquireRefuses(t *testing.T) {
+	cases := []struct {
+		name        string
+		setup       func(w *world)
+		disposition Disposition
+	}{
+		{"dead parent, helper-active", (*world).wedged, DispositionIndeterminate},
+		{"uninspectable owner", func(w *world) {
+			mustAcquire(w.t, w.controller(1000, "500"))
+			w.inspector.Set(1000, leasetest.Unknown("EACCES (scripted)"))
+		}, DispositionIndeterminate},
+		{"corrupt file", func(w *world) {
+			mustAcquire(w.t, w.controller(1000, "500"))
+			require.NoError(w.t, os.WriteFile(w.file(), []byte("{not json"), 0o600))
+		}, DispositionCorrupt},
+		{"oversized file", func(w *world) {
+			mustAcquire(w.t, w.controller(1000, "500"))
+			require.NoError(w.t, os.WriteFile(w.file(), []byte(strings.Repeat(" ", RecordBytesMax+1)), 0o600))
+		}, DispositionCorrupt},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			tc.setup(w)
+			operator := w.controller(2000, "600")
+			_, err := Acquire(ctx, operator)
+			require.Error(t, err, "Acquire must refuse the state the operator resolves")
+			state, err := InspectState(ctx, operator)
+			require.NoError(t, err)
+			evidence := w.read()
+			require.Equal(t, State{Path: w.file(), Present: true, ContentSHA256: statefile.SHA256Hex(evidence),
+				Claim: state.Claim, Disposition: tc.disposition, Problem: state.Problem, OperatorNeeded: true}, state)
+			require.Equal(t, tc.disposition == DispositionCorrupt, state.Claim == nil && state.Problem != "")
+
+			_, err = Quarantine(ctx, operator, strings.Repeat("0", 64))
+			require.ErrorIs(t, err, ErrChanged)
+			require.Equal(t, evidence, w.read(), "a stale token moved nothing")
+
+			moved, err := Quarantine(ctx, operator, state.ContentSHA256)
+			require.NoError(t, err)
+			require.Equal(t, filepath.Join(filepath.Dir(w.file()), QuarantineDir), filepath.Dir(moved.Path))
+			kept, err := os.ReadFile(moved.Path)
+			require.NoError(t, err)
+			require.Equal(t, evidence, kept)
+			after, err := InspectState(ctx, operator)
+			require.NoError(t, err)
+			require.False(t, after.Present)
+			a := mustAcquire(t, operator)
+			require.NoError(t, a.Release(ctx))
+		})
+	}
+}
+
+func TestQuarantineRefusesAnActiveOrAbsentAdmission(t *testing.T) {
+	w := newWorld(t)
+	operator := w.controller(2000, "600")
+	_, err := Quarantine(ctx, operator, strings.Repeat("0", 64))
+	require.ErrorIs(t, err, ErrChanged)
+
+	held := mustAcquire(t, w.controller(1000, "500"))
+	state, err := InspectState(ctx, operator)
+	require.NoError(t, err)
+	require.Equal(t, DispositionActive, state.Disposition)
+	require.False(t, state.OperatorNeeded)
+	_, err = Quarantine(ctx, operator, state.ContentSHA256)
+	require.ErrorIs(t, err, ErrActive)
+	require.NoError(t, held.Release(ctx), "the refused quarantine left the holder's admission as it was")
+}
+
+// TestMessagePrefixIsConfigurable: refusals start with the neutral default,
+// or with the configured wording (the seed's, for programs that match it).
+func TestMessagePrefixIsConfigurable(t *testing.T) {
+	w := newWorld(t)
+	mustAcquire(t, w.controller(1000, "500"))
+	other := w.controller(2000, "600")
+	_, err := Acquire(ctx, other)
+	require.ErrorIs(t, err, ErrActive)
+	require.True(t, strings.HasPrefix(err.Error(), "leasekit recovery: another export is active"), err.Error())
+	other.MessagePrefix = SeedMessagePrefix
+	_, err = Acquire(ctx, other)
+	require.True(t, strings.HasPrefix(err.Error(), "Beeper Message Like Me recovery: another export is active"), err.Error())
+}
+
+// TestCancelledContextWritesNothing: a cancelled call returns ctx.Err()
+// before any write.
+func TestCancelledContextWritesNothing(t *testing.T) {
+	w := newWorld(t)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err := Acquire(cancelled, w.controller(1000, "500"))
+	require.ErrorIs(t, err, context.Canceled)
+	_, statErr := os.Stat(w.file())
+	require.True(t, os.IsNotExist(statErr))
+	a := mustAcquire(t, w.controller(1000, "500"))
+	before := w.read()
+	require.ErrorIs(t, a.BeginHelperLaunch(cancelled), context.Canceled)
+	require.ErrorIs(t, a.Release(cancelled), context.Canceled)
+	require.Equal(t, before, w.read())
+	_, err = Quarantine(cancelled, w.controller(2000, "600"), a.ContentSHA256())
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, a.Release(ctx))
+}

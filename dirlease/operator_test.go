@@ -1,0 +1,111 @@
+package dirlease
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasekit/leasekit/internal/statefile"
+	"github.com/stretchr/testify/require"
+)
+
+// TestQuarantineResolvesWhatRecoverRefuses: a corrupt claim stops every
+// recovery pass, and a dead owner's launching lease without a boot-clock
+// proof stays indeterminate within this boot; Inspect reports both with
+// their tokens and says an operator is needed; Quarantine moves exactly the
+// judged bytes into the quarantine (the leased directory stays), and
+// recovery goes on. A stale token or a live owner moves nothing.
+func TestQuarantineResolvesWhatRecoverRefuses(t *testing.T) {
+	cases := []struct {
+		name        string
+		setup       func(w *world) (name string)
+		disposition Disposition
+	}{
+		{"corrupt claim", func(w *world) string {
+			l := w.raw("raw")
+			must(w.t, os.WriteFile(l.ClaimPath(), []byte(`{"kind":"not a claim"}`), 0o600))
+			w.inspector.Kill(ownerPID)
+			return filepath.Base(l.ClaimPath())
+		}, DispositionCorrupt},
+		{"launching, no boot clock at creation", func(w *world) string {
+			config := w.controller(ownerPID, "500")
+			config.BootClock = nil
+			l, err := Create(ctx, config, CreateRequest{Role: RoleRawWorking, Path: w.dir("raw"), RecoverAfterMs: startMs + windowMs})
+			must(w.t, err)
+			must(w.t, l.Update(ctx, PhaseLaunching, 0))
+			w.inspector.Kill(ownerPID)
+			w.clock.Advance(2 * windowMs * time.Millisecond)
+			return filepath.Base(l.ClaimPath())
+		}, DispositionIndeterminate},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			name := tc.setup(w)
+			operator := w.recoverer()
+			before, err := Recover(ctx, operator)
+			if tc.disposition == DispositionCorrupt {
+				require.ErrorIs(t, err, ErrCorrupt)
+			} else {
+				require.NoError(t, err)
+				require.Equal(t, Report{Indeterminate: 1}, before)
+			}
+			states, err := Inspect(ctx, operator)
+			require.NoError(t, err)
+			require.Len(t, states, 1)
+			state := states[0]
+			evidence, err := os.ReadFile(filepath.Join(w.root(), name))
+			must(t, err)
+			require.Equal(t, name, state.Name)
+			require.Equal(t, tc.disposition, state.Disposition)
+			require.True(t, state.OperatorNeeded)
+			require.Equal(t, statefile.SHA256Hex(evidence), state.ContentSHA256)
+
+			_, err = Quarantine(ctx, operator, name, strings.Repeat("0", 64))
+			require.ErrorIs(t, err, ErrChanged)
+			moved, err := Quarantine(ctx, operator, name, state.ContentSHA256)
+			require.NoError(t, err)
+			kept, err := os.ReadFile(moved.Path)
+			must(t, err)
+			require.Equal(t, evidence, kept)
+			require.Equal(t, filepath.Join(append([]string{w.home}, QuarantineDir...)...), filepath.Dir(moved.Path))
+			require.True(t, exists(t, filepath.Join(w.work, "raw")), "the leased directory is the operator's")
+			report, err := Recover(ctx, operator)
+			require.NoError(t, err)
+			require.Equal(t, Report{}, report)
+		})
+	}
+}
+
+func TestQuarantineRefusesALiveOwnersClaim(t *testing.T) {
+	w := newWorld(t)
+	l := w.raw("raw")
+	states, err := Inspect(ctx, w.recoverer())
+	require.NoError(t, err)
+	require.Len(t, states, 1)
+	require.Equal(t, DispositionActive, states[0].Disposition)
+	require.False(t, states[0].OperatorNeeded)
+	_, err = Quarantine(ctx, w.recoverer(), states[0].Name, states[0].ContentSHA256)
+	require.ErrorIs(t, err, ErrActive)
+	_, err = Quarantine(ctx, w.recoverer(), "../"+states[0].Name, states[0].ContentSHA256)
+	require.ErrorIs(t, err, ErrInvalidRequest)
+	must(t, l.Update(ctx, PhaseLaunching, 0))
+	must(t, l.Update(ctx, PhaseSettled, 0))
+	must(t, l.Release(ctx))
+}
+
+// TestInspectSaysWhenWaitingResolves: a launching lease measured on a boot
+// clock resolves by itself; no operator is asked for.
+func TestInspectSaysWhenWaitingResolves(t *testing.T) {
+	w := newWorld(t)
+	l := w.raw("raw")
+	must(t, l.Update(ctx, PhaseLaunching, 0))
+	w.inspector.Kill(ownerPID)
+	states, err := Inspect(ctx, w.recoverer())
+	require.NoError(t, err)
+	require.Len(t, states, 1)
+	require.Equal(t, DispositionIndeterminate, states[0].Disposition)
+	require.False(t, states[0].OperatorNeeded)
+}
