@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"syscall"
 )
 
 // namespaceDepthMax bounds ResolveNamespace's walk up to an existing
@@ -50,7 +51,9 @@ func ResolveNamespace(path string) (string, error) {
 }
 
 // deepestExisting returns the deepest ancestor-or-self of dir that exists
-// (Lstat), and the missing components below it, outermost first.
+// (Lstat), and the missing components below it, outermost first. ENOTDIR
+// (a file among the ancestors) counts as missing: the walk goes on up to
+// that file, and the caller's engine refuses it as a non-directory.
 func deepestExisting(dir string) (string, []string, error) {
 	var missing []string
 	for range namespaceDepthMax {
@@ -58,7 +61,7 @@ func deepestExisting(dir string) (string, []string, error) {
 		if err == nil {
 			return dir, missing, nil
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			return "", nil, err
 		}
 		parent := filepath.Dir(dir)

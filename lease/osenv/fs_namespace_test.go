@@ -22,12 +22,14 @@ func TestResolveNamespace(t *testing.T) {
 	require.NoError(t, os.Symlink("real", filepath.Join(dir, "lock")))
 	require.NoError(t, os.Symlink(filepath.Join(real, "elsewhere"), filepath.Join(real, "ns-link")))
 	require.NoError(t, os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "dangling")))
+	require.NoError(t, os.WriteFile(filepath.Join(real, "file"), nil, 0o600))
 	cases := []struct{ in, want string }{
 		{filepath.Join(dir, "lock", "job.lease"), filepath.Join(real, "job.lease")},
 		{filepath.Join(dir, "lock", "a", "b", "job.lease"), filepath.Join(real, "a", "b", "job.lease")},
 		{filepath.Join(dir, "lock", "ns-link"), filepath.Join(real, "ns-link")},
 		{filepath.Join(dir, "lock", ".", "x", "..", "job.lease"), filepath.Join(real, "job.lease")},
 		{filepath.Join(dir, "plain", "job.lease"), filepath.Join(dir, "plain", "job.lease")},
+		{filepath.Join(dir, "lock", "file", "a", "job.lease"), filepath.Join(real, "file", "a", "job.lease")},
 		{"/", "/"},
 	}
 	for _, c := range cases {
