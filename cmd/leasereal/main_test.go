@@ -292,3 +292,34 @@ func TestFlockDropIn(t *testing.T) {
 		t.Fatalf("flock_dropin.sh: %v", err)
 	}
 }
+
+// TestBinaryCountsTowardCoverage: under `go test -cover` every leasereal
+// run writes its counters into the test binary's coverage directory (so
+// the report merges them, coverBuildFlags); without -cover the binary is a
+// plain build and nothing is written.
+func TestBinaryCountsTowardCoverage(t *testing.T) {
+	coverDir := os.Getenv("GOCOVERDIR")
+	if testing.CoverMode() == "" {
+		if coverDir != "" {
+			t.Fatalf("GOCOVERDIR=%s without -cover", coverDir)
+		}
+		if got := run(t, "help"); got.code != 0 || got.stderr != "" {
+			t.Fatalf("a plain build: exit %d, stderr %q", got.code, got.stderr)
+		}
+		return
+	}
+	counters := func() int {
+		matches, err := filepath.Glob(filepath.Join(coverDir, "covcounters.*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(matches)
+	}
+	before := counters()
+	if got := run(t, "help"); got.code != 0 {
+		t.Fatalf("help: exit %d %s", got.code, got.stderr)
+	}
+	if after := counters(); after != before+1 {
+		t.Fatalf("GOCOVERDIR %s: %d counter files before a run, %d after; want one more", coverDir, before, after)
+	}
+}
