@@ -161,7 +161,7 @@ scripted "SIGHUP to the group: the command dies of it" \
 	"exec \$TOOL -n \"\$F\" sh -c 'kill -HUP 0; sleep 0.2'"
 scripted "SIGINT to the group (Ctrl-C): SIGINTs the command got" \
 	"TOOL -n F sh -c 'trap \"echo INT >>count\" INT; kill -INT 0; sleep 0.3'" 1 1 \
-	"trap : INT; \$TOOL -n \"\$F\" sh -c 'trap \"echo INT >> \$COUNT\" INT; kill -INT 0; sleep 0.3'; sleep 0.1; wc -l < \"\$COUNT\" | tr -d ' ' >&3"
+	"trap : INT; \$TOOL -n \"\$F\" sh -c 'trap \"echo INT >> \$COUNT\" INT; kill -INT 0; sleep 0.3'; i=0; while [ ! -s \"\$COUNT\" ] && [ \$i -lt 500 ]; do sleep 0.01; i=\$((i+1)); done; sleep 0.2; wc -l < \"\$COUNT\" | tr -d ' ' >&3"
 scripted "SIGINT to the group, the command ignores it and exits 5" \
 	"TOOL -n F sh -c 'trap \"\" INT; kill -INT 0; sleep 0.2; exit 5'" 130 5 \
 	"exec \$TOOL -n \"\$F\" sh -c 'trap \"\" INT; kill -INT 0; sleep 0.2; exit 5'"
