@@ -33,13 +33,14 @@ const (
 	exitNoCommand = 127
 )
 
-// usageError is a command-line mistake (exit 2).
-type usageError struct{ problem string }
+// usageError is a command-line mistake (exit 2). usage is the help to
+// print after it; empty means the whole usageText.
+type usageError struct{ problem, usage string }
 
 func (e *usageError) Error() string { return e.problem }
 
 func usagef(format string, args ...any) error {
-	return &usageError{fmt.Sprintf(format, args...)}
+	return &usageError{problem: fmt.Sprintf(format, args...)}
 }
 
 // exitError carries an explicit exit code out of a subcommand.
@@ -91,7 +92,11 @@ func mainCode(args []string, stdout, stderr io.Writer) int {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &usage):
-		fmt.Fprintf(stderr, "leasereal: %v\n%s", usage, usageText)
+		help := usage.usage
+		if help == "" {
+			help = usageText
+		}
+		fmt.Fprintf(stderr, "leasereal: %v\n%s", usage, help)
 		return exitUsage
 	case errors.As(err, &coded):
 		if coded.err != nil {

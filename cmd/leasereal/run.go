@@ -59,6 +59,10 @@ type runFlags struct {
 // A caught signal before the child started ends the run with 128+N.
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	f, command, err := parseRunArgs(args)
+	var usage *usageError
+	if errors.As(err, &usage) {
+		usage.usage = runUsage
+	}
 	if err != nil {
 		return err
 	}

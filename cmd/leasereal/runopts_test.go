@@ -87,3 +87,16 @@ func TestParseRunArgsErrors(t *testing.T) {
 		t.Fatalf("--help: %+v %v", f, err)
 	}
 }
+
+// TestRunUsageErrorPrintsRunHelp: a usage error of run prints run's own
+// help (every option), not the whole command list; --help prints it on
+// stdout with exit 0.
+func TestRunUsageErrorPrintsRunHelp(t *testing.T) {
+	got := run(t, "run", "-x", t.TempDir(), "true")
+	if got.code != exitUsage || !strings.Contains(got.stderr, "always exclusive") || !strings.HasSuffix(got.stderr, runUsage) {
+		t.Fatalf("run -x: exit %d, stderr %q", got.code, got.stderr)
+	}
+	if help := run(t, "run", "--help"); help.code != 0 || help.stdout != runUsage {
+		t.Fatalf("run --help: exit %d, stdout %q", help.code, help.stdout)
+	}
+}
