@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/leasekit/leasekit/lease"
@@ -31,16 +34,20 @@ func (f *leaseFlags) register(flags *flag.FlagSet) {
 	flags.DurationVar(&f.guardWait, "guard-wait", lease.DefaultGuardWait, "how long one call waits for a busy lifecycle guard")
 }
 
-// namespace returns --dir made absolute and clean.
+// namespace returns --dir made absolute and clean, with the symlinks among
+// its ancestors resolved (osenv.ResolveNamespace: /var/lock -> /run/lock);
+// the directory itself is never followed.
 func (f *leaseFlags) namespace() (string, error) {
 	if f.dir == "" {
 		return "", usagef("--dir is required")
 	}
-	dir, err := filepath.Abs(f.dir)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Clean(dir), nil
+	return osenv.ResolveNamespace(f.dir)
+}
+
+// missing reports an error of a path that does not exist, or lies below a
+// non-directory (ENOTDIR).
+func missing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 func (f *leaseFlags) manager(inspector lease.Inspector) (*lease.Manager, error) {
@@ -50,6 +57,62 @@ func (f *leaseFlags) manager(inspector lease.Inspector) (*lease.Manager, error) 
 	}
 	return lease.NewManager(lease.Config{Namespace: namespace, RootID: f.rootID, FS: osenv.NewFS(),
 		Clock: osenv.NewClock(), Inspector: inspector, IDs: osenv.NewIDSource(), GuardWait: f.guardWait})
+}
+
+// open is manager, plus the refusal of a namespace path that cannot be a
+// namespace (namespaceRefusal). The manager is returned either way, for
+// its Namespace.
+func (f *leaseFlags) open(inspector lease.Inspector) (*lease.Manager, lease.Refusal, error) {
+	manager, err := f.manager(inspector)
+	if err != nil {
+		return nil, lease.Refusal{}, err
+	}
+	refusal, err := namespaceRefusal(osenv.NewFS(), manager.Namespace())
+	return manager, refusal, err
+}
+
+// The refusal of a namespace path held by something that is not a
+// directory. The engine reports it as an error naming no command; here it
+// is an operator state with one (exit 3).
+const (
+	refusalNotDirectory lease.RefusalReason = "namespace-not-directory"
+	humanNotDirectory   lease.HumanState    = "namespace-not-directory"
+)
+
+// namespaceRefusal refuses a namespace whose path is taken by a
+// non-directory (a regular file, a FIFO...: `leasereal reclaim` moves it
+// aside), or lies below one (the operator must move that away or choose
+// another directory). A symlink at the namespace is the engine's own
+// refusal (unsafe-namespace), left to it.
+func namespaceRefusal(fsys lease.FS, namespace string) (lease.Refusal, error) {
+	info, err := fsys.Lstat(namespace)
+	switch {
+	case err == nil && (info.IsDir() || info.IsSymlink()):
+		return lease.Refusal{}, nil
+	case err == nil:
+		return lease.Refusal{Reason: refusalNotDirectory, Human: humanNotDirectory, Diagnostic: fmt.Sprintf(
+			"%s exists and is not a directory (mode %v); an operator must move it aside: `leasereal reclaim --dir %s` shows it, "+
+				"and with --force renames it to %s.not-a-directory.<unix ms>.<id> (nothing is deleted)",
+			namespace, info.Mode, namespace, namespace)}, nil
+	case !missing(err):
+		return lease.Refusal{}, err
+	}
+	for dir := filepath.Dir(namespace); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		info, err := fsys.Stat(dir)
+		if missing(err) {
+			continue
+		}
+		if err != nil {
+			return lease.Refusal{}, err
+		}
+		if info.IsDir() {
+			return lease.Refusal{}, nil
+		}
+		return lease.Refusal{Reason: refusalNotDirectory, Human: humanNotDirectory, Diagnostic: fmt.Sprintf(
+			"%s, an ancestor of the namespace %s, is not a directory (mode %v); an operator must move it away (mv), or choose another directory",
+			dir, namespace, info.Mode)}, nil
+	}
+	return lease.Refusal{}, nil
 }
 
 // parentInspector records another live process (by default the parent: the
@@ -83,13 +146,13 @@ func parseFlags(flags *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// printJSON prints value indented, without HTML escaping (diagnostics say
+// <unix ms>, not \u003cunix ms\u003e).
 func printJSON(out io.Writer, value any) error {
-	data, err := json.MarshalIndent(value, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(out, "%s\n", data)
-	return err
+	encoder := json.NewEncoder(out)
+	encoder.SetEscapeHTML(false)
+	encoder.SetIndent("", "  ")
+	return encoder.Encode(value)
 }
 
 // Stable JSON shapes (docs/LEASEREAL.md).
@@ -201,9 +264,13 @@ func cmdAcquire(args []string, stdout io.Writer) error {
 		ownerPID = pid
 		inspector = parentInspector{Inspector: inspector, parent: ownerPID}
 	}
-	manager, err := common.manager(inspector)
+	manager, refusal, err := common.open(inspector)
 	if err != nil {
 		return err
+	}
+	if !refusal.IsZero() {
+		out := acquireJSON{Result: "refused", Namespace: manager.Namespace(), Reclaimed: []reclaimJSON{}, Refusal: refusalOf(refusal)}
+		return errors.Join(printJSON(stdout, out), &codeError{code: exitRefused})
 	}
 	request := defaultRequest(manager.Namespace(), ownerPID, *sessionID, *sessionFile)
 	result, err := manager.Acquire(context.Background(), request)
@@ -272,9 +339,13 @@ func cmdRelease(args []string, stdout io.Writer) error {
 	if flags.NArg() != 0 || *generation == "" {
 		return usagef("release needs --generation and no arguments")
 	}
-	manager, err := common.manager(osenv.NewInspector())
+	manager, refusal, err := common.open(osenv.NewInspector())
 	if err != nil {
 		return err
+	}
+	if !refusal.IsZero() {
+		out := releaseJSON{Result: "refused", Namespace: manager.Namespace(), Refusal: refusalOf(refusal)}
+		return errors.Join(printJSON(stdout, out), &codeError{code: exitRefused})
 	}
 	result, err := manager.Release(context.Background(), *generation)
 	if err != nil && result.Kind != lease.Released {
@@ -290,11 +361,42 @@ func cmdRelease(args []string, stdout io.Writer) error {
 }
 
 type inspectJSON struct {
-	State      string     `json:"state"` // empty | owned | corrupt
-	Namespace  string     `json:"namespace"`
-	Owner      *ownerJSON `json:"owner,omitempty"`
-	Diagnostic string     `json:"diagnostic,omitempty"`
-	Human      string     `json:"human,omitempty"`
+	State      string       `json:"state"` // empty | owned | corrupt | refused
+	Namespace  string       `json:"namespace"`
+	Owner      *ownerJSON   `json:"owner,omitempty"`
+	Diagnostic string       `json:"diagnostic,omitempty"`
+	Human      string       `json:"human,omitempty"`
+	Refusal    *refusalJSON `json:"refusal,omitempty"`
+}
+
+// projectionOf is the inspect JSON of a projection.
+func projectionOf(namespace string, projection lease.Projection) inspectJSON {
+	out := inspectJSON{State: projection.Kind.String(), Namespace: namespace,
+		Diagnostic: projection.Diagnostic, Human: string(projection.Human)}
+	if projection.Kind == lease.Owned {
+		out.Owner = ownerOf(projection.Owner)
+	}
+	return out
+}
+
+// refusedInspection is the inspect JSON of a namespace that cannot be read
+// safely: state "refused", exit 3, as run and acquire refuse it.
+func refusedInspection(namespace string, refusal lease.Refusal) inspectJSON {
+	return inspectJSON{State: "refused", Namespace: namespace, Refusal: refusalOf(refusal)}
+}
+
+// inspectNamespace is the projection of the namespace, or its refusal
+// (Inspect's *lease.RefusalError, or namespaceRefusal's).
+func inspectNamespace(manager *lease.Manager, refusal lease.Refusal) (lease.Projection, lease.Refusal, error) {
+	if !refusal.IsZero() {
+		return lease.Projection{}, refusal, nil
+	}
+	projection, err := manager.Inspect(context.Background())
+	var refused *lease.RefusalError
+	if errors.As(err, &refused) {
+		return lease.Projection{}, refused.Refusal, nil
+	}
+	return projection, lease.Refusal{}, err
 }
 
 func cmdInspect(args []string, stdout io.Writer) error {
@@ -307,18 +409,16 @@ func cmdInspect(args []string, stdout io.Writer) error {
 	if flags.NArg() != 0 {
 		return usagef("inspect takes no arguments")
 	}
-	manager, err := common.manager(osenv.NewInspector())
+	manager, refusal, err := common.open(osenv.NewInspector())
 	if err != nil {
 		return err
 	}
-	projection, err := manager.Inspect(context.Background())
+	projection, refusal, err := inspectNamespace(manager, refusal)
 	if err != nil {
 		return err
 	}
-	out := inspectJSON{State: projection.Kind.String(), Namespace: manager.Namespace(),
-		Diagnostic: projection.Diagnostic, Human: string(projection.Human)}
-	if projection.Kind == lease.Owned {
-		out.Owner = ownerOf(projection.Owner)
+	if !refusal.IsZero() {
+		return errors.Join(printJSON(stdout, refusedInspection(manager.Namespace(), refusal)), &codeError{code: exitRefused})
 	}
-	return printJSON(stdout, out)
+	return printJSON(stdout, projectionOf(manager.Namespace(), projection))
 }

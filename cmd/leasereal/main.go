@@ -4,8 +4,9 @@
 // and its exit codes.
 //
 //	leasereal acquire|release|inspect --dir D ...   the receiver lease
-//	leasereal run [flags] --dir D -- CMD ARGS       flock(1), fenced and crash-safe
+//	leasereal run [options] D CMD ARGS              flock(1), fenced and crash-safe
 //	leasereal run -n D CMD ARGS                     drop-in for `flock -n FILE CMD`
+//	leasereal run -w 10 D -c 'shell command'        drop-in for `flock -w 10 FILE -c ...`
 //	leasereal admission inspect|run ...             the export admission
 //	leasereal dirlease recover|run ...              directory leases
 //	leasereal stress --procs N --ops M --kill-rate R
@@ -16,6 +17,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/leasekit/leasekit/lease"
 )
 
 // Exit codes (docs/LEASEREAL.md). `run` passes the child's code through
@@ -30,13 +33,14 @@ const (
 	exitNoCommand = 127
 )
 
-// usageError is a command-line mistake (exit 2).
-type usageError struct{ problem string }
+// usageError is a command-line mistake (exit 2). usage is the help to
+// print after it; empty means the whole usageText.
+type usageError struct{ problem, usage string }
 
 func (e *usageError) Error() string { return e.problem }
 
 func usagef(format string, args ...any) error {
-	return &usageError{fmt.Sprintf(format, args...)}
+	return &usageError{problem: fmt.Sprintf(format, args...)}
 }
 
 // exitError carries an explicit exit code out of a subcommand.
@@ -57,14 +61,17 @@ const usageText = `usage:
   leasereal release  --dir D --generation G [--root-id R]
   leasereal inspect  --dir D
   leasereal reclaim  --dir D [--force] [--generation G]   (operator: corrupt/remote owner into quarantine/)
-  leasereal run      [--dir D | -n D] [--wait DUR | -w SECONDS] [--conflict-exit-code N | -E N] [--json] -- CMD [ARGS...]
+  leasereal run      [-n | -w SECONDS] [-E N] [-o] [--verbose] [--json] D CMD [ARGS...]   (as flock(1))
+  leasereal run      [-n | -w SECONDS] [-E N] [-o] [--verbose] [--json] D -c 'shell command'
+  leasereal run      [options] --dir D [--] CMD [ARGS...]      (leasereal run --help: every option)
   leasereal admission inspect --state-home H
   leasereal admission run     --state-home H -- CMD [ARGS...]
   leasereal dirlease recover  --state-home H
   leasereal dirlease run      --state-home H --path P -- CMD [ARGS...]
   leasereal stress   [--engine lease|admission] --procs N --ops M --kill-rate R [--seed S] [--work-dir W] [--no-inspect] [--json]
-exit codes: 0 ok, 1 held/not-owner/violation, 2 usage, 3 refused (operator or retry), 4 error;
-run passes the child's code through (128+N when a signal N killed it, 127 when it cannot start).
+exit codes: 0 ok, 1 held/not-owner/violation (run: -E N), 2 usage, 3 refused (operator or retry),
+4 error; run passes the child's code through (128+N when a signal N killed it, 127 when it cannot
+start).
 `
 
 func main() {
@@ -80,17 +87,25 @@ func mainCode(args []string, stdout, stderr io.Writer) int {
 	err := dispatch(args[0], args[1:], stdout, stderr)
 	var usage *usageError
 	var coded *codeError
+	var refused *lease.RefusalError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &usage):
-		fmt.Fprintf(stderr, "leasereal: %v\n%s", usage, usageText)
+		help := usage.usage
+		if help == "" {
+			help = usageText
+		}
+		fmt.Fprintf(stderr, "leasereal: %v\n%s", usage, help)
 		return exitUsage
 	case errors.As(err, &coded):
 		if coded.err != nil {
 			fmt.Fprintf(stderr, "leasereal: %v\n", coded.err)
 		}
 		return coded.code
+	case errors.As(err, &refused):
+		fmt.Fprintf(stderr, "leasereal: %v\n", err)
+		return exitRefused
 	}
 	fmt.Fprintf(stderr, "leasereal: %v\n", err)
 	return exitError
@@ -105,7 +120,7 @@ func dispatch(command string, args []string, stdout, stderr io.Writer) error {
 	case "inspect":
 		return cmdInspect(args, stdout)
 	case "run":
-		return cmdRun(args, stderr)
+		return cmdRun(args, stdout, stderr)
 	case "reclaim":
 		return cmdReclaim(args, stdout)
 	case "admission":

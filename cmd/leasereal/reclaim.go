@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -54,15 +53,25 @@ func cmdReclaim(args []string, stdout io.Writer) error {
 	if flags.NArg() != 0 {
 		return usagef("reclaim takes no arguments")
 	}
-	manager, err := common.manager(osenv.NewInspector())
+	manager, refusal, err := common.open(osenv.NewInspector())
 	if err != nil {
 		return err
 	}
 	namespace := manager.Namespace()
+	if refusal.Reason == refusalNotDirectory {
+		if info, err := osenv.NewFS().Lstat(namespace); err == nil && !info.IsDir() && !info.IsSymlink() {
+			return reclaimNotDirectory(stdout, namespace, refusal, info, *force)
+		}
+	}
 	out := reclaimOutputJSON{Namespace: namespace}
-	projection, err := manager.Inspect(context.Background())
+	projection, refusal, err := inspectNamespace(manager, refusal)
 	if err != nil {
 		return err
+	}
+	if !refusal.IsZero() {
+		out.Result, out.Why = "refused", refusal.String()
+		out.Evidence.Projection = refusedInspection(namespace, refusal)
+		return errors.Join(printJSON(stdout, out), &codeError{code: exitRefused})
 	}
 	if projection.Kind == lease.Empty {
 		out.Result, out.Why = "nothing", "no receiver.lock"
@@ -74,7 +83,7 @@ func cmdReclaim(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out.Evidence = evidenceOf(fsys, receiver, projection, judged)
+	out.Evidence = evidenceOf(fsys, namespace, projection, judged)
 	if refusal := reclaimRefusal(projection, *generation); refusal != "" {
 		out.Result, out.Why = "refused", refusal
 		return errors.Join(printJSON(stdout, out), &codeError{code: exitRefused})
@@ -91,12 +100,11 @@ func cmdReclaim(args []string, stdout io.Writer) error {
 	return printJSON(stdout, out)
 }
 
-func evidenceOf(fsys lease.FS, receiver string, projection lease.Projection, judged lease.FileInfo) evidenceJSON {
-	evidence := evidenceJSON{Projection: inspectJSON{State: projection.Kind.String(),
-		Diagnostic: projection.Diagnostic, Human: string(projection.Human)},
+func evidenceOf(fsys lease.FS, namespace string, projection lease.Projection, judged lease.FileInfo) evidenceJSON {
+	receiver := filepath.Join(namespace, "receiver.lock")
+	evidence := evidenceJSON{Projection: projectionOf(namespace, projection),
 		Mode: judged.Mode.String(), Dev: judged.Dev, Ino: judged.Ino}
 	if projection.Kind == lease.Owned {
-		evidence.Projection.Owner = ownerOf(projection.Owner)
 		current, err := osenv.NewInspector().Current()
 		if err == nil {
 			evidence.OwnerState = lease.ClassifyRecord(projection.Owner.Identity(), current, osenv.NewInspector()).Kind.String()
@@ -152,7 +160,7 @@ func forceQuarantine(fsys lease.FS, namespace string, judged lease.FileInfo, pro
 	}
 	target := filepath.Join(quarantine, fmt.Sprintf("receiver.forced.%s.%d.%s", label,
 		time.Now().UnixMilli(), osenv.NewIDSource().NewID()))
-	if err := fsys.RenameNoReplace(filepath.Join(namespace, "receiver.lock"), target); err != nil {
+	if err := renameToFreshName(fsys, filepath.Join(namespace, "receiver.lock"), target); err != nil {
 		return "", err
 	}
 	for _, dir := range []string{namespace, quarantine} {
@@ -169,6 +177,50 @@ func forceQuarantine(fsys lease.FS, namespace string, judged lease.FileInfo, pro
 			target, moved.Dev, moved.Ino, judged.Dev, judged.Ino)
 	}
 	return target, nil
+}
+
+// renameToFreshName is RenameNoReplace, or Rename where the filesystem
+// lacks it (errors.ErrUnsupported, as on FUSE): target carries a fresh
+// random ID, so nothing is there to replace.
+func renameToFreshName(fsys lease.FS, from, target string) error {
+	err := fsys.RenameNoReplace(from, target)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return fsys.Rename(from, target)
+	}
+	return err
+}
+
+// reclaimNotDirectory is reclaim of a namespace path taken by a
+// non-directory (a regular file...): the evidence (its mode, device,
+// inode) first; with force, a rename, without replacing anything, to
+// <namespace>.not-a-directory.<unix ms>.<id> beside it, the parent fsynced.
+// The next run then makes the namespace. Nothing is deleted.
+func reclaimNotDirectory(stdout io.Writer, namespace string, refusal lease.Refusal, judged lease.FileInfo, force bool) error {
+	out := reclaimOutputJSON{Namespace: namespace, Evidence: evidenceJSON{
+		Projection: refusedInspection(namespace, refusal),
+		Mode:       judged.Mode.String(), Dev: judged.Dev, Ino: judged.Ino}}
+	if !force {
+		out.Result, out.Why = "dry-run", "rerun with --force to rename "+namespace+" aside"
+		return errors.Join(printJSON(stdout, out), &codeError{code: exitRefused})
+	}
+	fsys := osenv.NewFS()
+	target := fmt.Sprintf("%s.not-a-directory.%d.%s", namespace, time.Now().UnixMilli(), osenv.NewIDSource().NewID())
+	if err := renameToFreshName(fsys, namespace, target); err != nil {
+		return err
+	}
+	if err := syncDir(fsys, filepath.Dir(namespace)); err != nil {
+		return err
+	}
+	moved, err := fsys.Lstat(target)
+	if err != nil {
+		return err
+	}
+	if moved.Dev != judged.Dev || moved.Ino != judged.Ino {
+		return fmt.Errorf("%s changed between the evidence and the move; %s holds the new entry (dev %d ino %d, judged %d/%d): inspect it",
+			namespace, target, moved.Dev, moved.Ino, judged.Dev, judged.Ino)
+	}
+	out.Result, out.QuarantinePath = "reclaimed", target
+	return printJSON(stdout, out)
 }
 
 func syncDir(fsys lease.FS, dir string) error {

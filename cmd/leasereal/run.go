@@ -25,88 +25,76 @@ const (
 	envNamespace  = "LEASEKIT_NAMESPACE"
 )
 
-// Backoff between acquire attempts while `run --wait` waits for a holder.
+// Backoff between acquire attempts while `run -w` waits for a holder.
 const (
 	waitBackoffMin = 10 * time.Millisecond
 	waitBackoffMax = 500 * time.Millisecond
 )
 
-// runFlags are `run`'s options.
+// runFlags are `run`'s options (runopts.go parses them).
 type runFlags struct {
-	common       leaseFlags
-	noWait       bool
-	wait         time.Duration
-	waitSeconds  float64
-	conflictCode int
-	jsonOut      bool
-	verbose      bool
-	sessionID    string
-	sessionFile  string
-}
-
-func parseRun(args []string) (runFlags, []string, error) {
-	flags := newFlagSet("run")
-	var f runFlags
-	f.common.register(flags)
-	flags.BoolVar(&f.noWait, "n", false, "fail at once when the lease is held (the default, as flock -n)")
-	flags.BoolVar(&f.noWait, "nonblock", false, "same as -n")
-	flags.DurationVar(&f.wait, "wait", 0, "wait up to this long for a holder to go away")
-	flags.Float64Var(&f.waitSeconds, "w", 0, "wait up to this many seconds (as flock -w)")
-	flags.IntVar(&f.conflictCode, "conflict-exit-code", exitConflict, "exit code when the lease stays held (as flock -E)")
-	flags.IntVar(&f.conflictCode, "E", exitConflict, "same as --conflict-exit-code")
-	flags.BoolVar(&f.jsonOut, "json", false, "print the acquire and release results as JSON lines on stderr")
-	flags.BoolVar(&f.verbose, "verbose", false, "say on stderr when the lease is held")
-	flags.StringVar(&f.sessionID, "session-id", "", "session ID to record (default leasereal-<pid>)")
-	flags.StringVar(&f.sessionFile, "session-file", "", "absolute session file to record (default <dir>/leasereal.session)")
-	if err := parseFlags(flags, args); err != nil {
-		return f, nil, err
-	}
-	rest := flags.Args()
-	if f.common.dir == "" {
-		if len(rest) == 0 {
-			return f, nil, usagef("run needs --dir D or a directory argument")
-		}
-		f.common.dir, rest = rest[0], rest[1:]
-	}
-	if len(rest) > 0 && rest[0] == "--" {
-		rest = rest[1:]
-	}
-	switch {
-	case len(rest) == 0:
-		return f, nil, usagef("run needs a command")
-	case f.wait < 0 || f.waitSeconds < 0:
-		return f, nil, usagef("a wait must not be negative")
-	case f.conflictCode < 0 || f.conflictCode > 255:
-		return f, nil, usagef("--conflict-exit-code must be 0..255")
-	}
-	if f.waitSeconds > 0 {
-		f.wait = time.Duration(f.waitSeconds * float64(time.Second))
-	}
-	if f.noWait {
-		f.wait = 0
-	}
-	return f, rest, nil
+	common          leaseFlags
+	noWait          bool
+	wait            time.Duration
+	conflictCode    int
+	jsonOut         bool
+	verbose         bool
+	closeBeforeExec bool
+	help            bool
+	sessionID       string
+	sessionFile     string
 }
 
 // cmdRun acquires the lease for this process, runs the command while
 // holding it, releases it when the command ends (whatever its status), and
 // exits with the command's code. If leasereal itself is killed, the owner
 // it recorded is dead and the next acquire reclaims the lease.
-func cmdRun(args []string, stderr io.Writer) error {
-	f, command, err := parseRun(args)
+//
+// Signals, as flock(1): none is forwarded. The child runs in leasereal's
+// process group, so a Ctrl-C, a hangup or a kill of the group reaches it
+// directly (forwarding too would deliver it twice). leasereal catches
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT, so that it outlives the child and
+// releases the lease, except those it inherited ignored (nohup, a
+// background job): those stay ignored, for leasereal and for the child.
+// A caught signal before the child started ends the run with 128+N.
+func cmdRun(args []string, stdout, stderr io.Writer) error {
+	f, command, err := parseRunArgs(args)
+	var usage *usageError
+	if errors.As(err, &usage) {
+		usage.usage = runUsage
+	}
 	if err != nil {
 		return err
 	}
-	manager, err := f.common.manager(osenv.NewInspector())
+	if f.help {
+		_, err := fmt.Fprint(stdout, runUsage)
+		return err
+	}
+	signals, stopSignals := watchSignals()
+	defer stopSignals()
+	manager, refusal, err := f.common.open(osenv.NewInspector())
 	if err != nil {
 		return err
+	}
+	if !refusal.IsZero() {
+		if f.jsonOut {
+			writeJSONLine(stderr, map[string]any{"acquire": acquireJSON{Result: "refused",
+				Namespace: manager.Namespace(), Reclaimed: []reclaimJSON{}, Refusal: refusalOf(refusal)}})
+		}
+		return &codeError{code: exitRefused, err: fmt.Errorf("%s: %v", manager.Namespace(), refusal)}
 	}
 	request := defaultRequest(manager.Namespace(), os.Getpid(), f.sessionID, f.sessionFile)
-	owner, err := acquireWaiting(manager, request, f, stderr)
+	started := time.Now()
+	owner, err := acquireInterruptible(manager, request, f, signals, stderr)
 	if err != nil {
 		return err
 	}
-	code, runErr := runChild(command, owner, manager.Namespace())
+	if f.verbose {
+		took := time.Since(started)
+		fmt.Fprintf(stderr, "leasereal: getting the lease took %d.%06d seconds\n", took/time.Second, took%time.Second/time.Microsecond)
+		fmt.Fprintf(stderr, "leasereal: executing %s\n", describeCommand(command))
+	}
+	code, runErr := runChild(command, owner, manager.Namespace(), signals)
 	released, releaseErr := manager.Release(context.Background(), owner.Generation)
 	if f.jsonOut {
 		writeJSONLine(stderr, map[string]any{"release": releaseOf(manager.Namespace(), released)})
@@ -123,24 +111,82 @@ func cmdRun(args []string, stderr io.Writer) error {
 	return codeOrNil(code)
 }
 
+// caughtSignals are the signals leasereal outlives while it holds a lease.
+var caughtSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// watchSignals catches caughtSignals, except those this process inherited
+// ignored: the Go runtime keeps an inherited SIG_IGN for SIGHUP and SIGINT
+// (until signal.Notify asks for them), and exec passes it on, so `nohup
+// leasereal run` and a background job keep their ignore for the child too.
+// (The runtime does not report an inherited ignore of SIGTERM or SIGQUIT:
+// those are caught whatever leasereal inherited, and the child starts with
+// the default action for them; docs/LEASEREAL.md.)
+func watchSignals() (<-chan os.Signal, func()) {
+	signals := make(chan os.Signal, 8)
+	for _, sig := range caughtSignals {
+		if !signal.Ignored(sig) {
+			signal.Notify(signals, sig)
+		}
+	}
+	return signals, func() { signal.Stop(signals) }
+}
+
+// interruptedError is a caught signal that ended the run before its child
+// started: exit 128+N, as a shell reports a process that signal N killed.
+func interruptedError(sig os.Signal) error {
+	number := int(sig.(syscall.Signal))
+	return &codeError{code: 128 + number, err: fmt.Errorf("interrupted by %v before the command started", sig)}
+}
+
+// acquireInterruptible is acquireWaiting, ended early by a caught signal
+// (its context is cancelled, its backoff cut short). A lease acquired when
+// the signal comes is released before returning.
+func acquireInterruptible(manager *lease.Manager, request lease.AcquireRequest, f runFlags, signals <-chan os.Signal, stderr io.Writer) (lease.Owner, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	interrupted := make(chan os.Signal, 1)
+	watcherDone := make(chan struct{})
+	go func() {
+		defer close(watcherDone)
+		select {
+		case sig := <-signals:
+			interrupted <- sig
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	owner, err := acquireWaiting(ctx, manager, request, f, stderr)
+	cancel()
+	<-watcherDone
+	select {
+	case sig := <-interrupted:
+		if err == nil {
+			if _, releaseErr := manager.Release(context.Background(), owner.Generation); releaseErr != nil {
+				fmt.Fprintf(stderr, "leasereal: releasing %s after %v: %v\n", manager.Namespace(), sig, releaseErr)
+			}
+		}
+		return lease.Owner{}, interruptedError(sig)
+	default:
+	}
+	return owner, err
+}
+
 // acquireWaiting acquires, retrying while the lease is held or the guard
-// busy until the wait ends; the attempts are bounded by the wait too.
-func acquireWaiting(manager *lease.Manager, request lease.AcquireRequest, f runFlags, stderr io.Writer) (lease.Owner, error) {
+// busy until the wait ends, with a backoff from waitBackoffMin doubling to
+// waitBackoffMax. The attempts are bounded by the wait and by a count
+// derived from it; each attempt is bounded by the guard wait.
+//
+// TODO(issue 19): use the library's waiting acquire (lease19's
+// AcquireWait-like API with a context) once it lands, instead of this loop.
+func acquireWaiting(ctx context.Context, manager *lease.Manager, request lease.AcquireRequest, f runFlags, stderr io.Writer) (lease.Owner, error) {
 	deadline := time.Now().Add(f.wait)
 	attemptsMax := 2 + int(f.wait/waitBackoffMin)
 	backoff := waitBackoffMin
 	for attempt := 1; ; attempt++ {
-		result, err := manager.Acquire(context.Background(), request)
+		result, err := manager.Acquire(ctx, request)
 		if err != nil {
 			return lease.Owner{}, err
 		}
-		if f.jsonOut {
-			writeJSONLine(stderr, map[string]any{"acquire": acquireOf(manager.Namespace(), result)})
-		}
-		for _, reclaim := range result.Reclaimed {
-			fmt.Fprintf(stderr, "leasereal: reclaimed the stale owner pid %d (generation %s, epoch %d): %s; its record is in %s\n",
-				reclaim.Owner.PID, reclaim.Owner.Generation, reclaim.Owner.Epoch, reclaim.Reason, reclaim.QuarantinePath)
-		}
+		reportAcquire(manager.Namespace(), result, f, stderr)
 		retryable := result.Kind == lease.Held ||
 			(result.Kind == lease.Refused && result.Refusal.Reason == lease.RefusalLifecycleBusy)
 		switch {
@@ -149,18 +195,46 @@ func acquireWaiting(manager *lease.Manager, request lease.AcquireRequest, f runF
 		case !retryable:
 			return lease.Owner{}, &codeError{code: exitRefused, err: fmt.Errorf("%s: %v", manager.Namespace(), result.Refusal)}
 		case attempt >= attemptsMax || !time.Now().Before(deadline):
-			if result.Kind == lease.Refused {
-				return lease.Owner{}, &codeError{code: exitRefused, err: fmt.Errorf("%s: %v", manager.Namespace(), result.Refusal)}
-			}
-			if f.verbose {
-				fmt.Fprintf(stderr, "leasereal: %s is held by pid %d (generation %s, epoch %d)\n",
-					manager.Namespace(), result.Owner.PID, result.Owner.Generation, result.Owner.Epoch)
-			}
-			return lease.Owner{}, &codeError{code: f.conflictCode}
+			return lease.Owner{}, gaveUp(manager.Namespace(), result, f, stderr)
 		}
-		time.Sleep(min(backoff, time.Until(deadline)))
+		timer := time.NewTimer(min(backoff, time.Until(deadline)))
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return lease.Owner{}, ctx.Err()
+		}
 		backoff = min(2*backoff, waitBackoffMax)
 	}
+}
+
+// reportAcquire prints one attempt's JSON line (--json) and its reclaims.
+func reportAcquire(namespace string, result lease.AcquireResult, f runFlags, stderr io.Writer) {
+	if f.jsonOut {
+		writeJSONLine(stderr, map[string]any{"acquire": acquireOf(namespace, result)})
+	}
+	for _, reclaim := range result.Reclaimed {
+		fmt.Fprintf(stderr, "leasereal: reclaimed the stale owner pid %d (generation %s, epoch %d): %s; its record is in %s\n",
+			reclaim.Owner.PID, reclaim.Owner.Generation, reclaim.Owner.Epoch, reclaim.Reason, reclaim.QuarantinePath)
+	}
+}
+
+// gaveUp is the error of a run whose lease stayed held (or its guard busy)
+// for the whole wait: the conflict code for a holder, as flock; exit 3 for
+// a guard that stayed busy.
+func gaveUp(namespace string, last lease.AcquireResult, f runFlags, stderr io.Writer) error {
+	if last.Kind == lease.Refused {
+		return &codeError{code: exitRefused, err: fmt.Errorf("%s: %v", namespace, last.Refusal)}
+	}
+	if f.verbose {
+		what := "failed to get the lease"
+		if f.wait > 0 {
+			what = "timeout while waiting to get the lease"
+		}
+		fmt.Fprintf(stderr, "leasereal: %s: %s is held by pid %d (generation %s, epoch %d)\n",
+			what, namespace, last.Owner.PID, last.Owner.Generation, last.Owner.Epoch)
+	}
+	return &codeError{code: f.conflictCode}
 }
 
 func writeJSONLine(out io.Writer, value any) {
@@ -171,19 +245,16 @@ func writeJSONLine(out io.Writer, value any) {
 	fmt.Fprintf(out, "%s\n", data)
 }
 
-// runChild runs the command with the lease exported in its environment,
-// forwarding SIGINT, SIGTERM, SIGHUP and SIGQUIT to it, and returns its
-// exit code: its own, 128+N when signal N killed it, 126/127 when it could
-// not start (then err says why).
-func runChild(command []string, owner lease.Owner, namespace string) (int, error) {
+// runChild runs the command with the lease exported in its environment, in
+// leasereal's process group, and returns its exit code: its own, 128+N when
+// signal N killed it, 126/127 when it could not start (then err says why).
+// Caught signals are drained while it runs and never forwarded (cmdRun).
+func runChild(command []string, owner lease.Owner, namespace string, signals <-chan os.Signal) (int, error) {
 	child := exec.Command(command[0], command[1:]...)
 	child.Stdin, child.Stdout, child.Stderr = os.Stdin, os.Stdout, os.Stderr
 	child.SysProcAttr = childAttributes()
 	child.Env = append(os.Environ(), envGeneration+"="+owner.Generation,
 		envEpoch+"="+strconv.FormatUint(owner.Epoch, 10), envNamespace+"="+namespace)
-	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	defer signal.Stop(signals)
 	// Pdeathsig follows the thread that forked: keep it alive until Wait.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -194,11 +265,12 @@ func runChild(command []string, owner lease.Owner, namespace string) (int, error
 		return exitNoCommand, err
 	}
 	done := make(chan struct{})
+	drained := make(chan struct{})
 	go func() {
+		defer close(drained)
 		for {
 			select {
-			case sig := <-signals:
-				_ = child.Process.Signal(sig)
+			case <-signals: // the child has its own copy, from the process group
 			case <-done:
 				return
 			}
@@ -206,6 +278,7 @@ func runChild(command []string, owner lease.Owner, namespace string) (int, error
 	}()
 	err := child.Wait()
 	close(done)
+	<-drained
 	if err == nil {
 		return 0, nil
 	}
@@ -213,9 +286,8 @@ func runChild(command []string, owner lease.Owner, namespace string) (int, error
 	if !errors.As(err, &exitErr) {
 		return exitError, err
 	}
-	status, ok := exitErr.Sys().(syscall.WaitStatus)
-	if ok && status.Signaled() {
-		return 128 + int(status.Signal()), nil
+	if number := signalOf(exitErr); number != 0 {
+		return 128 + number, nil
 	}
 	return exitErr.ExitCode(), nil
 }

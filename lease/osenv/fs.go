@@ -185,7 +185,10 @@ func (FS) Rename(oldpath, newpath string) error {
 }
 
 // RenameNoReplace is rename without replacement: EEXIST if newpath exists.
-// See renameNoReplace in rename_*.go for the per-platform call.
+// See renameNoReplace in rename_*.go for the per-platform call. A
+// filesystem without the primitive fails with an errno that is
+// errors.ErrUnsupported (ENOSYS, EOPNOTSUPP; Linux's EINVAL for the flag is
+// reported as EOPNOTSUPP), so that callers can fall back.
 func (FS) RenameNoReplace(oldpath, newpath string) error {
 	err := retryEINTR(func() error { return renameNoReplace(oldpath, newpath) })
 	return linkError("renamenoreplace", oldpath, newpath, err)
