@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -150,6 +151,43 @@ func TestAdmissionStressWithKills(t *testing.T) {
 // owner dead, acquires take over live claims; the check must say so.
 func TestAdmissionStressCatchesAPlantedBug(t *testing.T) {
 	report, err := Run(Config{Engine: EngineAdmission, Dir: t.TempDir(), Procs: 3, Ops: 150, Seed: 3,
+		PlantBlindInspector: true, WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report %+v", report)
+	if report.Violations == 0 || report.Check != "illegal" {
+		t.Fatalf("the planted bug went unnoticed: violations %d, check %s", report.Violations, report.Check)
+	}
+}
+
+// TestDirleaseStressWithKills runs the dirlease campaign: creators and
+// recoverers, SIGKILLed at random, children outliving their creators; the
+// history must check against the dirlease model, recovery must have removed
+// killed creators' directories, and the final pass must leave no claim.
+func TestDirleaseStressWithKills(t *testing.T) {
+	report, err := Run(Config{Engine: EngineDirlease, Dir: fastDir(t), Procs: 6, Ops: 3000, KillRate: testKillRate(30), Seed: 11,
+		WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report %+v", report)
+	if report.Violations != 0 || report.Check != "ok" || report.Ops != 3000 {
+		t.Fatalf("violations %d check %s ops %d (visualization %s)", report.Violations, report.Check, report.Ops, report.Visualization)
+	}
+	if report.Kills == 0 || report.Reclaims == 0 {
+		t.Fatalf("kills %d, directories recovered %d: the run exercised no crash recovery", report.Kills, report.Reclaims)
+	}
+	if !strings.HasSuffix(report.LivenessAcquire, " 0 claim(s) left") {
+		t.Fatalf("liveness: %s", report.LivenessAcquire)
+	}
+}
+
+// TestDirleaseStressCatchesAPlantedBug: with an inspector that calls every
+// other process dead, recovery removes live creators' directories; the
+// check must say so.
+func TestDirleaseStressCatchesAPlantedBug(t *testing.T) {
+	report, err := Run(Config{Engine: EngineDirlease, Dir: t.TempDir(), Procs: 4, Ops: 400, Seed: 3,
 		PlantBlindInspector: true, WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
