@@ -143,7 +143,7 @@ func TestUsageAndErrors(t *testing.T) {
 		{"run without command", []string{"run", "--dir", t.TempDir()}, exitUsage},
 		{"bad owner", []string{"acquire", "--dir", t.TempDir(), "--owner", "nobody"}, exitUsage},
 		{"namespace is a file", []string{"acquire", "--dir", notDirectory}, exitError},
-		{"stress of an engine not implemented", []string{"stress", "--engine", "dirlease"}, exitUsage},
+		{"stress of an unknown engine", []string{"stress", "--engine", "nope"}, exitUsage},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
