@@ -74,14 +74,14 @@ type fixedClock struct {
 func (c fixedClock) Now() time.Time { return c.now }
 
 // newDirConfig is the dirlease engine on the real OS with the death gate,
-// judging at wall time now.
-func newDirConfig(config WorkerConfig, now time.Time) dirlease.Config {
+// judging at wall time now, over fsys.
+func newDirConfig(config WorkerConfig, now time.Time, fsys lease.FS) dirlease.Config {
 	var inspector lease.Inspector = deathGate{inner: osenv.NewInspector(), spawnsPath: config.SpawnsPath,
 		deathsPath: config.DeathsPath}
 	if config.PlantBlindInspector {
 		inspector = blindInspector{Inspector: osenv.NewInspector()}
 	}
-	return dirlease.Config{StateHome: config.Namespace, FS: osenv.NewFS(), Clock: fixedClock{Clock: osenv.NewClock(), now: now},
+	return dirlease.Config{StateHome: config.Namespace, FS: fsys, Clock: fixedClock{Clock: osenv.NewClock(), now: now},
 		Inspector: inspector, IDs: osenv.NewIDSource()}
 }
 
@@ -127,7 +127,9 @@ func RunDirleaseWorker(config WorkerConfig) error {
 	for range config.Ops {
 		if config.Role == RoleRecoverer {
 			_, err = w.recover()
-			time.Sleep(time.Duration(1+w.random.IntN(5)) * time.Millisecond)
+			// A short pause: a recoverer's share lasts about as long as a
+			// creator's, so kills keep meeting creators until the end.
+			time.Sleep(time.Duration(w.random.IntN(1000)) * time.Microsecond)
 		} else {
 			err = w.step()
 		}
@@ -145,10 +147,13 @@ func (w *dirWorker) step() error {
 		return w.create()
 	}
 	choice := w.random.IntN(100)
-	if choice < 20 {
+	phase := w.mine.lease.Claim().Phase
+	// Running lingers (looks at the directory half the time): a kill then
+	// often leaves a running claim whose child outlives its owner.
+	if choice < 20 || (phase == dirlease.PhaseRunning && choice < 50) {
 		return w.use()
 	}
-	switch w.mine.lease.Claim().Phase {
+	switch phase {
 	case dirlease.PhasePreparing, dirlease.PhaseSettled:
 		if choice < 60 {
 			return w.update(dirlease.PhaseLaunching)
@@ -163,11 +168,22 @@ func (w *dirWorker) step() error {
 	return w.update(dirlease.PhaseSettled) // running
 }
 
+// leasedName is a creator's directory name: l<lane>-<n>.
+func leasedName(lane, n int) string { return fmt.Sprintf("l%d-%d", lane, n) }
+
+// isLeasedName tells a creator's directory from a recovery's quarantine
+// beside it in the work root.
+func isLeasedName(name string) bool {
+	var lane, n int
+	parsed, err := fmt.Sscanf(name, "l%d-%d", &lane, &n)
+	return err == nil && parsed == 2 && name == leasedName(lane, n)
+}
+
 // create makes a fresh private directory and leases it. A directory whose
 // Create is cut short or fails is left where it is (and never reused).
 func (w *dirWorker) create() error {
 	w.made++
-	path := filepath.Join(w.config.WorkDir, fmt.Sprintf("l%d-%d", w.config.Lane, w.made))
+	path := filepath.Join(w.config.WorkDir, leasedName(w.config.Lane, w.made))
 	if err := os.Mkdir(path, 0o700); err != nil {
 		return err
 	}
@@ -179,7 +195,7 @@ func (w *dirWorker) create() error {
 	if err != nil {
 		return err
 	}
-	held, opErr := dirlease.Create(newDirConfig(w.config, now), request)
+	held, opErr := dirlease.Create(newDirConfig(w.config, now, osenv.NewFS()), request)
 	if opErr != nil {
 		return w.finish(call, nil, opErr)
 	}
@@ -307,7 +323,8 @@ func (w *dirWorker) recover() (dirlease.Report, error) {
 	if err != nil {
 		return dirlease.Report{}, err
 	}
-	report, opErr := dirlease.Recover(newDirConfig(w.config, now))
+	fsys := moveLogFS{FS: osenv.NewFS(), workDir: w.config.WorkDir, movesPath: movesPath(w.config), lane: w.config.Lane}
+	report, opErr := dirlease.Recover(newDirConfig(w.config, now, fsys))
 	if opErr != nil {
 		// The model treats a failed pass as one of unknown outcome (any
 		// recoverable claim may be gone); the log keeps the error.
@@ -315,6 +332,152 @@ func (w *dirWorker) recover() (dirlease.Report, error) {
 	}
 	return report, w.finish(call, models.DirRecoverResult{Recovered: report.Recovered, Published: report.Published,
 		Active: report.Active, Indeterminate: report.Indeterminate}, nil)
+}
+
+// Move is a recovery's move of a leased directory out of its path (the
+// first step of removing it, into a quarantine), logged by the recoverer
+// (moves.jsonl beside spawns.jsonl) right after the rename succeeded, with
+// Ns stamped right BEFORE the rename. The parent checks every move against
+// the ground truth (checkDirMoves): a correct recovery judges the owner, and
+// a running claim's child, dead through the death gate, which waits until
+// their deaths are stamped, so it moves only after those stamps.
+type Move struct {
+	Lane int    `json:"lane"`
+	Path string `json:"path"`
+	Ns   int64  `json:"ns"`
+}
+
+func movesPath(config WorkerConfig) string {
+	return filepath.Join(filepath.Dir(config.SpawnsPath), "moves.jsonl")
+}
+
+// moveLogFS logs every rename of an entry of the work root (a leased
+// directory) as a Move.
+type moveLogFS struct {
+	lease.FS
+	workDir, movesPath string
+	lane               int
+}
+
+func (f moveLogFS) Rename(oldpath, newpath string) error {
+	return f.logged(oldpath, func() error { return f.FS.Rename(oldpath, newpath) })
+}
+
+func (f moveLogFS) RenameNoReplace(oldpath, newpath string) error {
+	return f.logged(oldpath, func() error { return f.FS.RenameNoReplace(oldpath, newpath) })
+}
+
+func (f moveLogFS) logged(oldpath string, rename func() error) error {
+	ns := MonotonicNs()
+	err := rename()
+	if err != nil || f.workDir == "" || filepath.Dir(oldpath) != f.workDir || !isLeasedName(filepath.Base(oldpath)) {
+		return err // a quarantine put back (or nothing of the work root)
+	}
+	if logErr := appendJSONLine(f.movesPath, Move{Lane: f.lane, Path: oldpath, Ns: ns}); logErr != nil {
+		return fmt.Errorf("realstress: logging a recovery move: %w (the rename itself succeeded)", logErr)
+	}
+	return nil
+}
+
+// checkDirMoves checks every logged recovery move against the ground truth
+// the logs and deaths give, and describes each violation: the leased
+// directory's creator must have died (its death stamped) before the move;
+// and if the last change the creator made to the claim before the move was
+// a successful update to running, so the claim surely recorded that child,
+// the child must have died before it too. This sees what the model cannot:
+// a pass whose counts a maybe-gone claim of another dead owner explains
+// (models/dirlease.go, phantoms).
+func checkDirMoves(lanes map[int][]Record, deaths []Death, moves []Move) ([]string, error) {
+	deathOf := map[int]int64{}
+	for _, death := range deaths {
+		deathOf[death.Lane] = death.Ns
+	}
+	owner, changes, err := dirClaimChanges(lanes)
+	if err != nil {
+		return nil, err
+	}
+	var violations []string
+	for _, move := range moves {
+		lane, known := owner[move.Path]
+		if !known {
+			return nil, fmt.Errorf("recovery moved %s, which no creator leased", move.Path)
+		}
+		if death, dead := deathOf[lane]; !dead || death >= move.Ns {
+			violations = append(violations, fmt.Sprintf("lane %d's recovery moved %s while its creator, lane %d, was alive", move.Lane, move.Path, lane))
+			continue
+		}
+		var last *claimChange
+		for i := range changes[move.Path] {
+			if change := &changes[move.Path][i]; change.callNs < move.Ns && (last == nil || change.callNs > last.callNs) {
+				last = change
+			}
+		}
+		if last == nil || last.runningChild == 0 || last.returnNs >= move.Ns {
+			continue // no child, or unsure which content the claim had
+		}
+		if death, dead := deathOf[last.runningChild]; !dead || death >= move.Ns {
+			violations = append(violations, fmt.Sprintf("lane %d's recovery moved %s while the running child its claim records, lane %d, was alive",
+				move.Lane, move.Path, last.runningChild))
+		}
+	}
+	return violations, nil
+}
+
+// claimChange is a creator operation that changed, or may have changed, a
+// claim: runningChild is set only for an update to running that surely did.
+type claimChange struct {
+	callNs, returnNs int64
+	runningChild     int
+}
+
+// dirClaimChanges reads, from the creators' logs, who leased each path and
+// the operations that changed (or may have changed) its claim. A lookup, a
+// refused compare-and-swap and a recovery change nothing a creator knows.
+func dirClaimChanges(lanes map[int][]Record) (map[string]int, map[string][]claimChange, error) {
+	owner := map[string]int{}
+	changes := map[string][]claimChange{}
+	for lane, records := range lanes {
+		for i := 0; i < len(records); i++ {
+			call := records[i]
+			if call.Phase != PhaseCall || call.Op == OpDirRecover || call.Op == OpDirUse {
+				continue
+			}
+			input, err := decodeInput(call)
+			if err != nil {
+				return nil, nil, err
+			}
+			change := claimChange{callNs: call.Ns, returnNs: 1<<63 - 1} // cut short: unsure from its call on
+			var output any = models.Unknown{}
+			if i+1 < len(records) && records[i+1].Phase == PhaseReturn {
+				i++
+				change.returnNs = records[i].Ns
+				if output, err = decodeOutput(records[i]); err != nil {
+					return nil, nil, err
+				}
+			}
+			var path string
+			switch in := input.(type) {
+			case models.DirCreate:
+				path, owner[in.Path] = in.Path, lane
+			case models.DirUpdate:
+				path = in.Path
+				if out, ok := output.(models.DirUpdateResult); ok && out.Kind != models.CASOK {
+					continue // refused: nothing changed
+				} else if ok && in.ToPhase == models.DirRunning {
+					change.runningChild = in.Child
+				}
+			case models.DirRelease:
+				path = in.Path
+				if out, ok := output.(models.DirReleaseResult); ok && out.Kind != models.CASOK {
+					continue
+				}
+			default:
+				return nil, nil, fmt.Errorf("lane %d: a %s in a dirlease log", lane, call.Op)
+			}
+			changes[path] = append(changes[path], change)
+		}
+	}
+	return owner, changes, nil
 }
 
 // childMain is the hidden `stress-worker --child`: a process a creator

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -85,6 +86,11 @@ type Report struct {
 	// piece (Config.CompareWholeCheck only).
 	WholeCheck        string  `json:"wholeCheck,omitempty"`
 	WholeCheckSeconds float64 `json:"wholeCheckSeconds,omitempty"`
+	// Moves (dirlease) is how many leased directories recovery passes moved
+	// out of their paths; GroundTruth describes each move the ground truth
+	// forbids (a violation each).
+	Moves       int      `json:"moves,omitempty"`
+	GroundTruth []string `json:"groundTruth,omitempty"`
 	// LivenessAcquire is the final acquire's outcome after every worker died.
 	LivenessAcquire string `json:"livenessAcquire"`
 	// Visualization is the porcupine HTML written on a failed check.
@@ -576,6 +582,9 @@ func (r *runner) check() (Report, error) {
 	}
 	if r.config.Engine == EngineDirlease {
 		r.report.Reclaims = recoveredDirectories(history.Operations)
+		if err := r.checkMoves(); err != nil {
+			return r.report, err
+		}
 	}
 	engine, err := engineChecks(r.config.Engine)
 	if err != nil {
@@ -610,6 +619,24 @@ func (r *runner) check() (Report, error) {
 		return r.report, err
 	}
 	return r.report, writeFailure(filepath.Join(r.dir, "failure.txt"), result.Info, result.Model)
+}
+
+// checkMoves checks the dirlease recoveries' moves against the ground
+// truth (checkDirMoves); each bad move is a violation, described in
+// GroundTruth and in ground-truth.txt.
+func (r *runner) checkMoves() error {
+	moves, err := readJSONLines[Move](filepath.Join(r.dir, "moves.jsonl"))
+	if err != nil {
+		return err
+	}
+	r.report.Moves = len(moves)
+	violations, err := checkDirMoves(r.lanes, r.deaths, moves)
+	if err != nil || len(violations) == 0 {
+		return err
+	}
+	r.report.Violations += len(violations)
+	r.report.GroundTruth = violations
+	return os.WriteFile(filepath.Join(r.dir, "ground-truth.txt"), []byte(strings.Join(violations, "\n")+"\n"), 0o600)
 }
 
 // recoveredDirectories sums the directories the recovery passes of a
