@@ -22,7 +22,7 @@ import (
 
 // Config configures one stress run.
 type Config struct {
-	// Engine is EngineLease (default) or EngineAdmission.
+	// Engine is EngineLease (default), EngineAdmission or EngineDirlease.
 	Engine string
 	// Dir is an empty or missing work directory: the namespace, the logs,
 	// the deaths file and any failure report go inside it.

@@ -28,7 +28,8 @@ const (
 
 // WorkerConfig is one worker incarnation's assignment.
 type WorkerConfig struct {
-	// Engine is EngineLease (the default when empty) or EngineAdmission.
+	// Engine is EngineLease (the default when empty), EngineAdmission or
+	// EngineDirlease.
 	Engine string
 	// Namespace is the lease namespace, or the admission state home.
 	Namespace  string
