@@ -198,3 +198,35 @@ func TestDirleaseStressCatchesAPlantedBug(t *testing.T) {
 		t.Fatalf("the planted bug went unnoticed: violations %d, check %s", report.Violations, report.Check)
 	}
 }
+
+// TestQuiescePausesMakeSegments: with pauses every 20 ms the history has
+// quiescent points and the check cuts it into many segments (a barrier
+// whose workers never wait makes none: checked by breaking it); both ways
+// the segmented and the whole check agree.
+func TestQuiescePausesMakeSegments(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		every time.Duration
+	}{{"pauses", 20 * time.Millisecond}, {"no pauses", -1}} {
+		t.Run(c.name, func(t *testing.T) {
+			report, err := Run(Config{Dir: fastDir(t), Procs: 4, Ops: 3000, Seed: 13, QuiesceEvery: c.every, SegmentOps: 50,
+				CompareWholeCheck: true, WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("report %+v", report)
+			if report.Check != "ok" || report.WholeCheck != "ok" || report.Violations != 0 {
+				t.Fatalf("check %s, whole %s, violations %d", report.Check, report.WholeCheck, report.Violations)
+			}
+			if c.every > 0 && (report.QuiescentPoints == 0 || report.Segments < 3) {
+				t.Fatalf("%d pauses, %d segments: the pauses made no gaps", report.QuiescentPoints, report.Segments)
+			}
+			// Without pauses, gaps are left to chance (the liveness acquire
+			// after every worker ended is one; a loaded machine may make
+			// others), so only the pause count is pinned.
+			if c.every < 0 && report.QuiescentPoints != 0 {
+				t.Fatalf("%d pauses without pauses", report.QuiescentPoints)
+			}
+		})
+	}
+}
