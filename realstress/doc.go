@@ -1,10 +1,13 @@
 // Package realstress is the real-OS multi-process stress campaign behind
 // `leasereal stress`: N real worker processes contend on one lease
-// namespace through lease/osenv, a parent SIGKILLs them at random and
-// restarts them, every operation's call and return is stamped on
-// CLOCK_MONOTONIC (comparable across processes), and the merged history is
-// checked by the same porcupine models (package models) that check the
-// simulator's histories.
+// namespace (or the admission slot, or dirlease claims: dirlease.go)
+// through lease/osenv, a parent SIGKILLs them at random and restarts them,
+// every operation's call and return is stamped on CLOCK_MONOTONIC
+// (comparable across processes), and the merged history is checked by the
+// same porcupine models (package models) that check the simulator's
+// histories, in segments cut at quiescent points (segment.go) that the
+// parent makes by pausing every worker between two operations now and then
+// (quiesce.go).
 //
 // # Why the history is sound
 //
@@ -35,4 +38,10 @@
 //     equal nanoseconds calls come before returns (more overlap, never a
 //     false order), and an unknown return comes before the death that bounds
 //     it.
+//   - A segment boundary is a strict gap in those stamps (every earlier
+//     operation returned before the next call), found in the history
+//     itself; the barrier only makes gaps likely. Each segment starts from
+//     every state the linearizations of the one before can end in, so
+//     segmenting changes the cost, never the verdict; a search that runs
+//     out of time is "unknown", neither a pass nor a violation.
 package realstress

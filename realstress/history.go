@@ -160,7 +160,7 @@ func pairLane(lane int, records []Record, deathOf map[int]int64, history *Histor
 			if death <= call.Ns {
 				return nil, fmt.Errorf("lane %d seq %d: called at %d, after its death at %d", lane, call.Seq, call.Ns, death)
 			}
-			if call.Op == OpInspect {
+			if call.Op == OpInspect || call.Op == OpDirUse { // read-only, cut short
 				history.DroppedInspects++
 				continue
 			}
@@ -227,6 +227,16 @@ func decodeInput(call Record) (any, error) {
 		return decodeAs[models.AdmissionAcquire](call.Input)
 	case OpAdmissionRelease:
 		return decodeAs[models.AdmissionRelease](call.Input)
+	case OpDirCreate:
+		return decodeAs[models.DirCreate](call.Input)
+	case OpDirUpdate:
+		return decodeAs[models.DirUpdate](call.Input)
+	case OpDirRelease:
+		return decodeAs[models.DirRelease](call.Input)
+	case OpDirRecover:
+		return decodeAs[models.DirRecover](call.Input)
+	case OpDirUse:
+		return decodeAs[models.DirUse](call.Input)
 	}
 	return nil, fmt.Errorf("unknown op %q", call.Op)
 }
@@ -251,6 +261,16 @@ func decodeOutput(ret Record) (any, error) {
 		return decodeAs[models.AdmissionAcquireResult](ret.Output)
 	case OpAdmissionRelease:
 		return decodeAs[models.AdmissionReleaseResult](ret.Output)
+	case OpDirCreate:
+		return decodeAs[models.DirCreateResult](ret.Output)
+	case OpDirUpdate:
+		return decodeAs[models.DirUpdateResult](ret.Output)
+	case OpDirRelease:
+		return decodeAs[models.DirReleaseResult](ret.Output)
+	case OpDirRecover:
+		return decodeAs[models.DirRecoverResult](ret.Output)
+	case OpDirUse:
+		return decodeAs[models.DirUseResult](ret.Output)
 	}
 	return nil, fmt.Errorf("unknown op %q", ret.Op)
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 
 // Config configures one stress run.
 type Config struct {
-	// Engine is EngineLease (default) or EngineAdmission.
+	// Engine is EngineLease (default), EngineAdmission or EngineDirlease.
 	Engine string
 	// Dir is an empty or missing work directory: the namespace, the logs,
 	// the deaths file and any failure report go inside it.
@@ -44,6 +45,16 @@ type Config struct {
 	WorkerCommand func(args []string) *exec.Cmd
 	// CheckTimeout bounds porcupine; 0 means one minute.
 	CheckTimeout time.Duration
+	// QuiesceEvery is how often the parent pauses every worker between two
+	// operations, to give the history quiescent points to cut at
+	// (quiesce.go); 0 means DefaultQuiesceEvery, a negative value never.
+	QuiesceEvery time.Duration
+	// SegmentOps is the smallest segment CheckSegmented cuts; 0 means
+	// defaultSegmentOps.
+	SegmentOps int
+	// CompareWholeCheck also checks the history in one piece, as before
+	// segmenting, and reports both times (Report.WholeCheck*).
+	CompareWholeCheck bool
 	// RunTimeout bounds the whole run; 0 means ten minutes.
 	RunTimeout time.Duration
 	// Progress receives a line per notable event; nil discards.
@@ -52,17 +63,34 @@ type Config struct {
 
 // Report is the outcome of a stress run.
 type Report struct {
-	Ops             int     `json:"ops"`
-	Completed       int     `json:"completed"`
-	Unknown         int     `json:"unknown"`
-	DroppedInspects int     `json:"droppedInspects"`
-	Kills           int     `json:"kills"`
-	Incarnations    int     `json:"incarnations"`
-	Reclaims        int     `json:"reclaims"`
-	Violations      int     `json:"violations"`
-	Check           string  `json:"check"` // ok | illegal | timeout
-	RunSeconds      float64 `json:"runSeconds"`
-	CheckSeconds    float64 `json:"checkSeconds"`
+	Ops             int `json:"ops"`
+	Completed       int `json:"completed"`
+	Unknown         int `json:"unknown"`
+	DroppedInspects int `json:"droppedInspects"`
+	Kills           int `json:"kills"`
+	Incarnations    int `json:"incarnations"`
+	// Reclaims: lease, the stale owners acquires moved into quarantine;
+	// dirlease, the directories recovery passes removed.
+	Reclaims   int `json:"reclaims"`
+	Violations int `json:"violations"`
+	// Check is ok, illegal (a violation) or unknown (porcupine ran out of
+	// time: no verdict, neither a pass nor a violation).
+	Check        string  `json:"check"`
+	RunSeconds   float64 `json:"runSeconds"`
+	CheckSeconds float64 `json:"checkSeconds"`
+	// QuiescentPoints is how many pauses every live worker acknowledged;
+	// Segments how many segments the check cut the history into.
+	QuiescentPoints int `json:"quiescentPoints"`
+	Segments        int `json:"segments"`
+	// WholeCheck and WholeCheckSeconds: the same history checked in one
+	// piece (Config.CompareWholeCheck only).
+	WholeCheck        string  `json:"wholeCheck,omitempty"`
+	WholeCheckSeconds float64 `json:"wholeCheckSeconds,omitempty"`
+	// Moves (dirlease) is how many leased directories recovery passes moved
+	// out of their paths; GroundTruth describes each move the ground truth
+	// forbids (a violation each).
+	Moves       int      `json:"moves,omitempty"`
+	GroundTruth []string `json:"groundTruth,omitempty"`
 	// LivenessAcquire is the final acquire's outcome after every worker died.
 	LivenessAcquire string `json:"livenessAcquire"`
 	// Visualization is the porcupine HTML written on a failed check.
@@ -81,15 +109,17 @@ type slot struct {
 }
 
 type exit struct {
-	slot *slot
-	lane int
-	ns   int64
-	err  error
+	slot  *slot
+	child *childProc // a dirlease creator's child, slot nil
+	lane  int
+	ns    int64
+	err   error
 }
 
 // Bounds of a run.
 const (
 	defaultCheckTimeout = time.Minute
+	defaultSegmentOps   = 500
 	defaultRunTimeout   = 10 * time.Minute
 	procsMax            = 64
 	opsMax              = 1_000_000
@@ -101,7 +131,9 @@ func WorkerArgs(config WorkerConfig) []string {
 	return []string{"--engine", config.Engine, "--no-inspect=" + strconv.FormatBool(config.NoInspect),
 		"--plant-blind-inspector=" + strconv.FormatBool(config.PlantBlindInspector), "--namespace", config.Namespace, "--worker", strconv.Itoa(config.Worker),
 		"--lane", strconv.Itoa(config.Lane), "--ops", strconv.Itoa(config.Ops),
-		"--seed", strconv.FormatUint(config.Seed, 10), "--log", config.LogPath, "--spawns", config.SpawnsPath, "--deaths", config.DeathsPath}
+		"--seed", strconv.FormatUint(config.Seed, 10), "--log", config.LogPath, "--spawns", config.SpawnsPath, "--deaths", config.DeathsPath,
+		"--barrier", config.BarrierDir, "--role", config.Role, "--work", config.WorkDir,
+		"--child-pid", strconv.Itoa(config.ChildPID), "--child-lane", strconv.Itoa(config.ChildLane)}
 }
 
 // Run executes a stress run and checks its history.
@@ -112,8 +144,11 @@ func Run(config Config) (Report, error) {
 	if config.Engine == "" {
 		config.Engine = EngineLease
 	}
-	if config.Engine != EngineLease && config.Engine != EngineAdmission {
-		return Report{}, fmt.Errorf("stress: engine %q is not implemented (lease, admission)", config.Engine)
+	if config.Engine != EngineLease && config.Engine != EngineAdmission && config.Engine != EngineDirlease {
+		return Report{}, fmt.Errorf("stress: engine %q is not implemented (lease, admission, dirlease)", config.Engine)
+	}
+	if config.Engine == EngineDirlease && config.Procs < 2 {
+		return Report{}, fmt.Errorf("stress: dirlease needs 2 or more procs (creators and a recoverer)")
 	}
 	if config.WorkerCommand == nil {
 		return Report{}, fmt.Errorf("stress: WorkerCommand is required")
@@ -127,7 +162,13 @@ func Run(config Config) (Report, error) {
 	if config.Progress == nil {
 		config.Progress = io.Discard
 	}
-	dir, err := filepath.Abs(config.Dir)
+	if config.QuiesceEvery == 0 {
+		config.QuiesceEvery = DefaultQuiesceEvery
+	}
+	if config.SegmentOps == 0 {
+		config.SegmentOps = defaultSegmentOps
+	}
+	dir, err := canonicalWorkDir(config.Dir)
 	if err != nil {
 		return Report{}, err
 	}
@@ -136,8 +177,20 @@ func Run(config Config) (Report, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o700); err != nil {
 		return Report{}, err
 	}
-	if config.Engine == EngineAdmission { // the state home must exist and be private
+	if config.QuiesceEvery > 0 {
+		run.quiesce = &quiesceParent{dir: filepath.Join(dir, "barrier")}
+		if err := os.Mkdir(run.quiesce.dir, 0o700); err != nil {
+			return Report{}, err
+		}
+	}
+	if config.Engine == EngineAdmission || config.Engine == EngineDirlease { // the state home must exist and be private
 		if err := os.Mkdir(run.namespace, 0o700); err != nil {
+			return Report{}, err
+		}
+	}
+	if config.Engine == EngineDirlease {
+		run.children = map[int]*childProc{}
+		if err := os.Mkdir(run.workDir(), 0o700); err != nil {
 			return Report{}, err
 		}
 	}
@@ -163,6 +216,32 @@ type runner struct {
 	deaths     []Death
 	laneNext   int
 	report     Report
+	quiesce    *quiesceParent     // nil: no pauses
+	children   map[int]*childProc // dirlease: by the lane of their creator incarnation
+}
+
+// canonicalWorkDir makes dir and returns its absolute path with no symlink
+// on the way (dirlease refuses a leased directory whose path has one).
+func canonicalWorkDir(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// workDir is where dirlease creators make their leased directories.
+func (r *runner) workDir() string { return filepath.Join(r.dir, "work") }
+
+// barrierDir is the workers' barrier directory, "" without pauses.
+func (r *runner) barrierDir() string {
+	if r.quiesce == nil {
+		return ""
+	}
+	return r.quiesce.dir
 }
 
 func (r *runner) logPath(lane int) string {
@@ -172,7 +251,7 @@ func (r *runner) logPath(lane int) string {
 // workers runs every slot to the end of its share, killing at random.
 func (r *runner) workers() error {
 	r.lanes = map[int][]Record{}
-	exits := make(chan exit, r.config.Procs)
+	exits := make(chan exit, 2*r.config.Procs)
 	live := 0
 	slots := make([]*slot, r.config.Procs)
 	for i := range slots {
@@ -189,6 +268,13 @@ func (r *runner) workers() error {
 	incarnationsMax := 4*r.config.Ops + r.config.Procs
 	deadline := time.After(r.config.RunTimeout)
 	kill := r.killTimer()
+	pause, settle := r.pauseTimer(), (<-chan time.Time)(nil)
+	var childTick <-chan time.Time
+	if r.children != nil {
+		ticker := time.NewTicker(10 * time.Millisecond)
+		defer ticker.Stop()
+		childTick = ticker.C
+	}
 	for live > 0 {
 		select {
 		case <-deadline:
@@ -197,8 +283,33 @@ func (r *runner) workers() error {
 		case <-kill:
 			r.killOne(slots)
 			kill = r.killTimer()
+		case <-pause:
+			if err := r.quiesce.pause(); err != nil {
+				r.stopAll(slots)
+				return err
+			}
+			settle = time.After(quiescePoll)
+		case <-settle:
+			over, err := r.quiesce.settle(liveLanes(slots))
+			if err != nil {
+				r.stopAll(slots)
+				return err
+			}
+			if settle = time.After(quiescePoll); over {
+				settle, pause = nil, r.pauseTimer()
+			}
+		case <-childTick:
+			r.killDueChildren()
 		case ended := <-exits:
+			if ended.child != nil {
+				if err := r.childEnded(ended); err != nil {
+					r.stopAll(slots)
+					return err
+				}
+				continue
+			}
 			live--
+			r.outlive(ended.lane)
 			restart, err := r.ended(ended)
 			if err != nil {
 				r.stopAll(slots)
@@ -217,7 +328,27 @@ func (r *runner) workers() error {
 			}
 		}
 	}
-	return nil
+	return r.stopChildren(exits)
+}
+
+// pauseTimer fires when the next pause is due (never without a barrier).
+func (r *runner) pauseTimer() <-chan time.Time {
+	if r.quiesce == nil {
+		return nil
+	}
+	return time.After(r.config.QuiesceEvery)
+}
+
+// liveLanes are the lanes of the incarnations not yet reaped: each must
+// acknowledge a pause (a killed one is reaped, and its death stamped, first).
+func liveLanes(slots []*slot) []int {
+	var lanes []int
+	for _, s := range slots {
+		if s.cmd != nil {
+			lanes = append(lanes, s.lane)
+		}
+	}
+	return lanes
 }
 
 // killTimer fires after an exponentially distributed pause (mean 1/rate).
@@ -230,11 +361,29 @@ func (r *runner) killTimer() <-chan time.Time {
 }
 
 func (r *runner) spawn(s *slot, exits chan<- exit) error {
+	var child *childProc
+	role := ""
+	if r.config.Engine == EngineDirlease {
+		if role = dirRecovererRole(s.worker, r.config.Procs); role == RoleCreator {
+			var err error
+			if child, err = r.spawnChild(exits); err != nil {
+				return err
+			}
+		}
+	}
 	r.laneNext++
 	s.lane, s.killed = r.laneNext, false
 	worker := WorkerConfig{Engine: r.config.Engine, Namespace: r.namespace, Worker: s.worker, Lane: s.lane, Ops: s.remaining,
+		BarrierDir: r.barrierDir(), Role: role,
 		Seed: r.config.Seed, NoInspect: r.config.NoInspect,
 		PlantBlindInspector: r.config.PlantBlindInspector, LogPath: r.logPath(s.lane), SpawnsPath: r.spawnsPath, DeathsPath: r.deathsPath}
+	if role != "" {
+		worker.WorkDir = r.workDir()
+	}
+	if child != nil {
+		worker.ChildPID, worker.ChildLane = child.pid, child.lane
+		r.children[s.lane] = child
+	}
 	cmd := r.config.WorkerCommand(WorkerArgs(worker))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -286,6 +435,11 @@ func (r *runner) stopAll(slots []*slot) {
 			_ = s.cmd.Process.Signal(syscall.SIGKILL)
 		}
 	}
+	for _, c := range r.children {
+		if !c.dead {
+			_ = c.cmd.Process.Signal(syscall.SIGKILL)
+		}
+	}
 }
 
 // ended records an incarnation's death (stamped after it was reaped),
@@ -335,8 +489,12 @@ func (r *runner) liveness() error {
 	}
 	config := WorkerConfig{Engine: r.config.Engine, Namespace: r.namespace, Lane: lane, Ops: 0, Seed: r.config.Seed,
 		LogPath: r.logPath(lane), SpawnsPath: r.spawnsPath, DeathsPath: r.deathsPath}
-	if r.config.Engine == EngineAdmission {
-		text, acquired, err := r.livenessAdmission(&opLog{config: config, log: log})
+	if r.config.Engine == EngineAdmission || r.config.Engine == EngineDirlease {
+		live := r.livenessAdmission
+		if r.config.Engine == EngineDirlease {
+			live = r.livenessDirlease
+		}
+		text, acquired, err := live(&opLog{config: config, log: log})
 		if err != nil {
 			return err
 		}
@@ -406,7 +564,9 @@ func describeAcquire(result models.LeaseAcquireResult, records []Record) string 
 	return "no result"
 }
 
-// check merges the history and runs porcupine. A timeout is a failure.
+// check merges the history and checks it in segments (CheckSegmented).
+// Illegal is a violation; a timeout is Check "unknown": no verdict, neither
+// a pass nor a violation (the caller must not report it as either).
 func (r *runner) check() (Report, error) {
 	history, err := BuildHistory(r.lanes, r.deaths)
 	if err != nil {
@@ -417,31 +577,114 @@ func (r *runner) check() (Report, error) {
 	r.report.Ops = history.Completed + history.Unknown + history.DroppedInspects - 1
 	r.report.Completed, r.report.Unknown = history.Completed-1, history.Unknown
 	r.report.DroppedInspects, r.report.Reclaims = history.DroppedInspects, history.Reclaims
-	started := time.Now()
-	check, model := models.CheckLease, models.LeaseModel()
-	if r.config.Engine == EngineAdmission {
-		check, model = models.CheckAdmission, models.AdmissionModel()
+	if r.quiesce != nil {
+		r.report.QuiescentPoints = r.quiesce.points
 	}
-	result, info := check(history.Operations, r.config.CheckTimeout)
+	if r.config.Engine == EngineDirlease {
+		r.report.Reclaims = recoveredDirectories(history.Operations)
+		if err := r.checkMoves(); err != nil {
+			return r.report, err
+		}
+	}
+	engine, err := engineChecks(r.config.Engine)
+	if err != nil {
+		return r.report, err
+	}
+	if err := engine.validate(history.Operations); err != nil {
+		panic("realstress: the merged history breaks the models' contract: " + err.Error())
+	}
+	if r.config.CompareWholeCheck {
+		started := time.Now()
+		whole, _ := engine.whole(history.Operations, r.config.CheckTimeout)
+		r.report.WholeCheckSeconds = time.Since(started).Seconds()
+		r.report.WholeCheck = checkName(whole)
+	}
+	started := time.Now()
+	var result SegmentedResult
+	if engine.model == nil {
+		result.Segments, result.Model = 1, engine.wholeModel()
+		result.Result, result.Info = engine.whole(history.Operations, r.config.CheckTimeout)
+	} else {
+		result = CheckSegmented(engine.model(), history.Operations, r.config.SegmentOps, r.config.CheckTimeout)
+	}
 	r.report.CheckSeconds = time.Since(started).Seconds()
-	switch result {
-	case porcupine.Ok:
-		r.report.Check = "ok"
+	r.report.Segments = result.Segments
+	r.report.Check = checkName(result.Result)
+	if result.Result != porcupine.Illegal {
 		return r.report, nil
-	case porcupine.Illegal:
-		r.report.Check = "illegal"
-	default:
-		r.report.Check = "timeout"
 	}
 	r.report.Violations++
-	if result == porcupine.Illegal {
-		r.report.Visualization = filepath.Join(r.dir, "history.html")
-		if err := porcupine.VisualizePath(model, info, r.report.Visualization); err != nil {
-			return r.report, err
-		}
-		if err := writeFailure(filepath.Join(r.dir, "failure.txt"), info, model); err != nil {
-			return r.report, err
+	r.report.Visualization = filepath.Join(r.dir, "history.html")
+	if err := porcupine.VisualizePath(result.Model, result.Info, r.report.Visualization); err != nil {
+		return r.report, err
+	}
+	return r.report, writeFailure(filepath.Join(r.dir, "failure.txt"), result.Info, result.Model)
+}
+
+// checkMoves checks the dirlease recoveries' moves against the ground
+// truth (checkDirMoves); each bad move is a violation, described in
+// GroundTruth and in ground-truth.txt.
+func (r *runner) checkMoves() error {
+	moves, err := readJSONLines[Move](filepath.Join(r.dir, "moves.jsonl"))
+	if err != nil {
+		return err
+	}
+	r.report.Moves = len(moves)
+	violations, err := checkDirMoves(r.lanes, r.deaths, moves)
+	if err != nil || len(violations) == 0 {
+		return err
+	}
+	r.report.Violations += len(violations)
+	r.report.GroundTruth = violations
+	return os.WriteFile(filepath.Join(r.dir, "ground-truth.txt"), []byte(strings.Join(violations, "\n")+"\n"), 0o600)
+}
+
+// recoveredDirectories sums the directories the recovery passes of a
+// dirlease history report they removed.
+func recoveredDirectories(ops []porcupine.Operation) int {
+	recovered := 0
+	for _, op := range ops {
+		if out, ok := op.Output.(models.DirRecoverResult); ok {
+			recovered += out.Recovered
 		}
 	}
-	return r.report, nil
+	return recovered
+}
+
+// checkName is a porcupine result as Report.Check says it.
+func checkName(result porcupine.CheckResult) string {
+	switch result {
+	case porcupine.Ok:
+		return "ok"
+	case porcupine.Illegal:
+		return "illegal"
+	}
+	return "unknown"
+}
+
+// engineCheck is how one engine's history is validated and checked.
+type engineCheck struct {
+	validate func([]porcupine.Operation) error
+	model    func() porcupine.Model
+	// whole is the models package's check of the history in one piece.
+	whole func([]porcupine.Operation, time.Duration) (porcupine.CheckResult, porcupine.LinearizationInfo)
+	// wholeModel, when model is nil, is the model of whole's report: the
+	// history is then checked in one piece only.
+	wholeModel func() porcupine.Model
+}
+
+func engineChecks(engine string) (engineCheck, error) {
+	switch engine {
+	case EngineLease:
+		return engineCheck{validate: models.ValidateLeaseHistory, model: models.LeaseModel, whole: models.CheckLease}, nil
+	case EngineAdmission:
+		return engineCheck{validate: models.ValidateAdmissionHistory, model: models.AdmissionModel, whole: models.CheckAdmission}, nil
+	case EngineDirlease:
+		// Not segmented: CheckDirLease annotates each update with its
+		// child's fate from the whole history first, which the models
+		// package does not export; the dirlease model is deterministic.
+		return engineCheck{validate: models.ValidateDirLeaseHistory, whole: models.CheckDirLease,
+			wholeModel: models.DirLeaseModel}, nil
+	}
+	return engineCheck{}, fmt.Errorf("stress: no checker for engine %q", engine)
 }

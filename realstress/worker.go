@@ -22,11 +22,13 @@ import (
 const (
 	EngineLease     = "lease"
 	EngineAdmission = "admission"
+	EngineDirlease  = "dirlease"
 )
 
 // WorkerConfig is one worker incarnation's assignment.
 type WorkerConfig struct {
-	// Engine is EngineLease (the default when empty) or EngineAdmission.
+	// Engine is EngineLease (the default when empty), EngineAdmission or
+	// EngineDirlease.
 	Engine string
 	// Namespace is the lease namespace, or the admission state home.
 	Namespace  string
@@ -41,6 +43,14 @@ type WorkerConfig struct {
 	// tests run with Inspect: since finding F1 was fixed, the empty instant
 	// inside a reclaiming Acquire is explained by LeaseReclaim events).
 	NoInspect bool
+	// BarrierDir is the parent's pause barrier (quiesce.go); "" = none.
+	BarrierDir string
+	// Dirlease only: Role is RoleCreator or RoleRecoverer; WorkDir is where
+	// creators make their leased directories; ChildPID and ChildLane are
+	// the creator's child process (spawned by the parent), 0 if none.
+	Role                string
+	WorkDir             string
+	ChildPID, ChildLane int
 	// PlantBlindInspector is a planted bug for the harness's own tests: the
 	// worker's inspector reports every other process absent, so the engine
 	// steals live owners' leases. A run with it must report violations.
@@ -89,6 +99,10 @@ type opLog struct {
 	seq    int
 	// reclaimErr is the first failure to log a reclaim line.
 	reclaimErr error
+	// quiesce is this incarnation's side of the parent's pauses (from
+	// config.BarrierDir, set up at the first call): every call waits there
+	// first, so a pause always falls between two operations.
+	quiesce *quiesceWorker
 }
 
 // leaseWorker runs one incarnation's lease operations.
@@ -108,6 +122,8 @@ func RunWorker(config WorkerConfig) error {
 		return RunLeaseWorker(config)
 	case EngineAdmission:
 		return RunAdmissionWorker(config)
+	case EngineDirlease:
+		return RunDirleaseWorker(config)
 	}
 	return fmt.Errorf("stress-worker: unknown engine %q", config.Engine)
 }
@@ -226,6 +242,12 @@ func (w *leaseWorker) step() error {
 }
 
 func (w *opLog) call(op string, input any) (Record, error) {
+	if w.quiesce == nil {
+		w.quiesce = &quiesceWorker{dir: w.config.BarrierDir, lane: w.config.Lane}
+	}
+	if err := w.quiesce.wait(); err != nil {
+		return Record{}, err
+	}
 	w.seq++
 	data, err := json.Marshal(input)
 	if err != nil {

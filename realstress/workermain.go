@@ -9,6 +9,9 @@ import (
 // WorkerMain is the hidden `leasereal stress-worker` subcommand: it parses
 // WorkerArgs and runs one worker incarnation.
 func WorkerMain(args []string) error {
+	if len(args) == 1 && args[0] == "--child" {
+		return childMain()
+	}
 	flags := flag.NewFlagSet("stress-worker", flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
 	var config WorkerConfig
@@ -23,6 +26,11 @@ func WorkerMain(args []string) error {
 	flags.BoolVar(&config.PlantBlindInspector, "plant-blind-inspector", false, "")
 	flags.StringVar(&config.SpawnsPath, "spawns", "", "")
 	flags.StringVar(&config.DeathsPath, "deaths", "", "")
+	flags.StringVar(&config.BarrierDir, "barrier", "", "")
+	flags.StringVar(&config.Role, "role", "", "")
+	flags.StringVar(&config.WorkDir, "work", "", "")
+	flags.IntVar(&config.ChildPID, "child-pid", 0, "")
+	flags.IntVar(&config.ChildLane, "child-lane", 0, "")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}

@@ -64,11 +64,14 @@ const usageText = `usage:
   leasereal run      [-n | -w SECONDS] [-E N] [-o] [--verbose] [--json] D CMD [ARGS...]   (as flock(1))
   leasereal run      [-n | -w SECONDS] [-E N] [-o] [--verbose] [--json] D -c 'shell command'
   leasereal run      [options] --dir D [--] CMD [ARGS...]      (leasereal run --help: every option)
-  leasereal admission inspect --state-home H
-  leasereal admission run     --state-home H -- CMD [ARGS...]
-  leasereal dirlease recover  --state-home H
-  leasereal dirlease run      --state-home H --path P -- CMD [ARGS...]
-  leasereal stress   [--engine lease|admission] --procs N --ops M --kill-rate R [--seed S] [--work-dir W] [--no-inspect] [--json]
+  leasereal admission inspect    --state-home H
+  leasereal admission run        --state-home H -- CMD [ARGS...]
+  leasereal admission quarantine --state-home H [--sha256 X]           (operator)
+  leasereal dirlease recover     --state-home H
+  leasereal dirlease run         --state-home H --path P [--recover-after DUR] -- CMD [ARGS...]
+  leasereal dirlease inspect     --state-home H
+  leasereal dirlease quarantine  --state-home H --claim NAME --sha256 X (operator)
+  leasereal stress   [--engine lease|admission|dirlease] --procs N --ops M --kill-rate R [--seed S] [--work-dir W] [--no-inspect] [--json]
 exit codes: 0 ok, 1 held/not-owner/violation (run: -E N), 2 usage, 3 refused (operator or retry),
 4 error; run passes the child's code through (128+N when a signal N killed it, 127 when it cannot
 start).

@@ -166,7 +166,7 @@ func TestUsageAndErrors(t *testing.T) {
 		{"bad owner", []string{"acquire", "--dir", t.TempDir(), "--owner", "nobody"}, exitUsage},
 		{"namespace is a file", []string{"acquire", "--dir", notDirectory}, exitRefused},
 		{"namespace below a file", []string{"run", "-n", filepath.Join(notDirectory, "ns"), "true"}, exitRefused},
-		{"stress of an engine not implemented", []string{"stress", "--engine", "dirlease"}, exitUsage},
+		{"stress of an unknown engine", []string{"stress", "--engine", "nope"}, exitUsage},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -16,13 +16,15 @@ import (
 // and prints its knobs up front and its report after.
 func cmdStress(args []string, stdout, stderr io.Writer) error {
 	flags := newFlagSet("stress")
-	engine := flags.String("engine", "lease", "engine under test: lease or admission")
+	engine := flags.String("engine", "lease", "engine under test: lease, admission or dirlease")
 	procs := flags.Int("procs", 8, "worker processes running at once")
 	ops := flags.Int("ops", 1000, "operations started in all")
 	killRate := flags.Float64("kill-rate", 10, "mean SIGKILLs per second (Poisson); 0 disables kills")
 	seed := flags.Uint64("seed", 1, "seed of the workers' choices and of the kill schedule")
 	workDir := flags.String("work-dir", "", "directory for the namespace, logs and reports (default: a new temp dir)")
-	checkTimeout := flags.Duration("check-timeout", time.Minute, "porcupine time bound (a timeout is a failure)")
+	checkTimeout := flags.Duration("check-timeout", time.Minute, "porcupine time bound; running out is check=unknown: no verdict, exit 4")
+	quiesceEvery := flags.Duration("quiesce-every", realstress.DefaultQuiesceEvery, "pause every worker between two operations this often, so the check can cut the history there (0: never)")
+	compareCheck := flags.Bool("compare-check", false, "also check the history in one piece, unsegmented, and print both check times")
 	jsonOut := flags.Bool("json", false, "print the report as JSON")
 	verbose := flags.Bool("verbose", false, "print every kill")
 	noInspect := flags.Bool("no-inspect", false, "leave the lock-free Inspect out of the workload (Inspect is included by default)")
@@ -32,8 +34,14 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 	if flags.NArg() != 0 {
 		return usagef("stress takes no arguments")
 	}
-	if *engine != realstress.EngineLease && *engine != realstress.EngineAdmission {
-		return usagef("stress --engine %s is not implemented; lease and admission are (docs/LEASEREAL.md, gaps)", *engine)
+	switch *engine {
+	case realstress.EngineLease, realstress.EngineAdmission:
+	case realstress.EngineDirlease:
+		if *procs < 2 {
+			return usagef("stress --engine dirlease needs --procs 2 or more (creators and a recoverer)")
+		}
+	default:
+		return usagef("stress --engine %s: the engines are lease, admission and dirlease", *engine)
 	}
 	executable, err := os.Executable()
 	if err != nil {
@@ -45,10 +53,13 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "engine=%s procs=%d ops=%d kill-rate=%g seed=%d no-inspect=%t work-dir=%s\n",
-		*engine, *procs, *ops, *killRate, *seed, *noInspect, dir)
+	fmt.Fprintf(stdout, "engine=%s procs=%d ops=%d kill-rate=%g seed=%d no-inspect=%t quiesce-every=%v work-dir=%s\n",
+		*engine, *procs, *ops, *killRate, *seed, *noInspect, *quiesceEvery, dir)
+	if *quiesceEvery == 0 {
+		*quiesceEvery = -1 // Config: never
+	}
 	config := realstress.Config{Engine: *engine, Dir: dir, Procs: *procs, Ops: *ops, KillRate: *killRate, Seed: *seed,
-		NoInspect: *noInspect, CheckTimeout: *checkTimeout,
+		NoInspect: *noInspect, CheckTimeout: *checkTimeout, QuiesceEvery: *quiesceEvery, CompareWholeCheck: *compareCheck,
 		WorkerCommand: func(args []string) *exec.Cmd {
 			return exec.Command(executable, append([]string{"stress-worker"}, args...)...)
 		}}
@@ -62,9 +73,12 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 	if *jsonOut {
 		err = printJSON(stdout, report)
 	} else {
-		_, err = fmt.Fprintf(stdout, "ops=%d completed=%d unknown=%d kills=%d incarnations=%d reclaims=%d violations=%d check=%s run=%.1fs porcupine=%.3fs liveness=%q\n",
+		_, err = fmt.Fprintf(stdout, "ops=%d completed=%d unknown=%d kills=%d incarnations=%d reclaims=%d violations=%d check=%s run=%.1fs porcupine=%.3fs segments=%d quiescent-points=%d liveness=%q\n",
 			report.Ops, report.Completed, report.Unknown, report.Kills, report.Incarnations, report.Reclaims,
-			report.Violations, report.Check, report.RunSeconds, report.CheckSeconds, report.LivenessAcquire)
+			report.Violations, report.Check, report.RunSeconds, report.CheckSeconds, report.Segments, report.QuiescentPoints, report.LivenessAcquire)
+		if err == nil && report.WholeCheck != "" {
+			_, err = fmt.Fprintf(stdout, "same history unsegmented: check=%s porcupine=%.3fs\n", report.WholeCheck, report.WholeCheckSeconds)
+		}
 	}
 	if err != nil {
 		return err
@@ -72,6 +86,11 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 	if report.Violations != 0 {
 		return &codeError{code: exitConflict, err: fmt.Errorf("%d violation(s); check=%s; visualization %s",
 			report.Violations, report.Check, report.Visualization)}
+	}
+	if report.Check != "ok" {
+		// No verdict: neither a pass (exit 0) nor a violation (exit 1).
+		return &codeError{code: exitError, err: fmt.Errorf("check=%s: porcupine ran out of time (--check-timeout %v); the history has no verdict",
+			report.Check, *checkTimeout)}
 	}
 	return nil
 }

@@ -161,10 +161,10 @@ readdir . => [e/]
 mkdir d => ok
 mkdir e => ok
 write e/x x => ok
-rename d e => ENOTEMPTY
+rename d e => ENOTEMPTY | EEXIST
 mkdir e/sub => ok
 remove e/x => ok
-rename d e => ENOTEMPTY
+rename d e => ENOTEMPTY | EEXIST
 `},
 	{"rename-type-mismatch", `
 write a x => ok

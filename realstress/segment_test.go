@@ -1,0 +1,207 @@
+package realstress
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/leasekit/leasekit/models"
+)
+
+func op(lane int, call, ret int64) porcupine.Operation {
+	return porcupine.Operation{ClientId: lane, Call: call, Return: ret}
+}
+
+func TestSegmentsCutOnlyAtStrictGaps(t *testing.T) {
+	cases := []struct {
+		name   string
+		ops    []porcupine.Operation
+		minOps int
+		want   []int // segment sizes
+	}{
+		{"empty", nil, 1, nil},
+		{"one", []porcupine.Operation{op(1, 1, 2)}, 1, []int{1}},
+		{"gaps everywhere", []porcupine.Operation{op(1, 1, 2), op(1, 3, 4), op(2, 5, 6)}, 1, []int{1, 1, 1}},
+		// [1,3] and [3,4] share stamp 3: porcupine's intervals are closed,
+		// so they overlap and no cut may separate them.
+		{"touching is overlapping", []porcupine.Operation{op(1, 1, 3), op(2, 3, 4), op(1, 5, 6)}, 1, []int{2, 1}},
+		// A long operation spans later short ones: no gap until it returns.
+		{"long op spans", []porcupine.Operation{op(1, 1, 10), op(2, 2, 3), op(2, 4, 5), op(3, 11, 12)}, 1, []int{3, 1}},
+		{"minimum size", []porcupine.Operation{op(1, 1, 2), op(1, 3, 4), op(1, 5, 6), op(1, 7, 8), op(1, 9, 10)}, 2, []int{2, 2, 1}},
+		// Order in the input does not matter: cuts are by call stamp.
+		{"unsorted input", []porcupine.Operation{op(2, 5, 6), op(1, 1, 2), op(1, 3, 4)}, 1, []int{1, 1, 1}},
+		{"instant events", []porcupine.Operation{op(1, 1, 4), op(0, 2, 2), op(0, 5, 5)}, 1, []int{2, 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			segments := Segments(c.ops, c.minOps)
+			var sizes []int
+			for _, segment := range segments {
+				sizes = append(sizes, len(segment))
+			}
+			if fmt.Sprint(sizes) != fmt.Sprint(c.want) {
+				t.Fatalf("segment sizes %v, want %v", sizes, c.want)
+			}
+			// Every cut is quiescent: all earlier ops return before the
+			// first call after it.
+			var lastReturn int64 = -1
+			for i, segment := range segments {
+				for _, o := range segment {
+					if i > 0 && o.Call <= lastReturn {
+						t.Fatalf("segment %d calls at %d, not after the return %d of an earlier segment", i, o.Call, lastReturn)
+					}
+				}
+				for _, o := range segment {
+					lastReturn = max(lastReturn, o.Return)
+				}
+			}
+		})
+	}
+}
+
+// registerModel is a toy register: Write(v) sets it, Read returns it. Two
+// concurrent writes leave either value, so a cut after them has two end
+// states.
+type registerWrite struct{ value int }
+type registerRead struct{}
+
+func registerModel(stepDelay time.Duration) porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return 0 },
+		Step: func(state, input, output any) (bool, any) {
+			time.Sleep(stepDelay)
+			switch in := input.(type) {
+			case registerWrite:
+				return true, in.value
+			case registerRead:
+				return output.(int) == state.(int), state
+			}
+			panic(fmt.Sprintf("register model input %T", input))
+		},
+	}
+}
+
+func TestCheckSegmentedCarriesEveryEndState(t *testing.T) {
+	// Segment 1: two concurrent writes (1 and 2). Segment 2: a read.
+	history := func(read int) []porcupine.Operation {
+		return []porcupine.Operation{
+			{ClientId: 1, Input: registerWrite{1}, Call: 1, Return: 4},
+			{ClientId: 2, Input: registerWrite{2}, Call: 2, Return: 3},
+			{ClientId: 1, Input: registerRead{}, Output: read, Call: 5, Return: 6},
+		}
+	}
+	exactPasses := 0
+	for _, c := range []struct {
+		read int
+		want porcupine.CheckResult
+	}{{1, porcupine.Ok}, {2, porcupine.Ok}, {0, porcupine.Illegal}, {3, porcupine.Illegal}} {
+		// The fast pass carries one linearization's end state (1 or 2), so
+		// one of the two legal reads fails there and passes only in the
+		// exact pass.
+		ops := history(c.read)
+		whole := porcupine.CheckOperations(registerModel(0), ops)
+		got := CheckSegmented(registerModel(0), ops, 1, time.Minute)
+		if got.Segments != 2 && got.Result == porcupine.Ok {
+			t.Fatalf("read %d: %d segments, want 2", c.read, got.Segments)
+		}
+		if got.Result != c.want || whole != (c.want == porcupine.Ok) {
+			t.Fatalf("read %d: segmented %v, whole %v, want %v", c.read, got.Result, whole, c.want)
+		}
+		if c.want == porcupine.Illegal && (len(got.Failed) != 1 || got.Failed[0].Input != (registerRead{}) || !got.Exact) {
+			t.Fatalf("read %d: failed segment %+v (exact %t), want the read, found by the exact pass", c.read, got.Failed, got.Exact)
+		}
+		if c.want == porcupine.Ok && got.Exact {
+			exactPasses++
+		}
+	}
+	if exactPasses != 1 {
+		t.Fatalf("%d legal reads needed the exact pass, want 1 (the fast pass carries one end state)", exactPasses)
+	}
+}
+
+// longLeaseHistory is rounds of: lane A acquires (epoch r), lane B's
+// concurrent acquire sees it held, A releases; a gap between rounds. At
+// round plant, B's acquire claims the lease too: two live owners.
+func longLeaseHistory(rounds, plant int) []porcupine.Operation {
+	var ops []porcupine.Operation
+	for r := 1; r <= rounds; r++ {
+		base := int64(r) * 10
+		a, b := 1+r%4, 1+(r+1)%4
+		session, generation := fmt.Sprintf("s%d", r), fmt.Sprintf("g%d", r)
+		acquire := func(lane int, session string) models.LeaseAcquire {
+			return models.LeaseAcquire{Namespace: testNamespace, Proc: lane, Host: "h", Session: session}
+		}
+		held := models.LeaseAcquireResult{Kind: models.LeaseHeld, Generation: generation, Epoch: int64(r), Session: session}
+		if r == plant {
+			held = models.LeaseAcquireResult{Kind: models.LeaseAcquired, Generation: "planted", Epoch: int64(r) + 1}
+		}
+		ops = append(ops,
+			porcupine.Operation{ClientId: a, Input: acquire(a, session), Call: base, Return: base + 2,
+				Output: models.LeaseAcquireResult{Kind: models.LeaseAcquired, Generation: generation, Epoch: int64(r)}},
+			porcupine.Operation{ClientId: b, Input: acquire(b, fmt.Sprintf("b%d", r)), Call: base + 1, Return: base + 4, Output: held},
+			porcupine.Operation{ClientId: a, Input: models.LeaseRelease{Namespace: testNamespace, Proc: a, Generation: generation, Session: session},
+				Call: base + 5, Return: base + 6, Output: models.LeaseReleaseResult{Kind: models.LeaseReleased}})
+	}
+	return ops
+}
+
+// TestCheckSegmentedFindsAPlantedViolation: a violation in the middle of a
+// long lease history is found after segmenting, in the segment that holds
+// it, and the clean history passes, cut into many segments.
+func TestCheckSegmentedFindsAPlantedViolation(t *testing.T) {
+	const rounds = 3000
+	clean := CheckSegmented(models.LeaseModel(), longLeaseHistory(rounds, 0), 300, time.Minute)
+	if clean.Result != porcupine.Ok || clean.Segments < 20 {
+		t.Fatalf("clean history: %v in %d segments", clean.Result, clean.Segments)
+	}
+	planted := longLeaseHistory(rounds, rounds/2)
+	if err := models.ValidateLeaseHistory(planted); err != nil {
+		t.Fatal(err)
+	}
+	got := CheckSegmented(models.LeaseModel(), planted, 300, time.Minute)
+	if got.Result != porcupine.Illegal {
+		t.Fatalf("planted violation: %v", got.Result)
+	}
+	found := false
+	for _, o := range got.Failed {
+		if out, ok := o.Output.(models.LeaseAcquireResult); ok && out.Generation == "planted" {
+			found = true
+		}
+	}
+	if !found || got.Segments < 5 {
+		t.Fatalf("the failed segment (%d of them checked) does not hold the planted acquire", got.Segments)
+	}
+	if len(got.Info.PartialLinearizationsOperations()) == 0 {
+		t.Fatal("no linearization info for the report")
+	}
+	if whole, _ := models.CheckLease(planted, time.Minute); whole != porcupine.Illegal {
+		t.Fatalf("the whole-history check says %v", whole)
+	}
+}
+
+// TestCheckSegmentedTimeoutIsUnknown: running out of time is Unknown,
+// never Ok and never Illegal, whether the budget is gone before a segment
+// or porcupine stops inside one.
+func TestCheckSegmentedTimeoutIsUnknown(t *testing.T) {
+	var ops []porcupine.Operation
+	for i := range 200 {
+		ops = append(ops, porcupine.Operation{ClientId: 1, Input: registerWrite{i}, Call: int64(2*i + 1), Return: int64(2*i + 2)})
+	}
+	for _, c := range []struct {
+		name    string
+		delay   time.Duration
+		timeout time.Duration
+	}{{"budget spent", 0, time.Nanosecond}, {"inside a segment", time.Millisecond, 30 * time.Millisecond}} {
+		t.Run(c.name, func(t *testing.T) {
+			got := CheckSegmented(registerModel(c.delay), ops, 50, c.timeout)
+			if got.Result != porcupine.Unknown {
+				t.Fatalf("result %v, want Unknown", got.Result)
+			}
+			if checkName(got.Result) != "unknown" {
+				t.Fatalf("reported as %q", checkName(got.Result))
+			}
+		})
+	}
+}
