@@ -213,3 +213,11 @@ func TestSeedFileRoundTripsAndRejectsCorruption(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "no temporary file is left behind")
 }
+
+// MissingProbes names the declared probes that never fired, in declaration
+// order; a probe that fired once is not missing.
+func TestMissingProbesKeepsDeclarationOrder(t *testing.T) {
+	e := &Engine{Name: "e", Probes: []string{"zeta", "alpha", "mid"}}
+	require.Equal(t, []string{"zeta", "mid"}, e.MissingProbes(map[string]int{"alpha": 1, "mid": 0, "other": 5}))
+	require.Empty(t, e.MissingProbes(map[string]int{"zeta": 1, "alpha": 2, "mid": 3}))
+}
