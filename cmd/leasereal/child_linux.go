@@ -26,15 +26,3 @@ func childExited(pid int) (bool, error) {
 	}
 	return false, unix.EINTR
 }
-
-// hostBootClock is CLOCK_BOOTTIME: the same in every process of one boot,
-// counting suspend, never stepped.
-type hostBootClock struct{}
-
-func (hostBootClock) SinceBoot() time.Duration {
-	var now unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &now); err != nil {
-		panic("leasereal: CLOCK_BOOTTIME is unreadable: " + err.Error())
-	}
-	return time.Duration(now.Nano())
-}

@@ -12,15 +12,3 @@ import (
 // cannot be captured is treated as not exited (runBound kills it and
 // fails), as before.
 func childExited(int) (bool, error) { return false, nil }
-
-// hostBootClock is CLOCK_MONOTONIC, which on macOS counts from boot,
-// sleep included, and is the same in every process of one boot.
-type hostBootClock struct{}
-
-func (hostBootClock) SinceBoot() time.Duration {
-	var now unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &now); err != nil {
-		panic("leasereal: CLOCK_MONOTONIC is unreadable: " + err.Error())
-	}
-	return time.Duration(now.Nano())
-}

@@ -250,7 +250,7 @@ func bindChild(pid int, binding childBinding) error {
 
 func dirleaseConfig(stateHome string) (dirlease.Config, error) {
 	home, err := absoluteDir(stateHome, "--state-home")
-	return dirlease.Config{StateHome: home, FS: osenv.NewFS(), Clock: osenv.NewClock(), BootClock: hostBootClock{},
+	return dirlease.Config{StateHome: home, FS: osenv.NewFS(), Clock: osenv.NewClock(), BootClock: osenv.NewBootClock(),
 		Inspector: osenv.NewInspector(), IDs: osenv.NewIDSource()}, err
 }
 
