@@ -1,6 +1,7 @@
 package realstress
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/dirlease"
+	"github.com/leasekit/leasekit/internal/modelmap"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/osenv"
 	"github.com/leasekit/leasekit/models"
@@ -68,20 +70,32 @@ func dirRecovererRole(worker, procs int) string {
 // input can name the time the engine judges by (DirRecover.NowMs).
 type fixedClock struct {
 	lease.Clock
-	now time.Time
+	now  time.Time
+	boot time.Duration
 }
 
 func (c fixedClock) Now() time.Time { return c.now }
 
+// SinceBoot is the host's boot clock read at the same instant as now, so
+// the engine's launching window (boot clock) and the model's (NowMs, wall)
+// are judged at one moment.
+func (c fixedClock) SinceBoot() time.Duration { return c.boot }
+
+// instant reads the wall and boot clocks together.
+func instant() fixedClock {
+	boot := osenv.NewBootClock().SinceBoot()
+	return fixedClock{Clock: osenv.NewClock(), now: time.Now(), boot: boot}
+}
+
 // newDirConfig is the dirlease engine on the real OS with the death gate,
-// judging at wall time now, over fsys.
-func newDirConfig(config WorkerConfig, now time.Time, fsys lease.FS) dirlease.Config {
+// judging at the instant at (wall and boot clocks), over fsys.
+func newDirConfig(config WorkerConfig, at fixedClock, fsys lease.FS) dirlease.Config {
 	var inspector lease.Inspector = deathGate{inner: osenv.NewInspector(), spawnsPath: config.SpawnsPath,
 		deathsPath: config.DeathsPath}
 	if config.PlantBlindInspector {
 		inspector = blindInspector{Inspector: osenv.NewInspector()}
 	}
-	return dirlease.Config{StateHome: config.Namespace, FS: fsys, Clock: fixedClock{Clock: osenv.NewClock(), now: now},
+	return dirlease.Config{StateHome: config.Namespace, FS: fsys, Clock: at, BootClock: at,
 		Inspector: inspector, IDs: osenv.NewIDSource()}
 }
 
@@ -187,7 +201,8 @@ func (w *dirWorker) create() error {
 	if err := os.Mkdir(path, 0o700); err != nil {
 		return err
 	}
-	now := time.Now()
+	at := instant()
+	now := at.now
 	request := dirlease.CreateRequest{Role: dirlease.RoleRawWorking, Path: path,
 		RecoverAfterMs: now.UnixMilli() + int64(w.random.IntN(dirLaunchWindowMs))}
 	call, err := w.call(OpDirCreate, models.DirCreate{Proc: w.config.Lane, Host: w.host, Path: path,
@@ -195,7 +210,7 @@ func (w *dirWorker) create() error {
 	if err != nil {
 		return err
 	}
-	held, opErr := dirlease.Create(newDirConfig(w.config, now, osenv.NewFS()), request)
+	held, opErr := dirlease.Create(context.Background(), newDirConfig(w.config, at, osenv.NewFS()), request)
 	if opErr != nil {
 		return w.finish(call, nil, opErr)
 	}
@@ -203,41 +218,11 @@ func (w *dirWorker) create() error {
 	return w.finish(call, models.DirCreateResult{ClaimID: held.Claim().ID}, nil)
 }
 
-// modelPhase is a raw-working phase in the model's terms.
-func modelPhase(phase dirlease.Phase) models.DirPhase {
-	switch phase {
-	case dirlease.PhasePreparing:
-		return models.DirPreparing
-	case dirlease.PhaseLaunching:
-		return models.DirLaunching
-	case dirlease.PhaseRunning:
-		return models.DirRunning
-	case dirlease.PhaseSettled:
-		return models.DirSettled
-	}
-	panic(fmt.Sprintf("realstress: dirlease phase %q", phase))
-}
-
-// DirCASOutput converts an Update's or Release's error; known is false for
-// an error that does not prove the call had no effect (as the simulator's
-// workload: a child that cannot be captured is unknown too).
-func DirCASOutput(err error) (models.CASKind, bool) {
-	switch {
-	case err == nil:
-		return models.CASOK, true
-	case errors.Is(err, dirlease.ErrChanged):
-		return models.CASChanged, true
-	case errors.Is(err, dirlease.ErrInvalidTransition):
-		return models.CASInvalid, true
-	}
-	return 0, false
-}
-
 func (w *dirWorker) update(phase dirlease.Phase) error {
 	h := w.mine
 	claim := h.lease.Claim()
 	input := models.DirUpdate{Proc: w.config.Lane, Path: h.path, ClaimID: claim.ID, Role: models.RoleRawWorking,
-		FromPhase: modelPhase(claim.Phase), ToPhase: modelPhase(phase), FromChild: h.child}
+		FromPhase: modelmap.DirPhase(claim.Phase), ToPhase: modelmap.DirPhase(phase), FromChild: h.child}
 	pid := 0
 	if phase == dirlease.PhaseRunning {
 		input.Child, input.ChildHost, pid = w.config.ChildLane, w.host, w.config.ChildPID
@@ -246,8 +231,8 @@ func (w *dirWorker) update(phase dirlease.Phase) error {
 	if err != nil {
 		return err
 	}
-	opErr := h.lease.Update(phase, pid)
-	kind, known := DirCASOutput(opErr)
+	opErr := h.lease.Update(context.Background(), phase, pid)
+	kind, known := modelmap.DirCAS(opErr)
 	if errors.Is(opErr, dirlease.ErrChildIdentity) {
 		w.childGone = true
 	}
@@ -268,12 +253,12 @@ func (w *dirWorker) release() error {
 	h := w.mine
 	claim := h.lease.Claim()
 	call, err := w.call(OpDirRelease, models.DirRelease{Proc: w.config.Lane, Path: h.path, ClaimID: claim.ID,
-		Phase: modelPhase(claim.Phase), Child: h.child})
+		Phase: modelmap.DirPhase(claim.Phase), Child: h.child})
 	if err != nil {
 		return err
 	}
-	opErr := h.lease.Release()
-	kind, known := DirCASOutput(opErr)
+	opErr := h.lease.Release(context.Background())
+	kind, known := modelmap.DirCAS(opErr)
 	w.mine = nil // released, changed or unknown: never present it again
 	if !known {
 		return w.finish(call, nil, opErr)
@@ -318,13 +303,14 @@ func (w *dirWorker) use() error {
 
 // recover runs one recovery pass at the wall time its input names.
 func (w *dirWorker) recover() (dirlease.Report, error) {
-	now := time.Now()
+	at := instant()
+	now := at.now
 	call, err := w.call(OpDirRecover, models.DirRecover{Proc: w.config.Lane, Host: w.host, NowMs: now.UnixMilli()})
 	if err != nil {
 		return dirlease.Report{}, err
 	}
 	fsys := moveLogFS{FS: osenv.NewFS(), workDir: w.config.WorkDir, movesPath: movesPath(w.config), lane: w.config.Lane}
-	report, opErr := dirlease.Recover(newDirConfig(w.config, now, fsys))
+	report, opErr := dirlease.Recover(context.Background(), newDirConfig(w.config, at, fsys))
 	if opErr != nil {
 		// The model treats a failed pass as one of unknown outcome (any
 		// recoverable claim may be gone); the log keeps the error.

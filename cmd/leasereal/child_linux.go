@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
