@@ -13,13 +13,6 @@ import (
 	"github.com/leasekit/leasekit/lease"
 )
 
-// defaultTo sets an option left at zero to its default d.
-func defaultTo(v *int, d int) {
-	if *v == 0 {
-		*v = d
-	}
-}
-
 // opKind names the operation at a scheduling point.
 type opKind uint8
 

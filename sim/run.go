@@ -423,15 +423,6 @@ func littleEndian64(s string) uint64 {
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
-func hashString(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
-}
-
 // RunTwice runs cfg twice and compares the per-step hash streams and the
 // decision lists. On a mismatch it returns the first run's result with
 // Outcome Nondeterminism and Step at the first diverging step; otherwise it
