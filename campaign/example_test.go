@@ -47,8 +47,9 @@ func ExampleRun() {
 // A failing run is reported with its seed and a stable class, and turns the
 // exit code non-zero. Here the self-test lock gets a stricter history check
 // than its own (some acquire must succeed), one client and a 10% per-step
-// crash rate, so a seed whose client dies before it ever gets the lock fails. Shrinking (ShrinkFailures) would then reduce
-// each to a minimal seed file.
+// crash rate, so a seed whose client dies before it ever gets the lock
+// fails. ShrinkFailures would then reduce each failure to a minimal seed
+// file that replays it.
 func ExampleRun_failures() {
 	strict := *campaign.SelfTestEngine()
 	strict.Name = "selftest-strict"
