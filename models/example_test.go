@@ -1,13 +1,15 @@
-package models_test
+package models
 
 import (
 	"fmt"
 	"time"
 
 	"github.com/anishathalye/porcupine"
-
-	"github.com/leasekit/leasekit/models"
 )
+
+// The Example is in package models, not models_test: an external test
+// package would import models, and TestImportsArePorcupineAndStdlibOnly
+// allows no import but porcupine and the standard library in this directory.
 
 // CheckLease judges a recorded history against the lease specification. In
 // the legal history one process acquires, fences and releases, then a second
@@ -18,27 +20,27 @@ import (
 // the live owner p1 stale, so the reclaim cannot follow its grant.
 func ExampleCheckLease() {
 	legal := []porcupine.Operation{
-		call(1, 1, 2, acquire(1, "s1"), acquired("g1", 1)),
-		call(1, 3, 4, fence(1, "g1", "s1"), models.LeaseFenceResult{Kind: models.FenceOK}),
-		call(1, 5, 6, release(1, "g1", "s1"), models.LeaseReleaseResult{Kind: models.LeaseReleased}),
-		call(2, 7, 8, acquire(2, "s2"), acquired("g2", 2)),
+		exampleCall(1, 1, 2, exampleAcquire(1, "s1"), exampleAcquired("g1", 1)),
+		exampleCall(1, 3, 4, exampleFence(1, "g1", "s1"), LeaseFenceResult{Kind: FenceOK}),
+		exampleCall(1, 5, 6, exampleRelease(1, "g1", "s1"), LeaseReleaseResult{Kind: LeaseReleased}),
+		exampleCall(2, 7, 8, exampleAcquire(2, "s2"), exampleAcquired("g2", 2)),
 	}
 	illegal := []porcupine.Operation{
-		call(1, 1, 2, acquire(1, "s1"), acquired("g1", 1)),
-		call(2, 3, 4, acquire(2, "s2"), acquired("g2", 2, "g1")),
-		call(1, 5, 6, fence(1, "g1", "s1"), models.LeaseFenceResult{Kind: models.FenceOK}),
+		exampleCall(1, 1, 2, exampleAcquire(1, "s1"), exampleAcquired("g1", 1)),
+		exampleCall(2, 3, 4, exampleAcquire(2, "s2"), exampleAcquired("g2", 2, "g1")),
+		exampleCall(1, 5, 6, exampleFence(1, "g1", "s1"), LeaseFenceResult{Kind: FenceOK}),
 	}
 	for _, history := range []struct {
 		name string
 		ops  []porcupine.Operation
 	}{{"legal", legal}, {"illegal", illegal}} {
-		if err := models.ValidateLeaseHistory(history.ops); err != nil {
+		if err := ValidateLeaseHistory(history.ops); err != nil {
 			panic(err) // the history breaks the recording contract
 		}
-		verdict, info := models.CheckLease(history.ops, 5*time.Second)
+		verdict, info := CheckLease(history.ops, 5*time.Second)
 		fmt.Printf("%s: %s\n", history.name, verdict)
 		if verdict == porcupine.Illegal {
-			fmt.Print(models.ExplainIllegal(models.LeaseModel(), history.ops, info))
+			fmt.Print(ExplainIllegal(LeaseModel(), history.ops, info))
 		}
 	}
 	// Output:
@@ -51,25 +53,25 @@ func ExampleCheckLease() {
 	//   [3,4] lane 2: p2 Acquire(jobs, session s2) -> acquired(gen g2, epoch 2, reclaimed g1)
 }
 
-const namespace = "jobs"
+const exampleNamespace = "jobs"
 
-// call is one engine call on a lane, between two global stamps.
-func call(lane int, start, end int64, input, output any) porcupine.Operation {
+// exampleCall is one engine call on a lane, between two global stamps.
+func exampleCall(lane int, start, end int64, input, output any) porcupine.Operation {
 	return porcupine.Operation{ClientId: lane, Call: start, Return: end, Input: input, Output: output}
 }
 
-func acquire(proc int, session string) models.LeaseAcquire {
-	return models.LeaseAcquire{Namespace: namespace, Proc: proc, Host: "alpha", Session: session}
+func exampleAcquire(proc int, session string) LeaseAcquire {
+	return LeaseAcquire{Namespace: exampleNamespace, Proc: proc, Host: "alpha", Session: session}
 }
 
-func acquired(generation string, epoch int64, reclaimed ...string) models.LeaseAcquireResult {
-	return models.LeaseAcquireResult{Kind: models.LeaseAcquired, Generation: generation, Epoch: epoch, Reclaimed: reclaimed}
+func exampleAcquired(generation string, epoch int64, reclaimed ...string) LeaseAcquireResult {
+	return LeaseAcquireResult{Kind: LeaseAcquired, Generation: generation, Epoch: epoch, Reclaimed: reclaimed}
 }
 
-func fence(proc int, generation, session string) models.LeaseWithCurrent {
-	return models.LeaseWithCurrent{Namespace: namespace, Proc: proc, Generation: generation, Session: session}
+func exampleFence(proc int, generation, session string) LeaseWithCurrent {
+	return LeaseWithCurrent{Namespace: exampleNamespace, Proc: proc, Generation: generation, Session: session}
 }
 
-func release(proc int, generation, session string) models.LeaseRelease {
-	return models.LeaseRelease{Namespace: namespace, Proc: proc, Generation: generation, Session: session}
+func exampleRelease(proc int, generation, session string) LeaseRelease {
+	return LeaseRelease{Namespace: exampleNamespace, Proc: proc, Generation: generation, Session: session}
 }
