@@ -19,7 +19,8 @@ func (zeroChoice) Intn(int) int { return 0 }
 // A power loss keeps only what fsync made durable. The file whose data and
 // directory entry were synced survives whole; a file created before the last
 // directory fsync keeps its name but not its unsynced data; a file created
-// after it, and a rename that was never synced, are gone.
+// after it is gone, and a rename that was never synced is undone (the file
+// is back under its old name).
 func ExampleFS_Crash() {
 	fsys := simfs.New(simfs.Options{Dev: 1})
 	fsys.MkdirAll("/d", 0o755, 0)
