@@ -170,49 +170,37 @@ func acquireInterruptible(manager *lease.Manager, request lease.AcquireRequest, 
 	return owner, err
 }
 
-// acquireWaiting acquires, retrying while the lease is held or the guard
-// busy until the wait ends, with a backoff from waitBackoffMin doubling to
-// waitBackoffMax. The attempts are bounded by the wait and by a count
-// derived from it; each attempt is bounded by the guard wait.
-//
-// TODO(issue 19): use the library's waiting acquire (lease19's
-// AcquireWait-like API with a context) once it lands, instead of this loop.
+// acquireWaiting is lease.Manager.AcquireWait over the run's wait: it
+// retries while the lease is held or the guard busy, until f.wait (0: one
+// attempt, as -n), with a backoff from waitBackoffMin doubling to
+// waitBackoffMax; each attempt is bounded by the guard wait. The owner is
+// returned only when acquired; a holder that stayed is the conflict code,
+// a refusal exit 3 (gaveUp), a cancelled ctx its error.
 func acquireWaiting(ctx context.Context, manager *lease.Manager, request lease.AcquireRequest, f runFlags, stderr io.Writer) (lease.Owner, error) {
-	deadline := time.Now().Add(f.wait)
-	attemptsMax := 2 + int(f.wait/waitBackoffMin)
-	backoff := waitBackoffMin
-	for attempt := 1; ; attempt++ {
-		result, err := manager.Acquire(ctx, request)
-		if err != nil {
-			return lease.Owner{}, err
-		}
-		reportAcquire(manager.Namespace(), result, f, stderr)
-		retryable := result.Kind == lease.Held ||
-			(result.Kind == lease.Refused && result.Refusal.Reason == lease.RefusalLifecycleBusy)
-		switch {
-		case result.Kind == lease.Acquired:
-			return result.Owner, nil
-		case !retryable:
-			return lease.Owner{}, &codeError{code: exitRefused, err: fmt.Errorf("%s: %v", manager.Namespace(), result.Refusal)}
-		case attempt >= attemptsMax || !time.Now().Before(deadline):
-			return lease.Owner{}, gaveUp(manager.Namespace(), result, f, stderr)
-		}
-		timer := time.NewTimer(min(backoff, time.Until(deadline)))
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-			return lease.Owner{}, ctx.Err()
-		}
-		backoff = min(2*backoff, waitBackoffMax)
+	result, err := manager.AcquireWait(ctx, request, lease.WaitOptions{Timeout: f.wait,
+		BackoffMin: waitBackoffMin, BackoffMax: waitBackoffMax})
+	if err != nil {
+		reportReclaims(result, stderr)
+		return lease.Owner{}, err
 	}
+	reportAcquire(manager.Namespace(), result, f, stderr)
+	if result.Kind == lease.Acquired {
+		return result.Owner, nil
+	}
+	return lease.Owner{}, gaveUp(manager.Namespace(), result, f, stderr)
 }
 
-// reportAcquire prints one attempt's JSON line (--json) and its reclaims.
+// reportAcquire prints the acquire's JSON line (--json: its last attempt,
+// with the reclaims of every attempt) and its reclaims.
 func reportAcquire(namespace string, result lease.AcquireResult, f runFlags, stderr io.Writer) {
 	if f.jsonOut {
 		writeJSONLine(stderr, map[string]any{"acquire": acquireOf(namespace, result)})
 	}
+	reportReclaims(result, stderr)
+}
+
+// reportReclaims prints every stale owner the acquire moved into quarantine.
+func reportReclaims(result lease.AcquireResult, stderr io.Writer) {
 	for _, reclaim := range result.Reclaimed {
 		fmt.Fprintf(stderr, "leasereal: reclaimed the stale owner pid %d (generation %s, epoch %d): %s; its record is in %s\n",
 			reclaim.Owner.PID, reclaim.Owner.Generation, reclaim.Owner.Epoch, reclaim.Reason, reclaim.QuarantinePath)
