@@ -79,9 +79,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if !refusal.IsZero() {
 		if f.jsonOut {
 			writeJSONLine(stderr, map[string]any{"acquire": acquireJSON{Result: "refused",
-				Namespace: manager.Namespace(), Reclaimed: []reclaimJSON{}, Refusal: refusalOf(refusal)}})
+				Namespace: manager.Namespace(), Reclaimed: []reclaimJSON{}, Refusal: refusalOf(manager.Namespace(), refusal)}})
 		}
-		return &codeError{code: exitRefused, err: fmt.Errorf("%s: %v", manager.Namespace(), refusal)}
+		return refusedError(manager.Namespace(), refusal)
 	}
 	request := defaultRequest(manager.Namespace(), os.Getpid(), f.sessionID, f.sessionFile)
 	started := time.Now()
@@ -212,7 +212,7 @@ func reportReclaims(result lease.AcquireResult, stderr io.Writer) {
 // a guard that stayed busy.
 func gaveUp(namespace string, last lease.AcquireResult, f runFlags, stderr io.Writer) error {
 	if last.Kind == lease.Refused {
-		return &codeError{code: exitRefused, err: fmt.Errorf("%s: %v", namespace, last.Refusal)}
+		return refusedError(namespace, last.Refusal)
 	}
 	if f.verbose {
 		what := "failed to get the lease"
