@@ -134,8 +134,13 @@ func watchSignals() (<-chan os.Signal, func()) {
 // interruptedError is a caught signal that ended the run before its child
 // started: exit 128+N, as a shell reports a process that signal N killed.
 func interruptedError(sig os.Signal) error {
-	number := int(sig.(syscall.Signal))
-	return &codeError{code: 128 + number, err: fmt.Errorf("interrupted by %v before the command started", sig)}
+	code, err := interruption(sig)
+	return &codeError{code: code, err: err}
+}
+
+// interruption is interruptedError's exit code and error.
+func interruption(sig os.Signal) (int, error) {
+	return 128 + int(sig.(syscall.Signal)), fmt.Errorf("interrupted by %v before the command started", sig)
 }
 
 // acquireInterruptible is acquireWaiting, ended early by a caught signal
@@ -252,21 +257,9 @@ func runChild(command []string, owner lease.Owner, namespace string, signals <-c
 		}
 		return exitNoCommand, err
 	}
-	done := make(chan struct{})
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		for {
-			select {
-			case <-signals: // the child has its own copy, from the process group
-			case <-done:
-				return
-			}
-		}
-	}()
+	stopDraining := drainSignals(signals)
 	err := child.Wait()
-	close(done)
-	<-drained
+	stopDraining()
 	if err == nil {
 		return 0, nil
 	}
@@ -278,6 +271,38 @@ func runChild(command []string, owner lease.Owner, namespace string, signals <-c
 		return 128 + number, nil
 	}
 	return exitErr.ExitCode(), nil
+}
+
+// drainSignals consumes caught signals while a child runs, forwarding
+// none (the child has its own copy, from the process group, as with
+// flock), until the returned stop is called.
+func drainSignals(signals <-chan os.Signal) (stop func()) {
+	done := make(chan struct{})
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for {
+			select {
+			case <-signals:
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-drained
+	}
+}
+
+// pendingSignal returns a signal caught before a child started, or nil.
+func pendingSignal(signals <-chan os.Signal) os.Signal {
+	select {
+	case sig := <-signals:
+		return sig
+	default:
+		return nil
+	}
 }
 
 // signalOf returns the number of the signal that killed a child.
