@@ -117,7 +117,9 @@ type parsedClaim struct {
 // It fails closed: every claim file is read and validated (name, schema,
 // canonical bytes, size) before anything is removed, so one bad file stops
 // the whole recovery with nothing deleted; a directory that is not the
-// recorded one stops it too. ctx is honoured before the pass and between
+// recorded one stops it too. A claim file that vanished between the
+// listing and its read (ENOENT: released meanwhile) is no bad file: it is
+// skipped, uncounted, as a claim gone before its judgment is. ctx is honoured before the pass and between
 // claims: a cancelled pass returns ctx.Err() with the report so far, each
 // claim either recovered whole or untouched.
 func Recover(ctx context.Context, config Config) (report Report, err error) {
@@ -191,7 +193,10 @@ func readClaims(config Config, uid uint32, root string) ([]parsedClaim, error) {
 	for _, file := range files {
 		full := fspath.Join(root, file.Name)
 		if !file.Present {
-			return nil, fail(ErrChanged, full, "directory lease changed during recovery inspection", nil)
+			// Released (or moved away by an operator) since the listing:
+			// the claim is gone, there is nothing of it to recover, and
+			// stopping here would delay every other claim's recovery.
+			continue
 		}
 		claim, err := Parse(file.Content, file.Name, full)
 		if err != nil {

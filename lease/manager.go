@@ -245,7 +245,7 @@ func (m *Manager) initialize(uid uint32) (Refusal, error) {
 	if err := statefile.SyncDir(m.fs, m.namespace); err != nil {
 		return Refusal{}, err
 	}
-	return Refusal{}, statefile.SyncDir(m.fs, fspath.Dir(m.namespace))
+	return Refusal{}, m.syncAncestor(fspath.Dir(m.namespace))
 }
 
 // checkDirectory is directoryRefusal of dir's Lstat. A missing dir passes.
@@ -305,7 +305,11 @@ func (m *Manager) ensureDirectory(dir string) (FileInfo, error) {
 	if err := statefile.SyncDir(m.fs, dir); err != nil {
 		return FileInfo{}, err
 	}
-	if err := statefile.SyncDir(m.fs, parent); err != nil {
+	syncParent := statefile.SyncDir
+	if dir == m.namespace {
+		syncParent = syncAncestorDir
+	}
+	if err := syncParent(m.fs, parent); err != nil {
 		return FileInfo{}, err
 	}
 	return m.fs.Lstat(dir)
@@ -313,14 +317,18 @@ func (m *Manager) ensureDirectory(dir string) (FileInfo, error) {
 
 // ensureAncestor makes a missing ancestor of the namespace (and its own
 // missing ancestors). An existing one must be a directory, possibly behind
-// a symlink.
+// a symlink: the ancestors are the caller's path, and only the engine's
+// own entries (the namespace and everything in it) are never followed.
+//
+// The recursion climbs one component per call, so the path's depth bounds
+// it. A Mkdir that finds the name taken (EEXIST) after Stat said it was
+// missing is either a concurrent creator (Stat now sees a directory) or a
+// symlink whose target does not exist: the second look decides, once,
+// and a dangling link is a DanglingAncestorError naming it.
 func (m *Manager) ensureAncestor(dir string) error {
 	info, err := m.fs.Stat(dir)
 	if err == nil {
-		if !info.IsDir() {
-			return &fs.PathError{Op: "lease: initialize", Path: dir, Err: errNotDirectory}
-		}
-		return nil
+		return ancestorIsDirectory(dir, info)
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -333,14 +341,77 @@ func (m *Manager) ensureAncestor(dir string) error {
 	}
 	if err := m.fs.Mkdir(dir, statefile.DirMode); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return m.ensureAncestor(dir)
+			return m.takenAncestor(dir)
 		}
 		return err
 	}
-	if err := statefile.SyncDir(m.fs, dir); err != nil {
+	if err := m.syncAncestor(dir); err != nil {
 		return err
 	}
-	return statefile.SyncDir(m.fs, parent)
+	return m.syncAncestor(parent)
+}
+
+// takenAncestor judges an ancestor that Stat found missing and Mkdir
+// found taken, with one more Stat (no retry: see ensureAncestor).
+func (m *Manager) takenAncestor(dir string) error {
+	info, err := m.fs.Stat(dir)
+	if err == nil {
+		return ancestorIsDirectory(dir, info)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	link, lstatErr := m.fs.Lstat(dir)
+	if lstatErr != nil || !link.IsSymlink() {
+		// Neither a directory nor a symlink, yet Mkdir said EEXIST and
+		// Stat ENOENT: the entry changed twice under us.
+		return fmt.Errorf("lease: namespace ancestor %s keeps changing: %w", dir, err)
+	}
+	target, readErr := m.fs.Readlink(dir)
+	if readErr != nil {
+		target = "?"
+	}
+	return &DanglingAncestorError{Link: dir, Target: target}
+}
+
+func ancestorIsDirectory(dir string, info FileInfo) error {
+	if !info.IsDir() {
+		return &fs.PathError{Op: "lease: initialize", Path: dir, Err: errNotDirectory}
+	}
+	return nil
+}
+
+// DanglingAncestorError says an ancestor of the namespace is a symlink
+// whose target does not exist, so the namespace cannot be made below it.
+// Nothing was created. An operator must create the target, or remove the
+// link, or choose another namespace.
+type DanglingAncestorError struct {
+	// Link is the ancestor path that is a dangling symlink; Target is
+	// what it points to ("?" when it could not be read).
+	Link, Target string
+}
+
+func (e *DanglingAncestorError) Error() string {
+	return fmt.Sprintf("lease: the namespace's ancestor %s is a symlink to %s, which does not exist; "+
+		"an operator must create %s (or remove the link), or choose another namespace", e.Link, e.Target, e.Target)
+}
+
+// syncAncestor fsyncs an ancestor of the namespace (its parent, or one it
+// made), following a symlink at it (/var/lock -> /run/lock): see
+// syncAncestorDir.
+func (m *Manager) syncAncestor(dir string) error { return syncAncestorDir(m.fs, dir) }
+
+// syncAncestorDir is statefile.SyncDir without O_NOFOLLOW. The namespace's
+// ancestors are the path the caller named, which may pass through
+// symlinks; the engine's own entries (the namespace itself, quarantine/,
+// lifecycle-reclaims/, the records) are opened with O_NOFOLLOW and never
+// followed (docs/FORMAT-lease.md, "Symlinks").
+func syncAncestorDir(fsys FS, dir string) error {
+	handle, err := fsys.OpenFile(dir, O_RDONLY|O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	return statefile.JoinErrors(handle.Sync(), handle.Close())
 }
 
 var errNotDirectory = errors.New("exists and is not a directory; an operator must move it away")

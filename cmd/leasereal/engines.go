@@ -144,11 +144,16 @@ func trimDashes(args []string) []string {
 
 // admissionRun holds the admission while a helper child runs: acquire,
 // helper-launching, start, helper-active (the child's identity), wait,
-// parent-owned, release. It exits with the child's code.
+// parent-owned, release. It exits with the child's code. Signals are
+// handled as `run` handles them (watchSignals): a Ctrl-C reaches the child
+// from the process group, nothing is forwarded, and leasereal outlives the
+// child to settle and release.
 func admissionRun(config admission.Config, command []string, stderr io.Writer) error {
 	if len(command) == 0 {
 		return usagef("admission run needs a command")
 	}
+	signals, stopSignals := watchSignals()
+	defer stopSignals()
 	ctx := context.Background()
 	held, err := admission.Acquire(ctx, config)
 	if err != nil {
@@ -157,7 +162,7 @@ func admissionRun(config admission.Config, command []string, stderr io.Writer) e
 	if err := held.BeginHelperLaunch(ctx); err != nil {
 		return errors.Join(err, held.Release(ctx))
 	}
-	code, runErr := runBound(command, held.Claim().ID, childBinding{
+	code, runErr := runBound(command, held.Claim().ID, signals, childBinding{
 		bind:          func(pid int) error { return held.BindHelper(ctx, pid) },
 		notCapturable: func(err error) bool { return errors.Is(err, admission.ErrHelperIdentity) },
 	})
@@ -196,8 +201,13 @@ const (
 // check proves it exited; the record then stays as it was (launching) and
 // the caller settles it, as after any child's exit. A child that cannot be
 // recorded while it runs is killed: the record must never claim less than
-// what runs.
-func runBound(command []string, id string, binding childBinding) (int, error) {
+// what runs. Caught signals are drained, never forwarded, while the child
+// runs; one caught before it started ends the run with 128+N and no child
+// (the caller settles and releases as after any exit).
+func runBound(command []string, id string, signals <-chan os.Signal, binding childBinding) (int, error) {
+	if sig := pendingSignal(signals); sig != nil {
+		return interruption(sig)
+	}
 	child := exec.Command(command[0], command[1:]...)
 	child.Stdin, child.Stdout, child.Stderr = os.Stdin, os.Stdout, os.Stderr
 	child.SysProcAttr = childAttributes()
@@ -208,6 +218,8 @@ func runBound(command []string, id string, binding childBinding) (int, error) {
 	if err := child.Start(); err != nil {
 		return exitNoCommand, err
 	}
+	stopDraining := drainSignals(signals)
+	defer stopDraining()
 	if err := bindChild(child.Process.Pid, binding); err != nil {
 		_ = child.Process.Kill()
 		_ = child.Wait()
@@ -348,11 +360,13 @@ func claimStateJSON(state dirlease.ClaimState, stateHome string) map[string]any 
 
 // dirleaseRun holds a raw-working lease on path while a child runs in it:
 // create, launching, start, running (the child's identity), wait, settled,
-// release. It exits with the child's code.
+// release. It exits with the child's code. Signals as in admissionRun.
 func dirleaseRun(config dirlease.Config, path string, recoverAfter time.Duration, command []string) error {
 	if len(command) == 0 {
 		return usagef("dirlease run needs a command")
 	}
+	signals, stopSignals := watchSignals()
+	defer stopSignals()
 	ctx := context.Background()
 	held, err := dirlease.Create(ctx, config, dirlease.CreateRequest{Role: dirlease.RoleRawWorking, Path: path,
 		RecoverAfterMs: config.Clock.Now().Add(recoverAfter).UnixMilli()})
@@ -362,7 +376,7 @@ func dirleaseRun(config dirlease.Config, path string, recoverAfter time.Duration
 	if err := held.Update(ctx, dirlease.PhaseLaunching, 0); err != nil {
 		return errors.Join(err, held.Release(ctx))
 	}
-	code, runErr := runBound(command, held.Claim().ID, childBinding{
+	code, runErr := runBound(command, held.Claim().ID, signals, childBinding{
 		bind:          func(pid int) error { return held.Update(ctx, dirlease.PhaseRunning, pid) },
 		notCapturable: func(err error) bool { return errors.Is(err, dirlease.ErrChildIdentity) },
 	})

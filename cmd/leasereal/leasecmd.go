@@ -184,13 +184,40 @@ type refusalJSON struct {
 	Reason     string `json:"reason"`
 	Human      string `json:"human,omitempty"`
 	Diagnostic string `json:"diagnostic"`
+	// Operator is the command that resolves a refusal needing an operator.
+	Operator string `json:"operator,omitempty"`
 }
 
-func refusalOf(refusal lease.Refusal) *refusalJSON {
+func refusalOf(namespace string, refusal lease.Refusal) *refusalJSON {
 	if refusal.IsZero() {
 		return nil
 	}
-	return &refusalJSON{Reason: string(refusal.Reason), Human: string(refusal.Human), Diagnostic: refusal.Diagnostic}
+	return &refusalJSON{Reason: string(refusal.Reason), Human: string(refusal.Human), Diagnostic: refusal.Diagnostic,
+		Operator: operatorCommand(namespace, refusal)}
+}
+
+// operatorCommand is what resolves a refusal that needs an operator: the
+// blockers that `leasereal inspect` lists and `leasereal reclaim --force`
+// moves into quarantine/ (lease.Manager.ForceReclaim). "" for a refusal
+// that needs none (a retry may help), for a namespace-not-directory, whose
+// diagnostic names its own command, and for an unsafe namespace, which
+// only chmod/chown (or moving it away) fixes.
+func operatorCommand(namespace string, refusal lease.Refusal) string {
+	if refusal.Human == lease.HumanNone || refusal.Human == lease.HumanUnsafeNamespace || refusal.Reason == refusalNotDirectory {
+		return ""
+	}
+	return fmt.Sprintf("leasereal inspect --dir %s lists what blocks the namespace; leasereal reclaim --dir %s "+
+		"shows the evidence and with --force moves it into quarantine/ (nothing is deleted)", namespace, namespace)
+}
+
+// refusedError is the exit-3 error of a refusal, naming its operator
+// command when it needs one.
+func refusedError(namespace string, refusal lease.Refusal) error {
+	err := fmt.Errorf("%s: %v", namespace, refusal)
+	if command := operatorCommand(namespace, refusal); command != "" {
+		err = fmt.Errorf("%w\noperator: %s", err, command)
+	}
+	return &codeError{code: exitRefused, err: err}
 }
 
 type reclaimJSON struct {
@@ -211,7 +238,7 @@ type acquireJSON struct {
 
 func acquireOf(namespace string, result lease.AcquireResult) acquireJSON {
 	out := acquireJSON{Result: result.Kind.String(), Namespace: namespace, Reclaimed: []reclaimJSON{},
-		Refusal: refusalOf(result.Refusal)}
+		Refusal: refusalOf(namespace, result.Refusal)}
 	if result.Kind == lease.Acquired || result.Kind == lease.Held {
 		out.Owner = ownerOf(result.Owner)
 	}
@@ -269,7 +296,7 @@ func cmdAcquire(args []string, stdout io.Writer) error {
 		return err
 	}
 	if !refusal.IsZero() {
-		out := acquireJSON{Result: "refused", Namespace: manager.Namespace(), Reclaimed: []reclaimJSON{}, Refusal: refusalOf(refusal)}
+		out := acquireJSON{Result: "refused", Namespace: manager.Namespace(), Reclaimed: []reclaimJSON{}, Refusal: refusalOf(manager.Namespace(), refusal)}
 		return errors.Join(printJSON(stdout, out), &codeError{code: exitRefused})
 	}
 	request := defaultRequest(manager.Namespace(), ownerPID, *sessionID, *sessionFile)
@@ -309,7 +336,7 @@ type releaseJSON struct {
 }
 
 func releaseOf(namespace string, result lease.ReleaseResult) releaseJSON {
-	out := releaseJSON{Result: result.Kind.String(), Namespace: namespace, Why: result.Why, Refusal: refusalOf(result.Refusal)}
+	out := releaseJSON{Result: result.Kind.String(), Namespace: namespace, Why: result.Why, Refusal: refusalOf(namespace, result.Refusal)}
 	if result.Owner != nil {
 		out.Owner = ownerOf(*result.Owner)
 	}
@@ -344,7 +371,7 @@ func cmdRelease(args []string, stdout io.Writer) error {
 		return err
 	}
 	if !refusal.IsZero() {
-		out := releaseJSON{Result: "refused", Namespace: manager.Namespace(), Refusal: refusalOf(refusal)}
+		out := releaseJSON{Result: "refused", Namespace: manager.Namespace(), Refusal: refusalOf(manager.Namespace(), refusal)}
 		return errors.Join(printJSON(stdout, out), &codeError{code: exitRefused})
 	}
 	result, err := manager.Release(context.Background(), *generation)
@@ -361,28 +388,65 @@ func cmdRelease(args []string, stdout io.Writer) error {
 }
 
 type inspectJSON struct {
-	State      string       `json:"state"` // empty | owned | corrupt | refused
-	Namespace  string       `json:"namespace"`
-	Owner      *ownerJSON   `json:"owner,omitempty"`
-	Diagnostic string       `json:"diagnostic,omitempty"`
-	Human      string       `json:"human,omitempty"`
-	Refusal    *refusalJSON `json:"refusal,omitempty"`
+	State      string     `json:"state"` // empty | owned | corrupt | refused
+	Namespace  string     `json:"namespace"`
+	Owner      *ownerJSON `json:"owner,omitempty"`
+	Diagnostic string     `json:"diagnostic,omitempty"`
+	Human      string     `json:"human,omitempty"`
+	// Blockers are the entries that make every run refuse until an
+	// operator resolves them (lease.Projection.Blockers), each with the
+	// command that does; OperatorNeeded says whether there is any.
+	Blockers       []blockerJSON `json:"blockers"`
+	OperatorNeeded bool          `json:"operatorNeeded"`
+	Refusal        *refusalJSON  `json:"refusal,omitempty"`
+}
+
+// blockerJSON is one lease.Blocker.
+type blockerJSON struct {
+	Kind       string `json:"kind"` // receiver-lock | lifecycle-guard | reclaim-intent | epoch-counter
+	Path       string `json:"path"`
+	Human      string `json:"human"`
+	Diagnostic string `json:"diagnostic"`
+	Generation string `json:"generation,omitempty"`
+	Operator   string `json:"operator"`
 }
 
 // projectionOf is the inspect JSON of a projection.
 func projectionOf(namespace string, projection lease.Projection) inspectJSON {
 	out := inspectJSON{State: projection.Kind.String(), Namespace: namespace,
-		Diagnostic: projection.Diagnostic, Human: string(projection.Human)}
+		Diagnostic: projection.Diagnostic, Human: string(projection.Human), Blockers: []blockerJSON{}}
 	if projection.Kind == lease.Owned {
 		out.Owner = ownerOf(projection.Owner)
 	}
+	for _, blocker := range projection.Blockers {
+		out.Blockers = append(out.Blockers, blockerOf(namespace, blocker))
+	}
+	out.OperatorNeeded = len(out.Blockers) > 0
 	return out
+}
+
+func blockerOf(namespace string, blocker lease.Blocker) blockerJSON {
+	return blockerJSON{Kind: string(blocker.Kind), Path: blocker.Path, Human: string(blocker.Human),
+		Diagnostic: blocker.Diagnostic, Generation: blocker.Generation, Operator: forceCommand(namespace, blocker)}
+}
+
+// forceCommand is the `leasereal reclaim` command line that resolves a
+// blocker (with every other blocker of the namespace, in order).
+func forceCommand(namespace string, blocker lease.Blocker) string {
+	command := "leasereal reclaim --dir " + namespace + " --force"
+	if blocker.Generation != "" {
+		command += " --generation " + blocker.Generation
+	}
+	if blocker.Kind == lease.BlockerEpoch {
+		command += " --epoch-floor N (N: the largest epoch issued here, see quarantine/)"
+	}
+	return command
 }
 
 // refusedInspection is the inspect JSON of a namespace that cannot be read
 // safely: state "refused", exit 3, as run and acquire refuse it.
 func refusedInspection(namespace string, refusal lease.Refusal) inspectJSON {
-	return inspectJSON{State: "refused", Namespace: namespace, Refusal: refusalOf(refusal)}
+	return inspectJSON{State: "refused", Namespace: namespace, Blockers: []blockerJSON{}, Refusal: refusalOf(namespace, refusal)}
 }
 
 // inspectNamespace is the projection of the namespace, or its refusal

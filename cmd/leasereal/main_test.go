@@ -268,13 +268,25 @@ func TestRunWait(t *testing.T) {
 		t.Fatalf("run --wait 300ms gave up after %v", waited)
 	}
 	done := make(chan result, 1)
-	go func() { done <- run(t, "run", "--wait", "10s", "--dir", dir, "--", "true") }()
+	go func() { done <- run(t, "run", "--wait", "10s", "--json", "--dir", dir, "--", "true") }()
 	time.Sleep(200 * time.Millisecond)
 	if got := run(t, "release", "--dir", dir, "--generation", holder.Owner.Generation); got.code != exitOK {
 		t.Fatalf("release: exit %d", got.code)
 	}
-	if got := <-done; got.code != 0 {
+	got := <-done
+	if got.code != 0 {
 		t.Fatalf("run --wait 10s after the release: exit %d: %s", got.code, got.stderr)
+	}
+	// The wait is the library's AcquireWait: one acquire line, its last
+	// attempt's (the held attempts before it print nothing).
+	var acquires []acquireJSON
+	for _, line := range strings.Split(strings.TrimSpace(got.stderr), "\n") {
+		if strings.HasPrefix(line, `{"acquire":`) {
+			acquires = append(acquires, decode[map[string]acquireJSON](t, line)["acquire"])
+		}
+	}
+	if len(acquires) != 1 || acquires[0].Result != "acquired" {
+		t.Fatalf("run --wait --json printed %d acquire lines (want 1, acquired): %s", len(acquires), got.stderr)
 	}
 }
 

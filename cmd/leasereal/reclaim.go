@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/leasekit/leasekit/lease"
@@ -13,10 +15,14 @@ import (
 )
 
 // The operator action of ARCHITECTURE.md: a forced reclaim, into
-// quarantine, of a lease the engine refuses to touch (a corrupt owner, an
-// empty receiver.lock, a remote or unverifiable owner). It prints the
-// evidence first, never deletes anything, and refuses an owner that is
-// provably alive on this host.
+// quarantine, of every entry the engine refuses to touch by itself (the
+// blockers of lease.Projection: a corrupt lifecycle guard or reclaim
+// intent, a corrupt, foreign or remote receiver.lock, a corrupt epoch
+// counter), and of an owned receiver.lock whose owner is not provably
+// alive. It prints the evidence first, never deletes anything, and goes
+// through lease.Manager.ForceReclaim, which takes the lifecycle guard
+// where the entry needs it and refuses an owner provably alive on this
+// host.
 
 // evidenceBytesMax bounds the owner.json bytes printed as evidence.
 const evidenceBytesMax = 64 << 10
@@ -25,7 +31,8 @@ type evidenceJSON struct {
 	Projection inspectJSON `json:"projection"`
 	// OwnerBytes is owner.json as found (bounded), when readable.
 	OwnerBytes string `json:"ownerBytes,omitempty"`
-	// Mode, Dev and Ino identify the receiver.lock entry that was judged.
+	// Mode, Dev and Ino identify the receiver.lock entry that was judged
+	// (empty when there is none).
 	Mode string `json:"mode"`
 	Dev  uint64 `json:"dev"`
 	Ino  uint64 `json:"ino"`
@@ -33,20 +40,58 @@ type evidenceJSON struct {
 	OwnerState string `json:"ownerState,omitempty"`
 }
 
+// actionJSON is what reclaim did (or, in a dry run, would do) with one
+// entry: ForceReclaim's result.
+type actionJSON struct {
+	Kind           string `json:"kind"`
+	Path           string `json:"path"`
+	Human          string `json:"human,omitempty"`
+	Diagnostic     string `json:"diagnostic,omitempty"`
+	Generation     string `json:"generation,omitempty"`
+	Result         string `json:"result"` // pending (dry run) | moved | nothing | refused
+	QuarantinePath string `json:"quarantinePath,omitempty"`
+	Evidence       string `json:"evidence,omitempty"`
+	Epoch          uint64 `json:"epoch,omitempty"`
+	Why            string `json:"why,omitempty"`
+}
+
 type reclaimOutputJSON struct {
-	Result         string       `json:"result"` // reclaimed | dry-run | nothing | refused
-	Namespace      string       `json:"namespace"`
-	Evidence       evidenceJSON `json:"evidence"`
-	QuarantinePath string       `json:"quarantinePath,omitempty"`
-	Why            string       `json:"why,omitempty"`
+	Result    string       `json:"result"` // reclaimed | dry-run | nothing | refused
+	Namespace string       `json:"namespace"`
+	Evidence  evidenceJSON `json:"evidence"`
+	// Actions lists each entry in the order it is resolved: guard,
+	// intents, receiver.lock, epoch counter.
+	Actions []actionJSON `json:"actions"`
+	// QuarantinePath is where receiver.lock went (else the first entry
+	// moved).
+	QuarantinePath string `json:"quarantinePath,omitempty"`
+	Why            string `json:"why,omitempty"`
+}
+
+// reclaimOptions are reclaim's flags.
+type reclaimOptions struct {
+	force      bool
+	confirmed  map[string]bool
+	epochFloor uint64
+}
+
+// generationsFlag collects every --generation G.
+type generationsFlag map[string]bool
+
+func (g generationsFlag) String() string { return "" }
+func (g generationsFlag) Set(value string) error {
+	g[value] = true
+	return nil
 }
 
 func cmdReclaim(args []string, stdout io.Writer) error {
 	flags := newFlagSet("reclaim")
 	var common leaseFlags
 	common.register(flags)
-	force := flags.Bool("force", false, "move receiver.lock into quarantine/ (without it: print the evidence only)")
-	generation := flags.String("generation", "", "for an owned lease: the generation being reclaimed, as a confirmation")
+	options := reclaimOptions{confirmed: map[string]bool{}}
+	flags.BoolVar(&options.force, "force", false, "move every blocking entry into quarantine/ (without it: print the evidence only)")
+	flags.Var(generationsFlag(options.confirmed), "generation", "the generation of a valid record being reclaimed, as a confirmation (repeatable)")
+	flags.Uint64Var(&options.epochFloor, "epoch-floor", 0, "for a corrupt epoch counter: the largest epoch known issued in this namespace (see quarantine/)")
 	if err := parseFlags(flags, args); err != nil {
 		return err
 	}
@@ -60,10 +105,10 @@ func cmdReclaim(args []string, stdout io.Writer) error {
 	namespace := manager.Namespace()
 	if refusal.Reason == refusalNotDirectory {
 		if info, err := osenv.NewFS().Lstat(namespace); err == nil && !info.IsDir() && !info.IsSymlink() {
-			return reclaimNotDirectory(stdout, namespace, refusal, info, *force)
+			return reclaimNotDirectory(stdout, namespace, refusal, info, options.force)
 		}
 	}
-	out := reclaimOutputJSON{Namespace: namespace}
+	out := reclaimOutputJSON{Namespace: namespace, Actions: []actionJSON{}}
 	projection, refusal, err := inspectNamespace(manager, refusal)
 	if err != nil {
 		return err
@@ -73,37 +118,131 @@ func cmdReclaim(args []string, stdout io.Writer) error {
 		out.Evidence.Projection = refusedInspection(namespace, refusal)
 		return errors.Join(printJSON(stdout, out), &codeError{code: exitRefused})
 	}
-	if projection.Kind == lease.Empty {
-		out.Result, out.Why = "nothing", "no receiver.lock"
-		return errors.Join(printJSON(stdout, out), &codeError{code: exitConflict})
-	}
-	fsys := osenv.NewFS()
-	receiver := filepath.Join(namespace, "receiver.lock")
-	judged, err := fsys.Lstat(receiver)
-	if err != nil {
+	if out.Evidence, err = evidenceOf(osenv.NewFS(), namespace, projection); err != nil {
 		return err
 	}
-	out.Evidence = evidenceOf(fsys, namespace, projection, judged)
-	if refusal := reclaimRefusal(projection, *generation); refusal != "" {
-		out.Result, out.Why = "refused", refusal
-		return errors.Join(printJSON(stdout, out), &codeError{code: exitRefused})
+	targets := reclaimTargets(namespace, projection)
+	for _, target := range targets {
+		out.Actions = append(out.Actions, actionJSON{Kind: string(target.Kind), Path: target.Path,
+			Human: string(target.Human), Diagnostic: target.Diagnostic, Generation: target.Generation, Result: "pending"})
 	}
-	if !*force {
-		out.Result, out.Why = "dry-run", "rerun with --force to move receiver.lock into quarantine/"
-		return errors.Join(printJSON(stdout, out), &codeError{code: exitRefused})
+	code := decideReclaim(&out, targets, options)
+	if code < 0 {
+		code, err = forceAll(manager, &out, targets, options)
+		if err != nil {
+			return errors.Join(printJSON(stdout, out), err)
+		}
 	}
-	target, err := forceQuarantine(fsys, namespace, judged, projection)
-	if err != nil {
-		return err
-	}
-	out.Result, out.QuarantinePath = "reclaimed", target
-	return printJSON(stdout, out)
+	return errors.Join(printJSON(stdout, out), codeOrNil(code))
 }
 
-func evidenceOf(fsys lease.FS, namespace string, projection lease.Projection, judged lease.FileInfo) evidenceJSON {
+// decideReclaim settles the outcome of everything but a forced run that
+// may proceed (-1): nothing to do (exit 1), a dry run (3), or a forced run
+// missing a confirmation, refused before anything moves (3).
+func decideReclaim(out *reclaimOutputJSON, targets []lease.Blocker, options reclaimOptions) int {
+	switch {
+	case len(targets) == 0:
+		out.Result, out.Why = "nothing", "no receiver.lock and nothing blocks the namespace"
+		return exitConflict
+	case !options.force:
+		out.Result, out.Why = "dry-run", "rerun with --force to move every entry listed in actions into quarantine/"
+		return exitRefused
+	}
+	if why := missingConfirmation(targets, options); why != "" {
+		out.Result, out.Why = "refused", why
+		return exitRefused
+	}
+	return -1
+}
+
+// missingConfirmation says which flag a forced reclaim still needs, or "".
+func missingConfirmation(targets []lease.Blocker, options reclaimOptions) string {
+	for _, target := range targets {
+		switch {
+		case target.Generation != "" && !options.confirmed[target.Generation]:
+			return fmt.Sprintf("%s is owned by generation %s: pass --generation %s to confirm",
+				filepath.Base(target.Path), target.Generation, target.Generation)
+		case target.Kind == lease.BlockerEpoch && options.epochFloor == 0:
+			return "the epoch counter is invalid: pass --epoch-floor N, N the largest epoch known issued in this namespace " +
+				"(the owners in quarantine/ record theirs); the counter becomes N, and the next lease gets N+1"
+		}
+	}
+	return ""
+}
+
+// reclaimOrder is the order a namespace's blockers are resolved in: the
+// guard first (receiver.lock and the epoch counter are forced under it),
+// then the reclaim intents, receiver.lock, and the epoch counter.
+var reclaimOrder = map[lease.BlockerKind]int{lease.BlockerGuard: 0, lease.BlockerIntent: 1, lease.BlockerReceiver: 2, lease.BlockerEpoch: 3}
+
+// reclaimTargets are the projection's blockers, plus an owned receiver.lock
+// that is no blocker (a local owner: ForceReclaim refuses it while alive),
+// in reclaimOrder.
+func reclaimTargets(namespace string, projection lease.Projection) []lease.Blocker {
+	targets := slices.Clone(projection.Blockers)
+	listed := slices.ContainsFunc(targets, func(b lease.Blocker) bool { return b.Kind == lease.BlockerReceiver })
+	if !listed && projection.Kind != lease.Empty {
+		receiver := lease.Blocker{Kind: lease.BlockerReceiver, Path: filepath.Join(namespace, "receiver.lock"),
+			Human: projection.Human, Diagnostic: projection.Diagnostic}
+		if projection.Kind == lease.Owned {
+			receiver.Generation = projection.Owner.Generation
+			receiver.Diagnostic = fmt.Sprintf("owned by pid %d on %s (generation %s)",
+				projection.Owner.PID, projection.Owner.Hostname, projection.Owner.Generation)
+		}
+		targets = append(targets, receiver)
+	}
+	slices.SortStableFunc(targets, func(a, b lease.Blocker) int { return reclaimOrder[a.Kind] - reclaimOrder[b.Kind] })
+	return targets
+}
+
+// forceAll resolves each target with ForceReclaim, in order, and stops at
+// the first refusal (a later entry may depend on it: receiver.lock is
+// forced under the guard). Exit 0 when something moved and nothing was
+// refused, 1 when there was nothing to do after all, 3 on a refusal.
+func forceAll(manager *lease.Manager, out *reclaimOutputJSON, targets []lease.Blocker, options reclaimOptions) (int, error) {
+	moved := false
+	for i, target := range targets {
+		result, err := manager.ForceReclaim(context.Background(), lease.ForceRequest{Kind: target.Kind, Path: target.Path,
+			Generation: target.Generation, EpochFloor: options.epochFloor})
+		if err != nil {
+			out.Result, out.Why = "error", err.Error()
+			return 0, err
+		}
+		action := &out.Actions[i]
+		action.Result, action.QuarantinePath, action.Why = result.Kind.String(), result.QuarantinePath, result.Why
+		action.Evidence, action.Epoch = string(result.Evidence), result.Epoch
+		if result.Kind == lease.ForceRefused {
+			out.Result, out.Why = "refused", fmt.Sprintf("%s %s: %s", target.Kind, target.Path, result.Why)
+			return exitRefused, nil
+		}
+		if result.Kind == lease.ForceMoved {
+			moved = true
+			if out.QuarantinePath == "" || target.Kind == lease.BlockerReceiver {
+				out.QuarantinePath = result.QuarantinePath
+			}
+		}
+	}
+	if !moved {
+		out.Result, out.Why = "nothing", "every entry was resolved meanwhile (see actions)"
+		return exitConflict, nil
+	}
+	out.Result = "reclaimed"
+	return exitOK, nil
+}
+
+// evidenceOf is the projection and, when receiver.lock exists, its entry's
+// mode, device and inode, its owner.json bytes and the owner's liveness.
+func evidenceOf(fsys lease.FS, namespace string, projection lease.Projection) (evidenceJSON, error) {
+	evidence := evidenceJSON{Projection: projectionOf(namespace, projection)}
 	receiver := filepath.Join(namespace, "receiver.lock")
-	evidence := evidenceJSON{Projection: projectionOf(namespace, projection),
-		Mode: judged.Mode.String(), Dev: judged.Dev, Ino: judged.Ino}
+	judged, err := fsys.Lstat(receiver)
+	if missing(err) {
+		return evidence, nil
+	}
+	if err != nil {
+		return evidence, err
+	}
+	evidence.Mode, evidence.Dev, evidence.Ino = judged.Mode.String(), judged.Dev, judged.Ino
 	if projection.Kind == lease.Owned {
 		current, err := osenv.NewInspector().Current()
 		if err == nil {
@@ -115,68 +254,7 @@ func evidenceOf(fsys lease.FS, namespace string, projection lease.Projection, ju
 			evidence.OwnerBytes = string(data)
 		}
 	}
-	return evidence
-}
-
-// reclaimRefusal says why a forced reclaim must not proceed, or "".
-func reclaimRefusal(projection lease.Projection, generation string) string {
-	if projection.Kind != lease.Owned {
-		return ""
-	}
-	if generation != projection.Owner.Generation {
-		return fmt.Sprintf("receiver.lock is owned by generation %s: pass --generation %s to confirm",
-			projection.Owner.Generation, projection.Owner.Generation)
-	}
-	current, err := osenv.NewInspector().Current()
-	if err != nil {
-		return "this process's identity is unavailable: " + err.Error()
-	}
-	state := lease.ClassifyRecord(projection.Owner.Identity(), current, osenv.NewInspector())
-	if state.Kind == lease.OwnerLive {
-		return fmt.Sprintf("the owner (pid %d) is alive on this host; release it instead", projection.Owner.PID)
-	}
-	return ""
-}
-
-// forceQuarantine renames receiver.lock (no-replace) to a fresh name in
-// quarantine/ and fsyncs both directories; it then checks that what moved
-// is the entry that was judged, and says so if not (nothing is deleted
-// either way).
-func forceQuarantine(fsys lease.FS, namespace string, judged lease.FileInfo, projection lease.Projection) (string, error) {
-	quarantine := filepath.Join(namespace, "quarantine")
-	label := "corrupt"
-	if projection.Kind == lease.Owned {
-		label = projection.Owner.Generation
-	}
-	if err := fsys.Mkdir(quarantine, 0o700); err == nil {
-		if err := syncDir(fsys, namespace); err != nil {
-			return "", err
-		}
-	} else if !errors.Is(err, os.ErrExist) {
-		return "", err
-	}
-	if info, err := fsys.Lstat(quarantine); err != nil || !info.IsDir() || info.IsSymlink() {
-		return "", fmt.Errorf("%s is not a plain directory (%v); move it away first", quarantine, err)
-	}
-	target := filepath.Join(quarantine, fmt.Sprintf("receiver.forced.%s.%d.%s", label,
-		time.Now().UnixMilli(), osenv.NewIDSource().NewID()))
-	if err := renameToFreshName(fsys, filepath.Join(namespace, "receiver.lock"), target); err != nil {
-		return "", err
-	}
-	for _, dir := range []string{namespace, quarantine} {
-		if err := syncDir(fsys, dir); err != nil {
-			return target, err
-		}
-	}
-	moved, err := fsys.Lstat(target)
-	if err != nil {
-		return target, err
-	}
-	if moved.Dev != judged.Dev || moved.Ino != judged.Ino {
-		return target, fmt.Errorf("receiver.lock changed between the evidence and the move; %s holds the new entry (dev %d ino %d, judged %d/%d): inspect it",
-			target, moved.Dev, moved.Ino, judged.Dev, judged.Ino)
-	}
-	return target, nil
+	return evidence, nil
 }
 
 // renameToFreshName is RenameNoReplace, or Rename where the filesystem

@@ -50,3 +50,104 @@ func TestForcedReclaim(t *testing.T) {
 		t.Fatalf("forced reclaim without the generation: exit %d %+v", unconfirmed.code, out)
 	}
 }
+
+// TestCorruptGuardHasAnOperatorPath is issue 19's item 8 through the
+// binary: a corrupt lifecycle guard used to wedge a namespace for good
+// (inspect said empty, reclaim --force "nothing to do", every run refused).
+// Now run refuses with exit 3 and names the operator command, inspect lists
+// the guard as a blocker, reclaim's dry run moves nothing, reclaim --force
+// moves the guard into quarantine/ through lease.Manager.ForceReclaim with
+// its bytes kept, and the next run succeeds.
+func TestCorruptGuardHasAnOperatorPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ns")
+	if got := run(t, "run", dir, "true"); got.code != exitOK {
+		t.Fatalf("first run: exit %d %s", got.code, got.stderr)
+	}
+	guard := filepath.Join(dir, "receiver.lifecycle.guard.json")
+	garbled := []byte("{\"schemaVersion\":1,\"gener")
+	if err := os.WriteFile(guard, garbled, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	refused := run(t, "run", dir, "true")
+	if refused.code != exitRefused || !strings.Contains(refused.stderr, "leasereal reclaim --dir "+dir) ||
+		!strings.Contains(refused.stderr, "leasereal inspect --dir "+dir) {
+		t.Fatalf("run over a corrupt guard: exit %d, stderr %q (want 3 and the operator commands)", refused.code, refused.stderr)
+	}
+	inspected := run(t, "inspect", "--dir", dir)
+	view := decode[inspectJSON](t, inspected.stdout)
+	if inspected.code != exitOK || !view.OperatorNeeded || len(view.Blockers) != 1 ||
+		view.Blockers[0].Kind != "lifecycle-guard" || view.Blockers[0].Path != guard ||
+		view.Blockers[0].Human != "corrupt-lifecycle-guard" || !strings.Contains(view.Blockers[0].Operator, "leasereal reclaim --dir "+dir+" --force") {
+		t.Fatalf("inspect: exit %d %+v", inspected.code, view)
+	}
+	dry := run(t, "reclaim", "--dir", dir)
+	if out := decode[reclaimOutputJSON](t, dry.stdout); dry.code != exitRefused || out.Result != "dry-run" ||
+		len(out.Actions) != 1 || out.Actions[0].Result != "pending" {
+		t.Fatalf("reclaim dry run: exit %d %+v", dry.code, out)
+	}
+	if data, err := os.ReadFile(guard); err != nil || string(data) != string(garbled) {
+		t.Fatalf("the dry run touched the guard: %q %v", data, err)
+	}
+	forced := run(t, "reclaim", "--dir", dir, "--force")
+	out := decode[reclaimOutputJSON](t, forced.stdout)
+	if forced.code != exitOK || out.Result != "reclaimed" || len(out.Actions) != 1 || out.Actions[0].Result != "moved" ||
+		!strings.HasPrefix(out.QuarantinePath, filepath.Join(dir, "quarantine", "lifecycle.forced.corrupt.")) {
+		t.Fatalf("reclaim --force: exit %d %+v %s", forced.code, out, forced.stderr)
+	}
+	if data, err := os.ReadFile(out.QuarantinePath); err != nil || string(data) != string(garbled) {
+		t.Fatalf("the guard's bytes are not kept in quarantine: %q %v", data, err)
+	}
+	if _, err := os.Lstat(guard); !os.IsNotExist(err) {
+		t.Fatalf("the corrupt guard is still in place: %v", err)
+	}
+	if got := run(t, "run", dir, "true"); got.code != exitOK {
+		t.Fatalf("run after the reclaim: exit %d %s", got.code, got.stderr)
+	}
+	if after := decode[inspectJSON](t, run(t, "inspect", "--dir", dir).stdout); after.OperatorNeeded || len(after.Blockers) != 0 {
+		t.Fatalf("inspect after the reclaim: %+v", after)
+	}
+}
+
+// TestReclaimResolvesEveryBlocker: one forced reclaim resolves a corrupt
+// guard, a corrupt receiver.lock and a corrupt epoch counter, in that order
+// (receiver.lock and the epoch counter are forced under the guard); the
+// epoch counter needs --epoch-floor, asked for before anything moves.
+func TestReclaimResolvesEveryBlocker(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ns")
+	if got := run(t, "run", dir, "true"); got.code != exitOK {
+		t.Fatalf("first run: exit %d %s", got.code, got.stderr)
+	}
+	for name, content := range map[string]string{"receiver.lifecycle.guard.json": "{", "receiver.epoch.json": "not json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "receiver.lock"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	view := decode[inspectJSON](t, run(t, "inspect", "--dir", dir).stdout)
+	if len(view.Blockers) != 3 {
+		t.Fatalf("inspect: %d blockers, want 3: %+v", len(view.Blockers), view.Blockers)
+	}
+	unfloored := run(t, "reclaim", "--dir", dir, "--force")
+	if out := decode[reclaimOutputJSON](t, unfloored.stdout); unfloored.code != exitRefused || !strings.Contains(out.Why, "--epoch-floor") {
+		t.Fatalf("reclaim --force without --epoch-floor: exit %d %+v", unfloored.code, out)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "receiver.lifecycle.guard.json")); err != nil {
+		t.Fatalf("a refused reclaim moved the guard: %v", err)
+	}
+	forced := run(t, "reclaim", "--dir", dir, "--force", "--epoch-floor", "7")
+	out := decode[reclaimOutputJSON](t, forced.stdout)
+	var kinds []string
+	for _, action := range out.Actions {
+		kinds = append(kinds, action.Kind+"="+action.Result)
+	}
+	if forced.code != exitOK || strings.Join(kinds, " ") != "lifecycle-guard=moved receiver-lock=moved epoch-counter=moved" ||
+		!strings.Contains(out.QuarantinePath, "/quarantine/receiver.forced.corrupt.") {
+		t.Fatalf("reclaim --force --epoch-floor 7: exit %d %v %+v %s", forced.code, kinds, out, forced.stderr)
+	}
+	acquired := decode[acquireJSON](t, run(t, "acquire", "--dir", dir).stdout)
+	if acquired.Result != "acquired" || acquired.Owner.Epoch != 8 {
+		t.Fatalf("acquire after the reclaim: %+v (want epoch 8, above the floor)", acquired)
+	}
+}

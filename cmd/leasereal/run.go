@@ -79,9 +79,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if !refusal.IsZero() {
 		if f.jsonOut {
 			writeJSONLine(stderr, map[string]any{"acquire": acquireJSON{Result: "refused",
-				Namespace: manager.Namespace(), Reclaimed: []reclaimJSON{}, Refusal: refusalOf(refusal)}})
+				Namespace: manager.Namespace(), Reclaimed: []reclaimJSON{}, Refusal: refusalOf(manager.Namespace(), refusal)}})
 		}
-		return &codeError{code: exitRefused, err: fmt.Errorf("%s: %v", manager.Namespace(), refusal)}
+		return refusedError(manager.Namespace(), refusal)
 	}
 	request := defaultRequest(manager.Namespace(), os.Getpid(), f.sessionID, f.sessionFile)
 	started := time.Now()
@@ -134,8 +134,13 @@ func watchSignals() (<-chan os.Signal, func()) {
 // interruptedError is a caught signal that ended the run before its child
 // started: exit 128+N, as a shell reports a process that signal N killed.
 func interruptedError(sig os.Signal) error {
-	number := int(sig.(syscall.Signal))
-	return &codeError{code: 128 + number, err: fmt.Errorf("interrupted by %v before the command started", sig)}
+	code, err := interruption(sig)
+	return &codeError{code: code, err: err}
+}
+
+// interruption is interruptedError's exit code and error.
+func interruption(sig os.Signal) (int, error) {
+	return 128 + int(sig.(syscall.Signal)), fmt.Errorf("interrupted by %v before the command started", sig)
 }
 
 // acquireInterruptible is acquireWaiting, ended early by a caught signal
@@ -170,49 +175,37 @@ func acquireInterruptible(manager *lease.Manager, request lease.AcquireRequest, 
 	return owner, err
 }
 
-// acquireWaiting acquires, retrying while the lease is held or the guard
-// busy until the wait ends, with a backoff from waitBackoffMin doubling to
-// waitBackoffMax. The attempts are bounded by the wait and by a count
-// derived from it; each attempt is bounded by the guard wait.
-//
-// TODO(issue 19): use the library's waiting acquire (lease19's
-// AcquireWait-like API with a context) once it lands, instead of this loop.
+// acquireWaiting is lease.Manager.AcquireWait over the run's wait: it
+// retries while the lease is held or the guard busy, until f.wait (0: one
+// attempt, as -n), with a backoff from waitBackoffMin doubling to
+// waitBackoffMax; each attempt is bounded by the guard wait. The owner is
+// returned only when acquired; a holder that stayed is the conflict code,
+// a refusal exit 3 (gaveUp), a cancelled ctx its error.
 func acquireWaiting(ctx context.Context, manager *lease.Manager, request lease.AcquireRequest, f runFlags, stderr io.Writer) (lease.Owner, error) {
-	deadline := time.Now().Add(f.wait)
-	attemptsMax := 2 + int(f.wait/waitBackoffMin)
-	backoff := waitBackoffMin
-	for attempt := 1; ; attempt++ {
-		result, err := manager.Acquire(ctx, request)
-		if err != nil {
-			return lease.Owner{}, err
-		}
-		reportAcquire(manager.Namespace(), result, f, stderr)
-		retryable := result.Kind == lease.Held ||
-			(result.Kind == lease.Refused && result.Refusal.Reason == lease.RefusalLifecycleBusy)
-		switch {
-		case result.Kind == lease.Acquired:
-			return result.Owner, nil
-		case !retryable:
-			return lease.Owner{}, &codeError{code: exitRefused, err: fmt.Errorf("%s: %v", manager.Namespace(), result.Refusal)}
-		case attempt >= attemptsMax || !time.Now().Before(deadline):
-			return lease.Owner{}, gaveUp(manager.Namespace(), result, f, stderr)
-		}
-		timer := time.NewTimer(min(backoff, time.Until(deadline)))
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-			return lease.Owner{}, ctx.Err()
-		}
-		backoff = min(2*backoff, waitBackoffMax)
+	result, err := manager.AcquireWait(ctx, request, lease.WaitOptions{Timeout: f.wait,
+		BackoffMin: waitBackoffMin, BackoffMax: waitBackoffMax})
+	if err != nil {
+		reportReclaims(result, stderr)
+		return lease.Owner{}, err
 	}
+	reportAcquire(manager.Namespace(), result, f, stderr)
+	if result.Kind == lease.Acquired {
+		return result.Owner, nil
+	}
+	return lease.Owner{}, gaveUp(manager.Namespace(), result, f, stderr)
 }
 
-// reportAcquire prints one attempt's JSON line (--json) and its reclaims.
+// reportAcquire prints the acquire's JSON line (--json: its last attempt,
+// with the reclaims of every attempt) and its reclaims.
 func reportAcquire(namespace string, result lease.AcquireResult, f runFlags, stderr io.Writer) {
 	if f.jsonOut {
 		writeJSONLine(stderr, map[string]any{"acquire": acquireOf(namespace, result)})
 	}
+	reportReclaims(result, stderr)
+}
+
+// reportReclaims prints every stale owner the acquire moved into quarantine.
+func reportReclaims(result lease.AcquireResult, stderr io.Writer) {
 	for _, reclaim := range result.Reclaimed {
 		fmt.Fprintf(stderr, "leasereal: reclaimed the stale owner pid %d (generation %s, epoch %d): %s; its record is in %s\n",
 			reclaim.Owner.PID, reclaim.Owner.Generation, reclaim.Owner.Epoch, reclaim.Reason, reclaim.QuarantinePath)
@@ -224,7 +217,7 @@ func reportAcquire(namespace string, result lease.AcquireResult, f runFlags, std
 // a guard that stayed busy.
 func gaveUp(namespace string, last lease.AcquireResult, f runFlags, stderr io.Writer) error {
 	if last.Kind == lease.Refused {
-		return &codeError{code: exitRefused, err: fmt.Errorf("%s: %v", namespace, last.Refusal)}
+		return refusedError(namespace, last.Refusal)
 	}
 	if f.verbose {
 		what := "failed to get the lease"
@@ -264,21 +257,9 @@ func runChild(command []string, owner lease.Owner, namespace string, signals <-c
 		}
 		return exitNoCommand, err
 	}
-	done := make(chan struct{})
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		for {
-			select {
-			case <-signals: // the child has its own copy, from the process group
-			case <-done:
-				return
-			}
-		}
-	}()
+	stopDraining := drainSignals(signals)
 	err := child.Wait()
-	close(done)
-	<-drained
+	stopDraining()
 	if err == nil {
 		return 0, nil
 	}
@@ -290,6 +271,38 @@ func runChild(command []string, owner lease.Owner, namespace string, signals <-c
 		return 128 + number, nil
 	}
 	return exitErr.ExitCode(), nil
+}
+
+// drainSignals consumes caught signals while a child runs, forwarding
+// none (the child has its own copy, from the process group, as with
+// flock), until the returned stop is called.
+func drainSignals(signals <-chan os.Signal) (stop func()) {
+	done := make(chan struct{})
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for {
+			select {
+			case <-signals:
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-drained
+	}
+}
+
+// pendingSignal returns a signal caught before a child started, or nil.
+func pendingSignal(signals <-chan os.Signal) os.Signal {
+	select {
+	case sig := <-signals:
+		return sig
+	default:
+		return nil
+	}
 }
 
 // signalOf returns the number of the signal that killed a child.

@@ -225,3 +225,66 @@ func TestRunSignalBeforeTheChildEndsTheWait(t *testing.T) {
 		t.Fatalf("the holder's lease changed: %+v", out)
 	}
 }
+
+// TestEngineRunsOutliveAGroupSignal: `admission run` and `dirlease run`
+// handle signals as `run` does. A Ctrl-C (SIGINT to the process group)
+// reaches the child once and leasereal stays to settle and release, then
+// exits with the child's code; a SIGTERM to the group kills the child (no
+// trap for it) and leasereal still settles and releases, exiting 143.
+// Before, neither set up any handling: the group signal killed leasereal
+// before it could settle or release, leaving the admission or claim behind.
+func TestEngineRunsOutliveAGroupSignal(t *testing.T) {
+	engines := []struct {
+		name  string
+		args  func(home, work string) []string
+		freed func(t *testing.T, home string)
+	}{
+		{"admission", func(home, _ string) []string { return []string{"admission", "run", "--state-home", home, "--"} },
+			func(t *testing.T, home string) {
+				if got := run(t, "admission", "inspect", "--state-home", home); !strings.Contains(got.stdout, `"present": false`) {
+					t.Fatalf("the admission is left behind: %s", got.stdout)
+				}
+			}},
+		{"dirlease", func(home, work string) []string {
+			return []string{"dirlease", "run", "--state-home", home, "--path", work, "--"}
+		}, func(t *testing.T, home string) {
+			if got := run(t, "dirlease", "inspect", "--state-home", home); !strings.Contains(got.stdout, `"claims": []`) {
+				t.Fatalf("the claim is left behind: %s", got.stdout)
+			}
+		}},
+	}
+	signals := []struct {
+		sig       syscall.Signal
+		wantCode  int
+		wantTraps int
+	}{
+		{syscall.SIGINT, 0, 1},
+		{syscall.SIGTERM, 128 + int(syscall.SIGTERM), 0},
+	}
+	for _, engine := range engines {
+		for _, s := range signals {
+			t.Run(engine.name+"/"+s.sig.String(), func(t *testing.T) {
+				base := t.TempDir()
+				home, work := privateDir(t, base, "home"), privateDir(t, base, "work")
+				r := &trapRun{count: filepath.Join(base, "count"), ready: filepath.Join(base, "ready"), proceed: filepath.Join(base, "go")}
+				args := append(engine.args(home, work), "sh", "-c", trapChild, "sh", r.count, r.ready, r.proceed)
+				r.cmd = exec.Command(binary, args...)
+				r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+				if err := r.cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL) })
+				waitForFile(t, r.ready)
+				if err := syscall.Kill(-r.cmd.Process.Pid, s.sig); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(100 * time.Millisecond)
+				code, traps := r.finish(t)
+				if code != s.wantCode || traps != s.wantTraps {
+					t.Fatalf("leasereal exit %d, the child trapped SIGINT %d times; want exit %d and %d", code, traps, s.wantCode, s.wantTraps)
+				}
+				engine.freed(t, home)
+			})
+		}
+	}
+}

@@ -74,3 +74,25 @@ func TestLeaseUnderSymlinkedAncestor(t *testing.T) {
 	require.Equal(t, lease.Refused, refused.Kind)
 	require.Equal(t, lease.RefusalUnsafeNamespace, refused.Refusal.Reason)
 }
+
+// TestNewManagerBelowSymlinkedAncestor: osenv.NewManager, the one-line use,
+// takes a namespace below a symlinked ancestor as the user named it, with
+// no ResolveNamespace first (issue 19 follow-up: the engine fsyncs the
+// caller's ancestors with a following open).
+func TestNewManagerBelowSymlinkedAncestor(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "real"), 0o700))
+	require.NoError(t, os.Symlink("real", filepath.Join(dir, "lock")))
+	for _, namespace := range []string{filepath.Join(dir, "lock", "job.lease"), filepath.Join(dir, "lock", "a", "job.lease")} {
+		manager, err := NewManager(namespace, "root")
+		require.NoError(t, err)
+		result, err := manager.Acquire(context.Background(), lease.AcquireRequest{})
+		require.NoError(t, err, namespace)
+		require.Equal(t, lease.Acquired, result.Kind, namespace)
+		released, err := manager.Release(context.Background(), result.Owner.Generation)
+		require.NoError(t, err)
+		require.Equal(t, lease.Released, released.Kind)
+	}
+	_, err := os.Lstat(filepath.Join(dir, "real", "a", "job.lease", "quarantine"))
+	require.NoError(t, err, "the namespace is in the link's target")
+}

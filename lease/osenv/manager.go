@@ -13,6 +13,11 @@ import (
 // process table and random IDs, with the default guard wait. For other
 // settings build a lease.Config with NewFS, NewClock, NewInspector and
 // NewIDSource.
+//
+// The namespace may lie below symlinked ancestors, as the user named it
+// (/var/lock/job.lease with /var/lock -> /run/lock): the engine follows
+// those and never its own entries, so the namespace itself must be a real
+// directory (docs/FORMAT-lease.md, "Symlinks").
 func NewManager(namespace, rootID string) (*lease.Manager, error) {
 	if namespace == "" {
 		return nil, &lease.ConfigError{Problem: "namespace is required"}

@@ -1,6 +1,7 @@
 package leasework
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/leasekit/leasekit/models"
@@ -49,5 +50,31 @@ func TestLeaseHistoryReclaimUndoneByPowerLoss(t *testing.T) {
 				t.Fatal("want not linearizable: a durable reclaim empties the lease, the inspect saw the owner")
 			}
 		})
+	}
+}
+
+// TestGuardReclaimedProbe: the stale-guard probe counts moves of the guard
+// into quarantine only. A guard's release renames it to a private name
+// beside it first, and counting that made the probe fire on every normal
+// release (2,974 -> 41,680 in 2,000 seeds).
+func TestGuardReclaimedProbe(t *testing.T) {
+	cases := []struct {
+		name             string
+		oldpath, newpath string
+		err              error
+		want             bool
+	}{
+		{"stale guard into quarantine", leaseGuardPath, leaseQuarantinePath + "/lifecycle.g1.5.id.json", nil, true},
+		{"forced guard into quarantine", leaseGuardPath, leaseQuarantinePath + "/lifecycle.forced.corrupt.5.id.json", nil, true},
+		{"release to a private name", leaseGuardPath, leaseNamespace + "/.receiver.lifecycle.released-id", nil, false},
+		{"failed move", leaseGuardPath, leaseQuarantinePath + "/lifecycle.g1.5.id.json", errors.New("EIO"), false},
+		{"quarantine's sibling prefix", leaseGuardPath, leaseQuarantinePath + "x/lifecycle.json", nil, false},
+		{"receiver.lock into quarantine", leaseReceiver(), leaseQuarantinePath + "/receiver.g1.5.id", nil, false},
+		{"a guard put back", leaseQuarantinePath + "/lifecycle.g1.5.id.json", leaseGuardPath, nil, false},
+	}
+	for _, c := range cases {
+		if got := guardReclaimed(c.oldpath, c.newpath, c.err); got != c.want {
+			t.Errorf("%s: guardReclaimed(%s -> %s, %v) = %v, want %v", c.name, c.oldpath, c.newpath, c.err, got, c.want)
+		}
 	}
 }

@@ -41,8 +41,7 @@ func (f *leaseFS) Rename(oldpath, newpath string) error {
 }
 
 func (f *leaseFS) observe(oldpath, newpath string, err error) {
-	if err == nil && oldpath == leaseGuardPath {
-		// Only a reclaimer moves the guard (its holder removes it).
+	if guardReclaimed(oldpath, newpath, err) {
 		f.lw.world.Probe("lease-stale-guard-reclaimed")
 	}
 	if err != nil || oldpath != leaseReceiver() || !strings.HasPrefix(newpath, leaseQuarantinePath+"/") {
@@ -54,6 +53,14 @@ func (f *leaseFS) observe(oldpath, newpath string, err error) {
 		space: space, path: newpath, proc: f.p})
 	lw.moves = append(lw.moves, leaseMove{space: space, path: newpath, proc: f.p})
 	lw.world.Probe("lease-reclaim-observed")
+}
+
+// guardReclaimed reports whether a rename moved the lifecycle guard into
+// quarantine: a reclaim of a stale guard (or an operator's forced move).
+// Its holder's release renames it away too, to a private name beside it
+// (.receiver.lifecycle.released-*), which is no reclaim.
+func guardReclaimed(oldpath, newpath string, err error) bool {
+	return err == nil && oldpath == leaseGuardPath && strings.HasPrefix(newpath, leaseQuarantinePath+"/")
 }
 
 // leaseReclaimUndone is the Op of a reclaim event that a power loss undid
