@@ -1,4 +1,4 @@
-package main
+package leasesim
 
 import (
 	"bytes"
@@ -12,8 +12,14 @@ import (
 
 	"github.com/leasekit/leasekit/campaign"
 	"github.com/leasekit/leasekit/internal/mutant"
+	"github.com/leasekit/leasekit/workload"
 	"github.com/stretchr/testify/require"
 )
+
+func TestMain(m *testing.M) {
+	catalog = workload.Catalog()
+	os.Exit(m.Run())
+}
 
 func leasesim(args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
@@ -88,7 +94,7 @@ func mutantOverlay(t *testing.T, root, name, dir string) string {
 // mutantBuild builds leasesim with a mutant into dir and returns the binary.
 func mutantBuild(t *testing.T, name, dir string) string {
 	t.Helper()
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("..")
 	require.NoError(t, err)
 	overlay := mutantOverlay(t, root, name, dir)
 	binary := filepath.Join(dir, "leasesim-"+name)
@@ -151,7 +157,7 @@ func TestPlantedBugIsFoundShrunkAndReplayed(t *testing.T) {
 	require.Contains(t, stdout, "DIFFERS from the recorded finding")
 
 	// The checked-in mutant seed still reproduces under the mutant.
-	checked, err := filepath.Glob("../../campaign/testdata/mutant-seeds/selftest-breakempty/*/*.seed")
+	checked, err := filepath.Glob("../campaign/testdata/mutant-seeds/selftest-breakempty/*/*.seed")
 	require.NoError(t, err)
 	require.NotEmpty(t, checked)
 	for _, seed := range checked {
