@@ -31,15 +31,30 @@ import (
 // (a seed file could not be written), distinct from every finding.
 const exitToolError = 5
 
-// catalog is every engine leasesim runs, as Main was given it.
-var catalog *campaign.Catalog
+// Main runs the command line (os.Args) over the catalog's engines and exits
+// with its code: a user's own leasesim is
+//
+//	func main() { leasesim.Main(campaign.NewCatalog(mylock.Engine())) }
+func Main(catalog *campaign.Catalog) {
+	(&Command{Catalog: catalog}).Main()
+}
 
-// Main runs the command line over the catalog's engines and exits with its
-// code.
-func Main(engines *campaign.Catalog) {
-	catalog = engines
+// Command is the leasesim command line over one catalog of engines. Its zero
+// Package is filled in from the running binary's build information.
+type Command struct {
+	// Catalog lists the engines the command knows (required).
+	Catalog *campaign.Catalog
+	// Package is the main package as go run and go build name it from the
+	// module root ("./cmd/leasesim"): replay commands print it and mutants
+	// builds it with each planted bug. Empty: the running binary's main
+	// package (MainPackage).
+	Package string
+}
+
+// Main runs the command line (os.Args) and exits with its code.
+func (c *Command) Main() {
 	tuneGC()
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(c.Run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // gcPercentDefault is leasesim's GOGC unless the environment sets one. A
@@ -71,15 +86,20 @@ exit codes: 0 ok, 1 violation, 2 usage error, 3 liveness failure,
 run 'leasesim <command> -h' for the command's flags.
 `
 
-// run is main without the process: it returns the exit code.
-func run(args []string, stdout, stderr io.Writer) int {
+// Run is Main without the process: it runs the command line args (without
+// the program name) and returns the exit code.
+func (c *Command) Run(args []string, stdout, stderr io.Writer) int {
+	if c.Catalog == nil {
+		fmt.Fprintln(stderr, "leasesim: no engine catalog (Command.Catalog is nil)")
+		return campaign.ExitUsage
+	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return campaign.ExitUsage
 	}
 	commands := map[string]func([]string, io.Writer, io.Writer) int{
-		"run": cmdRun, "merge": cmdMerge, "replay": cmdReplay, "shrink": cmdShrink, "explain": cmdExplain,
-		"mutants": cmdMutants, "hunt": cmdHunt, "explore": cmdExplore, "bench": cmdBench,
+		"run": c.cmdRun, "merge": cmdMerge, "replay": c.cmdReplay, "shrink": c.cmdShrink, "explain": c.cmdExplain,
+		"mutants": c.cmdMutants, "hunt": c.cmdHunt, "explore": c.cmdExplore, "bench": c.cmdBench,
 	}
 	command, ok := commands[args[0]]
 	if !ok {
@@ -113,10 +133,12 @@ type specFlags struct {
 	stepsMax  int
 	faults    string
 	params    paramFlag
+	catalog   *campaign.Catalog
 }
 
-func (f *specFlags) register(set *flag.FlagSet, engineDefault string) {
-	set.StringVar(&f.engine, "engine", engineDefault, "engines: lease, admission, dirlease, a comma list, or all (known: "+
+func (f *specFlags) register(set *flag.FlagSet, engineDefault string, catalog *campaign.Catalog) {
+	f.catalog = catalog
+	set.StringVar(&f.engine, "engine", engineDefault, "engines: a name, a comma list, or all (known: "+
 		strings.Join(catalog.Names(false), ", ")+")")
 	set.StringVar(&f.scheduler, "scheduler", "mix", "scheduler: random, pct, or mix (decided per seed)")
 	set.IntVar(&f.pctDepth, "pct-depth", 3, "PCT bug depth d")
@@ -126,7 +148,7 @@ func (f *specFlags) register(set *flag.FlagSet, engineDefault string) {
 }
 
 func (f *specFlags) options() (campaign.Options, error) {
-	names, err := catalog.ResolveEngines(f.engine)
+	names, err := f.catalog.ResolveEngines(f.engine)
 	if err != nil {
 		return campaign.Options{}, err
 	}
@@ -134,7 +156,7 @@ func (f *specFlags) options() (campaign.Options, error) {
 	if err != nil {
 		return campaign.Options{}, err
 	}
-	return campaign.Options{Catalog: catalog, Engines: names, Scheduler: f.scheduler, PCTDepth: f.pctDepth, StepsMax: f.stepsMax,
+	return campaign.Options{Catalog: f.catalog, Engines: names, Scheduler: f.scheduler, PCTDepth: f.pctDepth, StepsMax: f.stepsMax,
 		Faults: faults, Params: campaign.Params(f.params)}, nil
 }
 
@@ -211,10 +233,10 @@ func (f *runFlags) register(set *flag.FlagSet) {
 	set.DurationVar(&f.shrinkTime, "shrink-time", 20*time.Second, "time limit of each shrink (0: only --shrink-runs); 'leasesim shrink FILE' goes on")
 }
 
-func cmdRun(args []string, stdout, stderr io.Writer) int {
+func (c *Command) cmdRun(args []string, stdout, stderr io.Writer) int {
 	set := newFlagSet("run", "run [flags]", stderr)
 	var spec specFlags
-	spec.register(set, "all")
+	spec.register(set, "all", c.Catalog)
 	var flags runFlags
 	flags.register(set)
 	var profile cpuProfileFlag
@@ -259,19 +281,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if progress {
 		fmt.Fprint(stdout, "\r\033[K")
 	}
-	return finishRun(report, o, &flags, stdout, stderr)
+	return c.finishRun(report, o, &flags, stdout, stderr)
 }
 
 // finishRun shrinks the failures, prints the report and returns the exit
 // code; the summary's last line is the paste-ready replay command.
-func finishRun(report *campaign.Report, o campaign.Options, flags *runFlags, stdout, stderr io.Writer) int {
+func (c *Command) finishRun(report *campaign.Report, o campaign.Options, flags *runFlags, stdout, stderr io.Writer) int {
 	var errs []error
 	if flags.shrinkMax > 0 && len(report.Failures) > 0 {
 		if !flags.json {
 			fmt.Fprintf(stdout, "shrinking %d distinct failure(s)...\n", min(flags.shrinkMax, len(report.FirstFailures())))
 		}
 		errs = campaign.ShrinkFailures(report, o, flags.out, flags.shrinkMax,
-			campaign.ShrinkOptions{RunsMax: flags.shrinkRuns, Time: flags.shrinkTime}, campaign.DefaultReplayCommand)
+			campaign.ShrinkOptions{RunsMax: flags.shrinkRuns, Time: flags.shrinkTime}, c.replayCommand)
 	}
 	if flags.json {
 		if err := report.WriteJSON(stdout); err != nil {
@@ -353,10 +375,10 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 	return merged.ExitCode()
 }
 
-func cmdReplay(args []string, stdout, stderr io.Writer) int {
+func (c *Command) cmdReplay(args []string, stdout, stderr io.Writer) int {
 	set := newFlagSet("replay", "replay [flags] FILE.seed | SEED", stderr)
 	var spec specFlags
-	spec.register(set, "lease")
+	spec.register(set, c.replayEngineDefault(), c.Catalog)
 	htmlPath := set.String("html", "", "also write a single HTML page (fault timeline, porcupine visualization) to this file")
 	quiet := set.Bool("quiet", false, "print only the verdict, not the trace")
 	save := set.String("save", "", "also write the replayed run as a seed file under this directory (<dir>/<engine>/), e.g. to pin a rare-state run in testdata/seeds")
@@ -371,7 +393,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	replay, err := catalog.ReplayTwice(target)
+	replay, err := c.Catalog.ReplayTwice(target)
 	if err != nil && replay == nil {
 		return fail(stderr, err)
 	}
@@ -380,13 +402,13 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		return campaign.ExitNondeterminism
 	}
 	if *htmlPath != "" {
-		if code := writeHTML(*htmlPath, target, stderr); code != 0 {
+		if code := c.writeHTML(*htmlPath, target, stderr); code != 0 {
 			return code
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", *htmlPath)
 	}
 	if *save != "" {
-		path, err := catalog.SaveRun(*save, replay, campaign.DefaultReplayCommand)
+		path, err := c.Catalog.SaveRun(*save, replay, c.replayCommand)
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -408,8 +430,8 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	return campaign.ExitCodeOf(replay.Finding)
 }
 
-func writeHTML(path string, target campaign.Spec, stderr io.Writer) int {
-	replay, err := catalog.ReplaySpec(target, true)
+func (c *Command) writeHTML(path string, target campaign.Spec, stderr io.Writer) int {
+	replay, err := c.Catalog.ReplaySpec(target, true)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -452,7 +474,7 @@ func resolveTarget(arg string, spec *specFlags) (campaign.Spec, *campaign.Findin
 	return s, nil, err
 }
 
-func cmdShrink(args []string, stdout, stderr io.Writer) int {
+func (c *Command) cmdShrink(args []string, stdout, stderr io.Writer) int {
 	set := newFlagSet("shrink", "shrink [flags] FILE.seed", stderr)
 	runs := set.Int("runs", 4*campaign.ShrinkRunsDefault, "run budget")
 	limit := set.Duration("time", 0, "time limit (0: only --runs)")
@@ -480,13 +502,13 @@ func cmdShrink(args []string, stdout, stderr io.Writer) int {
 	if *verbose {
 		options.Log = stdout
 	}
-	path, shrunk, err := catalog.ShrinkToFile(file.Spec, file.Expect, dir, options, campaign.DefaultReplayCommand)
+	path, shrunk, err := c.Catalog.ShrinkToFile(file.Spec, file.Expect, dir, options, c.replayCommand)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	fmt.Fprintf(stdout, "%v: %d decisions (%d choices) -> %d decisions (%d choices) in %d runs\nwrote %s\n\n%s\n",
 		shrunk.Finding, shrunk.DecisionsBefore, shrunk.ChoicesBefore, shrunk.DecisionsAfter, shrunk.ChoicesAfter,
-		shrunk.Runs, path, campaign.DefaultReplayCommand(path))
+		shrunk.Runs, path, c.replayCommand(path))
 	return campaign.ExitCodeOf(shrunk.Finding)
 }
 
@@ -501,7 +523,7 @@ func parentDir(path string) string {
 	return path[:i]
 }
 
-func cmdExplain(args []string, stdout, stderr io.Writer) int {
+func (c *Command) cmdExplain(args []string, stdout, stderr io.Writer) int {
 	set := newFlagSet("explain", "explain [flags] FILE.seed", stderr)
 	tail := set.Int("tail", 25, "trace lines to show before the end")
 	if code, ok := parseFlags(set, args); !ok {
@@ -518,7 +540,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	for _, line := range file.Summary {
 		fmt.Fprintf(stdout, "# %s\n", line)
 	}
-	if err := catalog.Explain(stdout, file, *tail); err != nil {
+	if err := c.Catalog.Explain(stdout, file, *tail); err != nil {
 		return fail(stderr, err)
 	}
 	return campaign.ExitOK

@@ -16,14 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestMain(m *testing.M) {
-	catalog = workload.Catalog()
-	os.Exit(m.Run())
-}
+// command is cmd/leasesim's: leasekit's catalog.
+var command = &Command{Catalog: workload.Catalog()}
 
 func leasesim(args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	code := run(args, &stdout, &stderr)
+	code := command.Run(args, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
