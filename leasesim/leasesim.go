@@ -215,7 +215,7 @@ type runFlags struct {
 	seeds, workers, determinism, shrinkRuns, shrinkMax int
 	duration, shrinkTime                               time.Duration
 	baseSeed                                           uint64
-	shard, out                                         string
+	shard, out, resume                                 string
 	json                                               bool
 }
 
@@ -224,6 +224,7 @@ func (f *runFlags) register(set *flag.FlagSet) {
 	set.DurationVar(&f.duration, "duration", 0, "time budget (e.g. 10m); the campaign stops at --seeds or --duration, whichever first")
 	set.Uint64Var(&f.baseSeed, "base-seed", 1, "index i runs seed base-seed+i")
 	set.StringVar(&f.shard, "shard", "0/1", "run shard i of n: the indices with index % n == i")
+	set.StringVar(&f.resume, "resume", "", "continue the campaign of this merged --json report: the --seeds indices after those it covers (same flags)")
 	set.IntVar(&f.workers, "workers", 0, "parallel runs, on as many cores (0: every core)")
 	set.IntVar(&f.determinism, "determinism-sample", 100, "run every K-th index twice and compare hash streams (0: never)")
 	set.BoolVar(&f.json, "json", false, "print the mergeable JSON report instead of the summary")
@@ -261,6 +262,11 @@ func (c *Command) cmdRun(args []string, stdout, stderr io.Writer) int {
 	if o.Shard, o.Shards, err = parseShard(flags.shard); err != nil {
 		return fail(stderr, err)
 	}
+	if flags.resume != "" {
+		if err := resume(&o, flags.resume); err != nil {
+			return fail(stderr, err)
+		}
+	}
 	progress := isTerminal(stdout) && !flags.json
 	if progress {
 		o.Progress = func(p campaign.Progress) { writeProgress(stdout, p, o.Seeds*len(o.Engines)/o.Shards) }
@@ -282,6 +288,32 @@ func (c *Command) cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, "\r\033[K")
 	}
 	return c.finishRun(report, o, &flags, stdout, stderr)
+}
+
+// resume makes o continue the campaign of the report at path.
+func resume(o *campaign.Options, path string) error {
+	report, err := readReport(path)
+	if err != nil {
+		return err
+	}
+	if err := o.Resume(report); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// readReport reads a --json report file.
+func readReport(path string) (*campaign.Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	report, err := campaign.ReadReport(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return report, nil
 }
 
 // finishRun shrinks the failures, prints the report and returns the exit
@@ -350,14 +382,9 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	var reports []*campaign.Report
 	for _, path := range set.Args() {
-		f, err := os.Open(path)
+		report, err := readReport(path)
 		if err != nil {
 			return fail(stderr, err)
-		}
-		report, err := campaign.ReadReport(f)
-		f.Close()
-		if err != nil {
-			return fail(stderr, fmt.Errorf("%s: %w", path, err))
 		}
 		reports = append(reports, report)
 	}
