@@ -147,8 +147,9 @@ func userGo(t *testing.T, dir string, args ...string) {
 
 // TestUserModuleGetsEveryCommand is issue 20's item 5 as a user does it: a
 // module outside leasekit whose cmd/ is leasesim.Main over its own engine
-// runs a campaign, names its own main package in replay commands, replays,
-// and hunts its own catalog of planted bugs with mutants.
+// runs a campaign, names its own main package in replay commands, explains,
+// shrinks and replays the seed file, replays a seed number, explores,
+// benches, and hunts its own catalog of planted bugs with mutants.
 func TestUserModuleGetsEveryCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a user module's leasesim and a mutant of it (about 30 s); skipped with -short")
@@ -180,9 +181,30 @@ func TestUserModuleGetsEveryCommand(t *testing.T) {
 	require.Equal(t, campaign.ExitLiveness, code, output)
 	require.Contains(t, output, "go run ./cmd/usersim replay seeds/userlock/", "the replay command names the user's main package")
 
+	seeds, err := filepath.Glob(filepath.Join(dir, "seeds", "userlock", "*.seed"))
+	require.NoError(t, err)
+	require.Len(t, seeds, 1, "the shrunk failure's seed file")
+	seeds[0], err = filepath.Rel(dir, seeds[0])
+	require.NoError(t, err)
+	code, output = inUser("explain", seeds[0])
+	require.Equal(t, campaign.ExitOK, code, output)
+	require.Contains(t, output, "liveness")
+	code, output = inUser("shrink", "--runs", "20", seeds[0])
+	require.Equal(t, campaign.ExitLiveness, code, output)
+	require.Contains(t, output, "go run ./cmd/usersim replay seeds/userlock/")
+	code, output = inUser("replay", "--quiet", seeds[0])
+	require.Equal(t, campaign.ExitLiveness, code, output)
+	require.Contains(t, output, "reproduces the recorded finding")
+
 	code, output = inUser("replay", "--quiet", "4")
 	require.Equal(t, campaign.ExitOK, code, output)
 	require.Contains(t, output, "replayed twice: identical traces")
+	code, output = inUser("explore", "--choices-max", "1", "--decisions-max", "10")
+	require.Equal(t, campaign.ExitOK, code, output)
+	require.Contains(t, output, "leasesim explore userlock:")
+	code, output = inUser("bench", "--seeds", "2", "--workers", "1", "--rounds", "2", "--repeat", "1")
+	require.Equal(t, campaign.ExitOK, code, output)
+	require.Contains(t, output, "| userlock | 2 |")
 
 	code, output = inUser("mutants", "--json", "--shrink-runs", "20", "--shrink-time", "2s", "--duration", "30s")
 	require.Equal(t, campaign.ExitOK, code, output)
