@@ -166,7 +166,10 @@ type BenchReport struct {
 	// the median of.
 	Repeat  int
 	Engines []EngineBench
-	Scaling []ScalingBench
+	// ScalingEngine is the engine whose default scenario Scaling measures:
+	// lease, or the first measured engine of a catalog without it.
+	ScalingEngine string
+	Scaling       []ScalingBench
 	// OpMix holds the lease operation mix on simfs and, with RealFS, on
 	// the real OS.
 	OpMix []OpMixBench
@@ -208,7 +211,8 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 		return nil, err
 	}
 	report.Engines = engines
-	scaling, err := o.Catalog.benchScaling(ctx, o.Workers, o.Seeds, o.Repeat)
+	report.ScalingEngine = scalingEngine(o.Catalog.Names(true), o.Engines)
+	scaling, err := o.Catalog.benchScaling(ctx, report.ScalingEngine, o.Workers, o.Seeds, o.Repeat)
 	if err != nil {
 		return nil, err
 	}
@@ -276,15 +280,25 @@ func (c *Catalog) benchEngineRepeated(ctx context.Context, name string, seeds, r
 	return median, nil
 }
 
-// benchScaling measures the lease default scenario over each worker count,
-// repeat times in turn, and keeps each count's median wall and CPU time.
-func (c *Catalog) benchScaling(ctx context.Context, workerCounts []int, seeds, repeat int) ([]ScalingBench, error) {
+// scalingEngine is lease when the catalog has it (leasekit's figures, for
+// any --engine), else the first measured engine (a user catalog's).
+func scalingEngine(catalog, measured []string) string {
+	if len(measured) == 0 || slices.Contains(catalog, "lease") {
+		return "lease"
+	}
+	return measured[0]
+}
+
+// benchScaling measures an engine's default scenario over each worker
+// count, repeat times in turn, and keeps each count's median wall and CPU
+// time.
+func (c *Catalog) benchScaling(ctx context.Context, engine string, workerCounts []int, seeds, repeat int) ([]ScalingBench, error) {
 	walls := make([][]time.Duration, len(workerCounts))
 	cpus := make([][]time.Duration, len(workerCounts))
 	for range repeat {
 		for i, workers := range workerCounts {
 			cpuBefore := processCPU()
-			wall, err := c.benchWorkers(ctx, "lease", workers, seeds)
+			wall, err := c.benchWorkers(ctx, engine, workers, seeds)
 			if err != nil {
 				return nil, err
 			}

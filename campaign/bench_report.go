@@ -33,7 +33,7 @@ func (r *BenchReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&out, "\nTargets: >= %s steps/s per core; >= %d lease seeds/s per core.\n",
 		thousands(benchStepsPerSecondTarget), benchSeedsPerSecondTarget)
 	if len(r.Scaling) > 0 {
-		out.WriteString("\n### Scaling with workers (lease default scenario)\n\n")
+		fmt.Fprintf(&out, "\n### Scaling with workers (%s default scenario)\n\n", r.ScalingEngine)
 		out.WriteString("| workers | seeds | wall | seeds/s | speedup (wall) | CPU | seeds per CPU-s | efficiency (per CPU-s vs first) |\n")
 		out.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, s := range r.Scaling {

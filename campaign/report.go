@@ -11,7 +11,8 @@ import (
 )
 
 // ReportVersion is the version of the JSON report document.
-const ReportVersion = 1
+// Version 2 added first_index, next_index and campaign (Resume).
+const ReportVersion = 2
 
 // failuresMax bounds the failures a report keeps (every distinct class's
 // first failure is always kept; this bounds repeats).
@@ -25,6 +26,15 @@ type Report struct {
 	BaseSeed uint64   `json:"base_seed"`
 	// Seeds is the campaign's planned index count (0: time-bounded).
 	Seeds int `json:"seeds"`
+	// FirstIndex is the campaign's first seed index (Options.FirstIndex).
+	FirstIndex int `json:"first_index"`
+	// NextIndex is where the report stopped: every index from FirstIndex
+	// below it ran on every engine, in every shard the report covers. A
+	// resumed campaign starts there (Options.Resume).
+	NextIndex int `json:"next_index"`
+	// Campaign is the knobs that decide a run from its seed (Options.Knobs):
+	// reports merge, and a campaign resumes, only with the same.
+	Campaign string `json:"campaign"`
 	// Shards lists the shards covered ("0/4"), sorted.
 	Shards []string `json:"shards"`
 	// Runs counts finished runs (one per engine per index).
@@ -70,7 +80,7 @@ type Failure struct {
 
 func newReport(o Options) *Report {
 	return &Report{Version: ReportVersion, Engines: append([]string{}, o.Engines...), BaseSeed: o.BaseSeed,
-		Seeds: o.Seeds, Shards: []string{fmt.Sprintf("%d/%d", o.Shard, o.Shards)},
+		Seeds: o.Seeds, FirstIndex: o.FirstIndex, NextIndex: o.FirstIndex, Campaign: o.Knobs(), Shards: []string{fmt.Sprintf("%d/%d", o.Shard, o.Shards)},
 		Outcomes: map[string]int{}, PerEngine: map[string]map[string]int{}, Probes: map[string]int{}, Failures: []Failure{},
 		Merged: 1}
 }
@@ -136,24 +146,27 @@ func (r *Report) FirstFailures() []*Failure {
 }
 
 // Merge combines shard reports: counts summed, probes unioned (counts
-// summed), failures kept. Reports of different campaigns (engines, base
-// seed, seed count) do not merge.
+// summed), failures kept, NextIndex the least (every shard ran every index
+// below it). Reports of different campaigns (engines, base seed, seed count,
+// first index, knobs) do not merge.
 func Merge(reports []*Report) (*Report, error) {
 	if len(reports) == 0 {
 		return nil, &UsageError{Message: "merge: no reports"}
 	}
 	first := reports[0]
 	merged := &Report{Version: ReportVersion, Engines: first.Engines, BaseSeed: first.BaseSeed, Seeds: first.Seeds,
+		FirstIndex: first.FirstIndex, NextIndex: first.NextIndex, Campaign: first.Campaign,
 		Outcomes: map[string]int{}, PerEngine: map[string]map[string]int{}, Probes: map[string]int{}, Failures: []Failure{}}
 	shards := map[string]bool{}
 	for i, r := range reports {
 		if r.Version != ReportVersion {
 			return nil, &UsageError{Message: fmt.Sprintf("merge: report %d has version %d, want %d", i, r.Version, ReportVersion)}
 		}
-		if strings.Join(r.Engines, ",") != strings.Join(first.Engines, ",") || r.BaseSeed != first.BaseSeed || r.Seeds != first.Seeds {
-			return nil, &UsageError{Message: fmt.Sprintf("merge: report %d is of another campaign (engines %v, base seed %d, seeds %d)",
-				i, r.Engines, r.BaseSeed, r.Seeds)}
+		if !sameCampaign(r, first) || r.Seeds != first.Seeds || r.FirstIndex != first.FirstIndex {
+			return nil, &UsageError{Message: fmt.Sprintf("merge: report %d is of another campaign (engines %v, base seed %d, seeds %d, first index %d, %s)",
+				i, r.Engines, r.BaseSeed, r.Seeds, r.FirstIndex, r.Campaign)}
 		}
+		merged.NextIndex = min(merged.NextIndex, r.NextIndex)
 		for _, shard := range r.Shards {
 			if shards[shard] {
 				return nil, &UsageError{Message: fmt.Sprintf("merge: shard %s appears twice", shard)}

@@ -27,6 +27,10 @@ type Options struct {
 	Duration time.Duration
 	// BaseSeed: index i runs seed BaseSeed+i.
 	BaseSeed uint64
+	// FirstIndex is the first seed index: the campaign runs indices
+	// FirstIndex .. FirstIndex+Seeds-1 (Resume sets it to where a report
+	// stopped).
+	FirstIndex int
 	// Shard and Shards: this process runs the indices i with i%Shards == Shard.
 	Shard, Shards int
 	// Workers is the number of goroutines; zero means runtime.NumCPU().
@@ -162,8 +166,8 @@ func (o *Options) validate() error {
 	switch {
 	case len(o.Engines) == 0:
 		return &UsageError{Message: "no engine selected"}
-	case o.Seeds < 0:
-		return &UsageError{Message: "--seeds must not be negative"}
+	case o.Seeds < 0 || o.FirstIndex < 0:
+		return &UsageError{Message: "--seeds and the first index must not be negative"}
 	case o.Seeds == 0 && o.Duration <= 0:
 		return &UsageError{Message: "give --seeds N or --duration D (or both)"}
 	case o.Shards < 1 || o.Shard < 0 || o.Shard >= o.Shards:
@@ -188,14 +192,27 @@ type job struct {
 	index  int
 }
 
-// jobAt returns the k-th job of this shard, or ok=false past the end.
+// jobAt returns the k-th job of this shard, or ok=false past the end: the
+// shard's indices are those from FirstIndex on with index % Shards == Shard.
 func (o *Options) jobAt(k int) (job, bool) {
 	engines := len(o.Engines)
-	index := o.Shard + (k/engines)*o.Shards
-	if o.Seeds > 0 && index >= o.Seeds {
+	start := o.FirstIndex + ((o.Shard-o.FirstIndex)%o.Shards+o.Shards)%o.Shards
+	index := start + (k/engines)*o.Shards
+	if o.Seeds > 0 && index >= o.FirstIndex+o.Seeds {
 		return job{}, false
 	}
 	return job{engine: o.Engines[k%engines], index: index}, true
+}
+
+// nextIndex is where this shard stopped after its first done jobs: every
+// index of the shard below it ran on every engine. Workers take jobs in
+// order and finish every job they take, so the done jobs are 0..done-1.
+func (o *Options) nextIndex(done int) int {
+	j, ok := o.jobAt(done)
+	if !ok {
+		return o.FirstIndex + o.Seeds
+	}
+	return j.index
 }
 
 // Run runs a campaign and returns its report. It stops at Seeds, at
@@ -236,6 +253,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	workers.Wait()
 	stopProgress()
 	report.ElapsedSeconds = time.Since(started).Seconds()
+	report.NextIndex = o.nextIndex(report.Runs)
 	report.finish()
 	return report, nil
 }

@@ -1,4 +1,4 @@
-package main
+package leasesim
 
 import (
 	"bytes"
@@ -12,12 +12,16 @@ import (
 
 	"github.com/leasekit/leasekit/campaign"
 	"github.com/leasekit/leasekit/internal/mutant"
+	"github.com/leasekit/leasekit/workload"
 	"github.com/stretchr/testify/require"
 )
 
+// command is cmd/leasesim's: leasekit's catalog.
+var command = &Command{Catalog: workload.Catalog()}
+
 func leasesim(args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	code := run(args, &stdout, &stderr)
+	code := command.Run(args, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -88,7 +92,7 @@ func mutantOverlay(t *testing.T, root, name, dir string) string {
 // mutantBuild builds leasesim with a mutant into dir and returns the binary.
 func mutantBuild(t *testing.T, name, dir string) string {
 	t.Helper()
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("..")
 	require.NoError(t, err)
 	overlay := mutantOverlay(t, root, name, dir)
 	binary := filepath.Join(dir, "leasesim-"+name)
@@ -151,7 +155,7 @@ func TestPlantedBugIsFoundShrunkAndReplayed(t *testing.T) {
 	require.Contains(t, stdout, "DIFFERS from the recorded finding")
 
 	// The checked-in mutant seed still reproduces under the mutant.
-	checked, err := filepath.Glob("../../campaign/testdata/mutant-seeds/selftest-breakempty/*/*.seed")
+	checked, err := filepath.Glob("../campaign/testdata/mutant-seeds/selftest-breakempty/*/*.seed")
 	require.NoError(t, err)
 	require.NotEmpty(t, checked)
 	for _, seed := range checked {
@@ -187,4 +191,59 @@ func TestLeaseMutantThroughLeasesim(t *testing.T) {
 	require.Equal(t, code1, code2)
 	require.Equal(t, replay1, replay2)
 	require.Contains(t, replay1, "reproduces the recorded finding")
+}
+
+// TestRunResumesFromAMergedReport: a nightly run continues where the last
+// merged report stopped, and refuses one of another campaign.
+func TestRunResumesFromAMergedReport(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		return path
+	}
+	var shards []string
+	for _, shard := range []string{"0/2", "1/2"} {
+		code, stdout, stderr := leasesim("run", "--engine", "selftest", "--seeds", "30", "--shard", shard, "--json", "--workers", "1")
+		require.Equal(t, campaign.ExitOK, code, stderr)
+		shards = append(shards, write("night1-"+strings.ReplaceAll(shard, "/", "-")+".json", stdout))
+	}
+	code, stdout, stderr := leasesim(append([]string{"merge", "--json"}, shards...)...)
+	require.Equal(t, campaign.ExitOK, code, stderr)
+	night1 := write("night1.json", stdout)
+
+	code, stdout, stderr = leasesim("run", "--engine", "selftest", "--seeds", "20", "--json", "--workers", "1", "--resume", night1)
+	require.Equal(t, campaign.ExitOK, code, stderr)
+	var night2 campaign.Report
+	require.NoError(t, json.Unmarshal([]byte(stdout), &night2))
+	require.Equal(t, 30, night2.FirstIndex)
+	require.Equal(t, 50, night2.NextIndex)
+	require.Equal(t, 20, night2.Runs)
+
+	// The same 20 indices as the tail of one 50-index campaign.
+	code, stdout, stderr = leasesim("run", "--engine", "selftest", "--seeds", "50", "--json", "--workers", "1")
+	require.Equal(t, campaign.ExitOK, code, stderr)
+	var whole campaign.Report
+	require.NoError(t, json.Unmarshal([]byte(stdout), &whole))
+	var first campaign.Report
+	data, err := os.ReadFile(night1)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &first))
+	require.Equal(t, whole.Steps, first.Steps+night2.Steps)
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--faults", "none"}, "another campaign"},
+		{[]string{"--param", "processes=2"}, "another campaign"},
+		{[]string{"--base-seed", "2"}, "another campaign"},
+		{[]string{"--resume", shards[0]}, "merge every shard's report first"},
+		{[]string{"--resume", filepath.Join(dir, "missing.json")}, "no such file"},
+	} {
+		args := append([]string{"run", "--engine", "selftest", "--seeds", "5", "--resume", night1}, c.args...)
+		code, _, stderr := leasesim(args...)
+		require.Equal(t, campaign.ExitUsage, code, "%v: %s", c.args, stderr)
+		require.Contains(t, stderr, c.want, "%v", c.args)
+	}
 }

@@ -1,4 +1,4 @@
-package main
+package leasesim
 
 import (
 	"context"
@@ -17,9 +17,9 @@ import (
 // processes, crash points at every step) with at most --choices-max
 // deviations from the default schedule (campaign.Explore), breadth first;
 // it exits 1 (or 3) with the fewest-choice counterexample when one fails.
-func cmdExplore(args []string, stdout, stderr io.Writer) int {
+func (c *Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	set := newFlagSet("explore", "explore [flags]", stderr)
-	engine := set.String("engine", "lease", "engine whose scenario to explore (its campaign.Engine.Explore knobs)")
+	engine := set.String("engine", c.replayEngineDefault(), "engine whose scenario to explore (its campaign.Engine.Explore knobs)")
 	choicesMax := set.Int("choices-max", 1, "non-zero decisions per execution (scheduling choices, crash points)")
 	decisionsMax := set.Int("decisions-max", 400, "positions of the decision list at which to branch")
 	valuesMax := set.Int("values-max", 4, "alternatives tried per decision (0: all)")
@@ -31,7 +31,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(set, args); !ok {
 		return code
 	}
-	e, err := catalog.Lookup(*engine)
+	e, err := c.Catalog.Lookup(*engine)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -41,7 +41,7 @@ func cmdExplore(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	result, err := campaign.Explore(ctx, campaign.ExploreOptions{Catalog: catalog, Spec: spec, ChoicesMax: *choicesMax,
+	result, err := campaign.Explore(ctx, campaign.ExploreOptions{Catalog: c.Catalog, Spec: spec, ChoicesMax: *choicesMax,
 		DecisionsMax: *decisionsMax, ValuesMax: *valuesMax, RunsMax: *runsMax, Duration: *duration, StopAtFirst: *stopAtFirst})
 	if err != nil {
 		return fail(stderr, err)

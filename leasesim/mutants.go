@@ -1,4 +1,4 @@
-package main
+package leasesim
 
 import (
 	"context"
@@ -48,10 +48,10 @@ func (f *huntFlags) args() []string {
 // cmdHunt runs one hunt (seeds in order, one core, until the first failure;
 // then a shrink) with the engine compiled into this binary. `leasesim
 // mutants` runs it inside each mutant's build; it is not in the usage text.
-func cmdHunt(args []string, stdout, stderr io.Writer) int {
+func (c *Command) cmdHunt(args []string, stdout, stderr io.Writer) int {
 	set := newFlagSet("hunt", "hunt [flags]", stderr)
 	var spec specFlags
-	spec.register(set, "all")
+	spec.register(set, "all", c.Catalog)
 	var flags huntFlags
 	flags.register(set)
 	if code, ok := parseFlags(set, args); !ok {
@@ -115,10 +115,11 @@ const confoundedMax = 3
 // hunts it: found or not, seeds and wall seconds to the first detection,
 // the shrunk run's choices and trace steps, the kind. It exits 1 if any
 // mutant is not found (or cannot be built).
-func cmdMutants(args []string, stdout, stderr io.Writer) int {
+func (c *Command) cmdMutants(args []string, stdout, stderr io.Writer) int {
 	set := newFlagSet("mutants", "mutants [--only NAME,...] [flags]", stderr)
 	only := set.String("only", "", "comma list of mutants (default: every mutants/*/mutation.txt)")
-	root := set.String("root", "", "repository root (default: found from the working directory)")
+	root := set.String("root", "", "root of the module to overlay and build (default: the go.mod of this binary's main module, found from the working directory up)")
+	mainPkg := set.String("package", "", "main package to build with each mutant, relative to --root (default: this binary's, e.g. ./cmd/leasesim)")
 	faults := set.String("faults", "swarm", "fault plan of the hunts (as run --faults); a mutant's faults: line overrides swarm")
 	var flags huntFlags
 	flags.register(set)
@@ -126,11 +127,18 @@ func cmdMutants(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if *root == "" {
-		found, err := repoRoot()
+		found, err := moduleRoot(mainModule())
 		if err != nil {
 			return fail(stderr, err)
 		}
 		*root = found
+	}
+	pkg := *mainPkg
+	if pkg == "" {
+		pkg = c.mainPackage()
+	}
+	if err := checkMutantsInput(*root, pkg); err != nil {
+		return fail(stderr, err)
 	}
 	names, err := selectMutants(*root, *only)
 	if err != nil {
@@ -143,7 +151,7 @@ func cmdMutants(args []string, stdout, stderr io.Writer) int {
 	defer os.RemoveAll(work)
 	var rows []MutantRow
 	for _, name := range names {
-		row := huntMutant(*root, name, work, *faults, flags, *only != "")
+		row := c.huntMutant(*root, pkg, name, work, *faults, flags, *only != "")
 		if !flags.json {
 			fmt.Fprintln(stderr, mutantLine(row))
 		}
@@ -172,29 +180,9 @@ func selectMutants(root, only string) ([]string, error) {
 	return names, nil
 }
 
-// repoRoot walks up from the working directory to leasekit's go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for range 64 {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.Contains(string(data), "module github.com/leasekit/leasekit\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	return "", &campaign.UsageError{Message: "not inside the leasekit repository; pass --root"}
-}
-
 // huntMutant builds the mutant and hunts it, restarting past detections
 // that the unmutated build (this process) shares.
-func huntMutant(root, name, work, faults string, flags huntFlags, named bool) MutantRow {
+func (c *Command) huntMutant(root, pkg, name, work, faults string, flags huntFlags, named bool) MutantRow {
 	m, err := mutant.Load(root, name)
 	if err != nil {
 		return MutantRow{Name: name, Error: err.Error()}
@@ -204,7 +192,7 @@ func huntMutant(root, name, work, faults string, flags huntFlags, named bool) Mu
 		return row
 	}
 	started := time.Now()
-	binary, err := buildMutant(root, m, work)
+	binary, err := buildMutant(root, pkg, m, work)
 	row.BuildSeconds = time.Since(started).Seconds()
 	if err != nil {
 		row.Error = err.Error()
@@ -232,7 +220,7 @@ func huntMutant(root, name, work, faults string, flags huntFlags, named bool) Mu
 		seeds, seconds, runs = seeds+hunt.Seeds, seconds+hunt.Seconds, runs+hunt.Runs
 		hunt.Seeds, hunt.Seconds, hunt.Runs = seeds, seconds, runs
 		row.Hunt = hunt
-		if !hunt.Found || !confounded(hunt, engines, faults) {
+		if !hunt.Found || !c.confounded(hunt, engines, faults) {
 			return row
 		}
 		row.Confounded++
@@ -244,29 +232,48 @@ func huntMutant(root, name, work, faults string, flags huntFlags, named bool) Mu
 
 // confounded reports whether the unmutated build fails the detecting seed
 // the same way (then the detection says nothing about the mutant).
-func confounded(hunt campaign.HuntResult, engines, faults string) bool {
+func (c *Command) confounded(hunt campaign.HuntResult, engines, faults string) bool {
 	setting, err := campaign.ParseFaultSetting(faults)
 	if err != nil {
 		return false
 	}
-	names, err := catalog.ResolveEngines(engines)
+	names, err := c.Catalog.ResolveEngines(engines)
 	if err != nil {
 		return false
 	}
-	finding, err := campaign.Rerun(campaign.Options{Catalog: catalog, Engines: names, Faults: setting}, hunt.Engine, hunt.Seed)
+	finding, err := campaign.Rerun(campaign.Options{Catalog: c.Catalog, Engines: names, Faults: setting}, hunt.Engine, hunt.Seed)
 	return err == nil && !finding.OK() && finding.Class == hunt.Class
 }
 
-// buildMutant builds leasesim with the mutant's overlay into work, with the
-// go command on PATH (not runtime.GOROOT's: the root this binary was built
-// in means nothing once the binary is copied to another machine).
-func buildMutant(root string, m mutant.Mutation, work string) (string, error) {
+// checkMutantsInput refuses, naming what is missing, a root without a
+// catalog of planted bugs or without the main package to build.
+func checkMutantsInput(root, pkg string) error {
+	names, err := mutant.Names(root)
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return &campaign.UsageError{Message: fmt.Sprintf("mutants: no catalog of planted bugs: no %s (one directory per mutant, see docs/MUTANTS.md)",
+			filepath.Join(root, "mutants", "<name>", "mutation.txt"))}
+	}
+	info, err := os.Stat(filepath.Join(root, pkg))
+	if err != nil || !info.IsDir() {
+		return &campaign.UsageError{Message: fmt.Sprintf("mutants: no main package %s under %s to build with each mutant; pass --package", pkg, root)}
+	}
+	return nil
+}
+
+// buildMutant builds the main package pkg (relative to root) with the
+// mutant's overlay into work, with the go command on PATH (not
+// runtime.GOROOT's: the root this binary was built in means nothing once the
+// binary is copied to another machine).
+func buildMutant(root, pkg string, m mutant.Mutation, work string) (string, error) {
 	overlay, err := m.WriteOverlay(root, work)
 	if err != nil {
 		return "", err
 	}
 	binary := filepath.Join(work, "leasesim-"+m.Name)
-	build := exec.Command("go", "build", "-overlay", overlay, "-o", binary, "./cmd/leasesim")
+	build := exec.Command("go", "build", "-overlay", overlay, "-o", binary, pkg)
 	build.Dir = root
 	if output, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build -overlay (mutant %s): %v\n%s", m.Name, err, output)

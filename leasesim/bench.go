@@ -1,4 +1,4 @@
-package main
+package leasesim
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 // cmdBench prints the bench report of docs/BENCH.md: every figure measured
 // side by side in this one run.
-func cmdBench(args []string, stdout, stderr io.Writer) int {
+func (c *Command) cmdBench(args []string, stdout, stderr io.Writer) int {
 	set := newFlagSet("bench", "bench [flags]", stderr)
 	seeds := set.Int("seeds", 300, "seeds per engine measurement and per scaling measurement")
 	workers := set.String("workers", "1,2", "comma list of worker counts for the scaling measurement")
@@ -32,7 +32,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(set, args); !ok {
 		return code
 	}
-	options := campaign.BenchOptions{Catalog: catalog, Seeds: *seeds, Rounds: *rounds, Repeat: *repeat}
+	options := campaign.BenchOptions{Catalog: c.Catalog, Seeds: *seeds, Rounds: *rounds, Repeat: *repeat}
 	for _, field := range strings.Split(*workers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(field))
 		if err != nil || n < 1 {

@@ -1,4 +1,4 @@
-package main
+package leasesim
 
 import (
 	"encoding/json"
@@ -36,7 +36,7 @@ func TestMutantCatalogIsFound(t *testing.T) {
 	default:
 		names = strings.Split(selection, ",")
 	}
-	args := []string{"mutants", "--json", "--root", "../..", "--shrink-runs", "200", "--shrink-time", "3s"}
+	args := []string{"mutants", "--json", "--root", "..", "--shrink-runs", "200", "--shrink-time", "3s"}
 	if names != nil {
 		args = append(args, "--only", strings.Join(names, ","))
 	}
