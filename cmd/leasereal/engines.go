@@ -14,6 +14,7 @@ import (
 
 	"github.com/leasekit/leasekit/admission"
 	"github.com/leasekit/leasekit/dirlease"
+	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/lease/osenv"
 )
 
@@ -37,13 +38,17 @@ func absoluteDir(dir, flagName string) (string, error) {
 	return filepath.Clean(abs), err
 }
 
-// admissionCode maps an admission error to an exit code.
+// admissionCode maps an admission error to an exit code. A state home or
+// state file that is not private to this user (statecas.ErrUnsafe: a
+// symlink, another owner, a loose mode) is a refusal an operator resolves,
+// as in the lease commands, not an I/O error.
 func admissionCode(err error) int {
 	switch {
 	case errors.Is(err, admission.ErrActive), errors.Is(err, admission.ErrChanged):
 		return exitConflict
 	case errors.Is(err, admission.ErrIndeterminate), errors.Is(err, admission.ErrCorrupt),
-		errors.Is(err, admission.ErrLegacy), errors.Is(err, admission.ErrContention):
+		errors.Is(err, admission.ErrLegacy), errors.Is(err, admission.ErrContention),
+		errors.Is(err, statecas.ErrUnsafe):
 		return exitRefused
 	}
 	return exitError
@@ -272,7 +277,7 @@ func dirleaseCode(err error) int {
 		return exitConflict
 	case errors.Is(err, dirlease.ErrInvalidRequest), errors.Is(err, dirlease.ErrNotOwnedDirectory):
 		return exitUsage
-	case errors.Is(err, dirlease.ErrCorrupt), errors.Is(err, dirlease.ErrBound):
+	case errors.Is(err, dirlease.ErrCorrupt), errors.Is(err, dirlease.ErrBound), errors.Is(err, statecas.ErrUnsafe):
 		return exitRefused
 	}
 	return exitError

@@ -260,3 +260,24 @@ func mustOneEntry(t *testing.T, dir string) string {
 	}
 	return entries[0].Name()
 }
+
+// TestUnsafeStateHomeIsARefusal: a state home that is a symlink is not
+// private to this user; admission and dirlease refuse it with exit 3 (an
+// operator moves it), as the lease commands refuse an unsafe namespace,
+// not exit 4 (an I/O error).
+func TestUnsafeStateHomeIsARefusal(t *testing.T) {
+	base := t.TempDir()
+	real := privateDir(t, base, "real")
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"dirlease", "recover", "--state-home", link},
+		{"admission", "run", "--state-home", link, "--", "true"},
+	} {
+		if got := run(t, args...); got.code != exitRefused {
+			t.Errorf("%v: exit %d, want %d (refused); stderr %s", args, got.code, exitRefused, got.stderr)
+		}
+	}
+}
