@@ -2,16 +2,47 @@ package simproc
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
+	"strings"
 	"io/fs"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/leasekit/leasekit/internal/procfs"
 	"github.com/leasekit/leasekit/lease"
 )
+
+// The layer rules keep testify out of simproc's tests: these few helpers
+// stand in for require.
+func equal(t *testing.T, want, got any, context ...any) {
+	t.Helper()
+	if !reflect.DeepEqual(want, got) {
+		t.Fatalf("%s: got %#v, want %#v", fmt.Sprint(context...), got, want)
+	}
+}
+
+func noError(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+}
+
+func errorIs(t *testing.T, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("error %v is not %v", err, target)
+	}
+}
+
+func contains(t *testing.T, s, sub string) {
+	t.Helper()
+	if !strings.Contains(s, sub) {
+		t.Fatalf("%q does not contain %q", s, sub)
+	}
+}
 
 // probeCounter collects a host's probes.
 func probeCounter(h *Host) map[string]int {
@@ -29,19 +60,19 @@ func TestRenderedStatIsGolden(t *testing.T) {
 	*now = 23 * time.Second
 	want := "1 (agent) S 1 1 1 0 -1 4194560 0 0 0 0 700 300 0 0 20 0 3 0 200 12345678 321 18446744073709551615" +
 		" 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
-	require.Equal(t, want, string(h.renderStat(nil, p)))
-	require.Equal(t, "Name:\tagent\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t1\nNgid:\t0\nPid:\t1\nPPid:\t1\n"+
+	equal(t, want, string(h.renderStat(nil, p)))
+	equal(t, "Name:\tagent\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t1\nNgid:\t0\nPid:\t1\nPPid:\t1\n"+
 		"TracerPid:\t0\nUid:\t1000\t1000\t1000\t1000\nGid:\t0\t0\t0\t0\nThreads:\t3\n", string(renderStatus(nil, p)))
 	parsed, err := procfs.ParseStat(1, h.renderStat(nil, p))
-	require.NoError(t, err)
-	require.Equal(t, procfs.Stat{State: 'S', Threads: 3, StartTime: "200"}, parsed)
+	noError(t, err)
+	equal(t, procfs.Stat{State: 'S', Threads: 3, StartTime: "200"}, parsed)
 }
 
 // TestHostileCommsParse: every hostile comm fits the kernel's 15 bytes and
 // parses to the process's real fields; the probe fires for each.
 func TestHostileCommsParse(t *testing.T) {
 	for i, comm := range hostileComms {
-		require.LessOrEqual(t, len(comm), commLenMax, comm)
+		equal(t, true, len(comm) <= commLenMax, comm)
 		h, now := testHost(t, 100, 1)
 		h.ProcHazard = func(kind Hazard) bool { return kind == HazardHostileComm }
 		probes := probeCounter(h)
@@ -50,14 +81,14 @@ func TestHostileCommsParse(t *testing.T) {
 		}
 		self := spawn(t, h, SpawnSpec{})
 		target := spawn(t, h, SpawnSpec{Threads: 2})
-		require.Equal(t, hostileComms[target.PID%len(hostileComms)], target.Comm)
+		equal(t, hostileComms[target.PID%len(hostileComms)], target.Comm)
 		*now = time.Minute // stime far from starttime
 		got := h.Inspector(self).Inspect(target.PID)
-		require.Equal(t, lease.InspectLive, got.Kind, "comm %q: %s", target.Comm, got.Diagnostic)
-		require.Equal(t, lease.StateRunning, got.State, "comm %q", target.Comm)
-		require.Equal(t, 2, got.Threads, "comm %q", target.Comm)
-		require.Equal(t, "0", got.Identity.StartTime, "comm %q", target.Comm)
-		require.Equal(t, 1, probes[ProbeCommWithParen])
+		equal(t, lease.InspectLive, got.Kind, "comm ", target.Comm, ": ", got.Diagnostic)
+		equal(t, lease.StateRunning, got.State, "comm ", target.Comm)
+		equal(t, 2, got.Threads, "comm ", target.Comm)
+		equal(t, "0", got.Identity.StartTime, "comm ", target.Comm)
+		equal(t, 1, probes[ProbeCommWithParen])
 	}
 }
 
@@ -70,15 +101,15 @@ func TestZombieInspection(t *testing.T) {
 		record := mustCurrent(t, h, target)
 		h.ExitZombie(target, threads)
 		got := h.Inspector(self).Inspect(target.PID)
-		require.Equal(t, lease.InspectLive, got.Kind, got.Diagnostic)
-		require.Equal(t, lease.StateZombie, got.State)
-		require.Equal(t, threads, got.Threads)
+		equal(t, lease.InspectLive, got.Kind, got.Diagnostic)
+		equal(t, lease.StateZombie, got.State)
+		equal(t, threads, got.Threads)
 		if threads == 1 {
-			require.Empty(t, got.Identity.Executable, "a single-threaded zombie has released its memory")
-			require.Equal(t, map[string]int{ProbeZombieSingle: 1}, probes)
+			equal(t, "", got.Identity.Executable, "a single-threaded zombie has released its memory")
+			equal(t, map[string]int{ProbeZombieSingle: 1}, probes)
 		} else {
-			require.Equal(t, record, got.Identity, "a live thread's exe names the executable")
-			require.Equal(t, map[string]int{ProbeZombieMulti: 1}, probes)
+			equal(t, record, got.Identity, "a live thread's exe names the executable")
+			equal(t, map[string]int{ProbeZombieMulti: 1}, probes)
 		}
 	}
 }
@@ -90,9 +121,9 @@ func TestDeletedExecutableProbe(t *testing.T) {
 	target := spawn(t, h, SpawnSpec{})
 	h.UpgradeExe(target.ExePath)
 	got := h.Inspector(self).Inspect(target.PID)
-	require.Equal(t, "/usr/bin/agent (deleted)", got.Identity.Executable)
-	require.Equal(t, target.ExeIno, got.Identity.ExecutableIno)
-	require.Equal(t, 1, probes[ProbeExeDeleted])
+	equal(t, "/usr/bin/agent (deleted)", got.Identity.Executable)
+	equal(t, target.ExeIno, got.Identity.ExecutableIno)
+	equal(t, 1, probes[ProbeExeDeleted])
 }
 
 // TestVanishBetweenReads: the zombie is reaped after the first read of
@@ -110,20 +141,20 @@ func TestVanishBetweenReads(t *testing.T) {
 			spawn(t, h, SpawnSpec{}) // the target gets PID 3
 		}
 		target := spawn(t, h, SpawnSpec{Threads: 2})
-		require.Equal(t, wantESRCH, target.PID%2 == 1)
+		equal(t, wantESRCH, target.PID%2 == 1)
 		running := h.Inspector(self).Inspect(target.PID)
-		require.Equal(t, lease.InspectLive, running.Kind, "only zombies vanish")
+		equal(t, lease.InspectLive, running.Kind, "only zombies vanish")
 		h.ExitZombie(target, 2)
 		got := h.Inspector(self).Inspect(target.PID)
-		require.Equal(t, lease.Inspection{Kind: lease.InspectAbsent}, got)
-		require.Equal(t, []*Proc{target}, vanished)
-		require.Equal(t, Gone, target.State)
-		require.Nil(t, h.Lookup(0, target.PID))
-		require.Equal(t, 1, probes[ProbeVanished])
+		equal(t, lease.Inspection{Kind: lease.InspectAbsent}, got)
+		equal(t, []*Proc{target}, vanished)
+		equal(t, Gone, target.State)
+		equal(t, true, h.Lookup(0, target.PID) == nil, "reaped")
+		equal(t, 1, probes[ProbeVanished])
 		if wantESRCH {
-			require.Equal(t, 1, probes[ProbeESRCH])
+			equal(t, 1, probes[ProbeESRCH])
 		} else {
-			require.Zero(t, probes[ProbeESRCH])
+			equal(t, 0, probes[ProbeESRCH])
 		}
 	}
 }
@@ -139,12 +170,12 @@ func TestInjectedEACCESRotates(t *testing.T) {
 	for i := range 2 * len(eaccesFiles) {
 		file := eaccesFiles[(target.PID+i)%len(eaccesFiles)]
 		got := h.Inspector(self).Inspect(target.PID)
-		require.Equal(t, lease.InspectUnknown, got.Kind)
-		require.Contains(t, got.Diagnostic, "permission denied reading /proc/2/"+file)
+		equal(t, lease.InspectUnknown, got.Kind)
+		contains(t, got.Diagnostic, "permission denied reading /proc/2/"+file)
 	}
-	require.Equal(t, 2*len(eaccesFiles), probes[ProbeEACCES])
+	equal(t, 2*len(eaccesFiles), probes[ProbeEACCES])
 	h.InspectFault = nil
-	require.Equal(t, lease.InspectAbsent, h.Inspector(self).Inspect(50).Kind, "a free PID is absent")
+	equal(t, lease.InspectAbsent, h.Inspector(self).Inspect(50).Kind, "a free PID is absent")
 }
 
 func TestViewErrorsArePathErrors(t *testing.T) {
@@ -153,11 +184,11 @@ func TestViewErrorsArePathErrors(t *testing.T) {
 	view := &procView{host: h, self: self}
 	_, err := view.ReadFile("/proc/9/stat")
 	var pathErr *fs.PathError
-	require.True(t, errors.As(err, &pathErr))
-	require.ErrorIs(t, err, syscall.ENOENT)
+	equal(t, true, errors.As(err, &pathErr), "a *fs.PathError")
+	errorIs(t, err, syscall.ENOENT)
 	_, err = view.Readlink("/proc/1/cwd")
-	require.ErrorIs(t, err, syscall.ENOENT)
+	errorIs(t, err, syscall.ENOENT)
 	gone := goneError{&fs.PathError{Op: "read", Path: "/proc/1/stat", Err: syscall.ESRCH}}
-	require.ErrorIs(t, gone, syscall.ESRCH)
-	require.ErrorIs(t, gone, procfs.ErrNoSuchProcess)
+	errorIs(t, gone, syscall.ESRCH)
+	errorIs(t, gone, procfs.ErrNoSuchProcess)
 }
