@@ -3,9 +3,9 @@ package simproc
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"reflect"
 	"strings"
-	"io/fs"
 	"syscall"
 	"testing"
 	"time"
