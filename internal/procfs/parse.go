@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"strconv"
 	"strings"
 
@@ -34,24 +33,56 @@ func ParseStat(pid int, data []byte) (Stat, error) {
 	if field := strings.TrimSpace(text[:open]); field != strconv.Itoa(pid) {
 		return Stat{}, fmt.Errorf("PID field %q, want %d", field, pid)
 	}
-	fields := strings.Fields(text[end+1:])
-	if len(fields) < statFieldsAfterCommMin {
+	fields, count := statFields(text[end+1:])
+	if count < statFieldsAfterCommMin {
 		return Stat{}, fmt.Errorf("%d fields after the command name, want at least %d",
-			len(fields), statFieldsAfterCommMin)
+			count, statFieldsAfterCommMin)
 	}
 	state := fields[0] // field 3
 	if len(state) != 1 {
 		return Stat{}, fmt.Errorf("state %q is not one letter", state)
 	}
-	threads, err := strconv.Atoi(fields[20-3])
+	threads, err := strconv.Atoi(fields[1])
 	if err != nil || threads < 0 {
-		return Stat{}, fmt.Errorf("num_threads %q is not a count", fields[20-3])
+		return Stat{}, fmt.Errorf("num_threads %q is not a count", fields[1])
 	}
-	startTime := fields[22-3]
+	startTime := fields[2]
 	if _, err := strconv.ParseUint(startTime, 10, 64); err != nil || strings.HasPrefix(startTime, "+") {
 		return Stat{}, fmt.Errorf("starttime %q is not a decimal tick count", startTime)
 	}
 	return Stat{State: state[0], Threads: threads, StartTime: startTime}, nil
+}
+
+// statFields returns fields 3 (state), 20 (num_threads) and 22
+// (starttime) of the text after the comm, and how many whitespace-separated
+// fields it has (counting stops at statFieldsAfterCommMin). It is
+// strings.Fields without the allocation, for ASCII whitespace: the kernel
+// prints nothing else after the comm.
+func statFields(text string) (fields [3]string, count int) {
+	for i := 0; i < len(text) && count < statFieldsAfterCommMin; {
+		if isSpace(text[i]) {
+			i++
+			continue
+		}
+		start := i
+		for i < len(text) && !isSpace(text[i]) {
+			i++
+		}
+		switch count {
+		case 3 - 3:
+			fields[0] = text[start:i]
+		case 20 - 3:
+			fields[1] = text[start:i]
+		case 22 - 3:
+			fields[2] = text[start:i]
+		}
+		count++
+	}
+	return fields, count
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
 }
 
 // ParseUID takes the real UID: the first number of the "Uid:" line of
@@ -77,7 +108,7 @@ func ParseUID(data []byte) (int, error) {
 
 // readHost fills the host-wide fields: hostname and boot id. A host without
 // a boot_id file leaves BootID empty, which ClassifyRecord treats as unknown.
-func (t *Table) readHost(_ int, _ string, identity *lease.ProcessIdentity) (lease.Inspection, bool) {
+func (t *Table) readHost(identity *lease.ProcessIdentity) (lease.Inspection, bool) {
 	hostname, err := t.reader.Hostname()
 	if err != nil {
 		return unknown("reading the hostname: %v", err), false
@@ -86,7 +117,7 @@ func (t *Table) readHost(_ int, _ string, identity *lease.ProcessIdentity) (leas
 		return unknown("the hostname is empty"), false
 	}
 	identity.Hostname = hostname
-	name := path.Join(t.root, "sys", "kernel", "random", "boot_id")
+	name := t.root + "/sys/kernel/random/boot_id"
 	data, err := t.reader.ReadFile(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -99,8 +130,8 @@ func (t *Table) readHost(_ int, _ string, identity *lease.ProcessIdentity) (leas
 	return lease.Inspection{}, true
 }
 
-func (t *Table) readUID(_ int, dir string, identity *lease.ProcessIdentity) (lease.Inspection, bool) {
-	name := path.Join(dir, "status")
+func (t *Table) readUID(dir string, identity *lease.ProcessIdentity) (lease.Inspection, bool) {
+	name := dir + "/status"
 	data, err := t.reader.ReadFile(name)
 	if err != nil {
 		return Failed(name, err), false
@@ -114,8 +145,8 @@ func (t *Table) readUID(_ int, dir string, identity *lease.ProcessIdentity) (lea
 }
 
 // readNamespace takes the PID namespace's id: the inode of /proc/PID/ns/pid.
-func (t *Table) readNamespace(_ int, dir string, identity *lease.ProcessIdentity) (lease.Inspection, bool) {
-	name := path.Join(dir, "ns", "pid")
+func (t *Table) readNamespace(dir string, identity *lease.ProcessIdentity) (lease.Inspection, bool) {
+	name := dir + "/ns/pid"
 	info, err := t.reader.Stat(name)
 	if err != nil {
 		return Failed(name, err), false
@@ -134,7 +165,7 @@ func (t *Table) readNamespace(_ int, dir string, identity *lease.ProcessIdentity
 // stale before looking at them); any other process whose executable cannot
 // be read is unknown, never "changed".
 func (t *Table) readExecutable(pid int, dir string, identity *lease.ProcessIdentity) (lease.Inspection, bool) {
-	name := path.Join(dir, "exe")
+	name := dir + "/exe"
 	err := t.readExecutableAt(name, identity)
 	if err == nil {
 		return lease.Inspection{}, true
@@ -176,7 +207,7 @@ func (t *Table) readExecutableAt(name string, identity *lease.ProcessIdentity) e
 // readTaskExecutable looks for any thread of the process whose exe link is
 // still readable, checking at most TaskEntriesMax threads.
 func (t *Table) readTaskExecutable(dir string, identity *lease.ProcessIdentity) bool {
-	entries, err := t.reader.ReadDir(path.Join(dir, "task"))
+	entries, err := t.reader.ReadDir(dir + "/task")
 	if err != nil {
 		return false
 	}
@@ -184,7 +215,7 @@ func (t *Table) readTaskExecutable(dir string, identity *lease.ProcessIdentity) 
 		entries = entries[:TaskEntriesMax]
 	}
 	for _, entry := range entries {
-		if t.readExecutableAt(path.Join(dir, "task", entry.Name, "exe"), identity) == nil {
+		if t.readExecutableAt(dir+"/task/"+entry.Name+"/exe", identity) == nil {
 			return true
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"path"
 	"strconv"
+	"strings"
 
 	"github.com/leasekit/leasekit/lease"
 )
@@ -72,7 +73,8 @@ func New(root string, reader Reader) *Table {
 	if reader == nil {
 		panic("procfs: nil reader")
 	}
-	return &Table{root: root, reader: reader}
+	// Clean once: every path below is root + "/" + ...; "/" itself becomes "".
+	return &Table{root: strings.TrimSuffix(path.Clean(root), "/"), reader: reader}
 }
 
 // Current inspects pid as the calling process: it must be live and its
@@ -127,18 +129,14 @@ func Failed(path string, err error) lease.Inspection {
 }
 
 func (t *Table) inspectOnce(pid int) (inspection lease.Inspection, stable bool) {
-	dir := path.Join(t.root, strconv.Itoa(pid))
+	dir := t.root + "/" + strconv.Itoa(pid)
 	first, failure, ok := t.readStat(pid, dir)
 	if !ok {
 		return failure, true
 	}
 	identity := lease.ProcessIdentity{PID: pid, StartTime: first.StartTime}
-	for _, read := range []func(int, string, *lease.ProcessIdentity) (lease.Inspection, bool){
-		t.readHost, t.readUID, t.readNamespace, t.readExecutable,
-	} {
-		if failure, ok := read(pid, dir, &identity); !ok {
-			return failure, true
-		}
+	if failure, ok := t.readIdentity(pid, dir, &identity); !ok {
+		return failure, true
 	}
 	// Read stat again: fields read from a PID that changed hands after the
 	// first read describe the wrong process.
@@ -156,8 +154,23 @@ func (t *Table) inspectOnce(pid int) (inspection lease.Inspection, stable bool) 
 	return lease.Inspection{Kind: lease.InspectLive, Identity: identity, State: state, Threads: final.Threads}, true
 }
 
+// readIdentity fills the fields stat does not hold, in the order the
+// files are read: host, status, ns/pid, exe.
+func (t *Table) readIdentity(pid int, dir string, identity *lease.ProcessIdentity) (lease.Inspection, bool) {
+	if failure, ok := t.readHost(identity); !ok {
+		return failure, false
+	}
+	if failure, ok := t.readUID(dir, identity); !ok {
+		return failure, false
+	}
+	if failure, ok := t.readNamespace(dir, identity); !ok {
+		return failure, false
+	}
+	return t.readExecutable(pid, dir, identity)
+}
+
 func (t *Table) readStat(pid int, dir string) (Stat, lease.Inspection, bool) {
-	name := path.Join(dir, "stat")
+	name := dir + "/stat"
 	data, err := t.reader.ReadFile(name)
 	if err != nil {
 		return Stat{}, Failed(name, err), false
