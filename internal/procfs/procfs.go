@@ -44,7 +44,8 @@ var ErrNoSuchProcess = errors.New("procfs: no such process (ESRCH)")
 // os package returns (*fs.PathError around the errno), with ESRCH also
 // matching ErrNoSuchProcess.
 type Reader interface {
-	// ReadFile returns a whole (small) file.
+	// ReadFile returns a whole (small) file. The Table is done with the
+	// slice when the call that parses it returns, so a Reader may reuse it.
 	ReadFile(path string) ([]byte, error)
 	// Stat follows symlinks: for /proc/PID/exe it describes the executable's
 	// inode, for /proc/PID/ns/pid the namespace's.
