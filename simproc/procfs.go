@@ -27,12 +27,15 @@ const commLenMax = 15
 // hostileComms are comms a process may give itself (prctl PR_SET_NAME, or
 // an executable's file name) that break a parser counting fields from the
 // first ")" instead of the last: spaces, parentheses, and fake fields that
-// shift state, num_threads and starttime onto other fields.
+// shift state, num_threads and starttime onto other fields; and a fake
+// "Uid:" for a status parser that looks for it anywhere in a line (the
+// kernel escapes a newline in the Name line, never a space).
 var hostileComms = []string{
 	"(sd-pam)",
 	"a b) c",
 	") S 1 1 1 1 1 1",
 	"x) Z 1 1 1 1 1",
+	"Uid: 0 (x)",
 }
 
 // Hazard is a /proc hazard a Host's ProcHazard hook draws.

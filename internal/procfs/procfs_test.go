@@ -73,6 +73,11 @@ func TestParseUID(t *testing.T) {
 	uid, err = ParseUID([]byte("Name:\tx\\nUid:\t0\n" + goldenStatus[len("Name:\tleasekit\n"):]))
 	require.NoError(t, err)
 	require.Equal(t, 1000, uid)
+	// A space is not escaped: a comm "Uid: 0 (x)" puts "Uid:" inside the
+	// Name line, which is not the Uid line.
+	uid, err = ParseUID([]byte("Name:\tUid: 0 (x)\n" + goldenStatus[len("Name:\tleasekit\n"):]))
+	require.NoError(t, err)
+	require.Equal(t, 1000, uid)
 	_, err = ParseUID([]byte("Name:\tx\n"))
 	require.ErrorContains(t, err, "no Uid line")
 	_, err = ParseUID([]byte("Uid:\t-1\t0\t0\t0\n"))
