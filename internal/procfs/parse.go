@@ -1,6 +1,7 @@
 package procfs
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,18 +23,20 @@ type Stat struct {
 
 // ParseStat parses /proc/PID/stat. The comm (field 2) is in parentheses and
 // may itself hold spaces and ")" (a process names itself: prctl, or the
-// executable's file name), so fields are counted from the LAST ")".
+// executable's file name), so fields are counted from the LAST ")". It
+// works on the bytes (the simulator parses stat at every inspection): only
+// the start time is copied out.
 func ParseStat(pid int, data []byte) (Stat, error) {
-	text := string(data)
-	open := strings.IndexByte(text, '(')
-	end := strings.LastIndexByte(text, ')')
+	open := bytes.IndexByte(data, '(')
+	end := bytes.LastIndexByte(data, ')')
 	if open < 0 || end < open {
 		return Stat{}, fmt.Errorf("no parenthesised command name")
 	}
-	if field := strings.TrimSpace(text[:open]); field != strconv.Itoa(pid) {
+	var pidText [20]byte
+	if field := bytes.TrimSpace(data[:open]); !bytes.Equal(field, strconv.AppendInt(pidText[:0], int64(pid), 10)) {
 		return Stat{}, fmt.Errorf("PID field %q, want %d", field, pid)
 	}
-	fields, count := statFields(text[end+1:])
+	fields, count := statFields(data[end+1:])
 	if count < statFieldsAfterCommMin {
 		return Stat{}, fmt.Errorf("%d fields after the command name, want at least %d",
 			count, statFieldsAfterCommMin)
@@ -42,23 +45,42 @@ func ParseStat(pid int, data []byte) (Stat, error) {
 	if len(state) != 1 {
 		return Stat{}, fmt.Errorf("state %q is not one letter", state)
 	}
-	threads, err := strconv.Atoi(fields[1])
-	if err != nil || threads < 0 {
+	threads, ok := parseCount(fields[1])
+	if !ok {
 		return Stat{}, fmt.Errorf("num_threads %q is not a count", fields[1])
 	}
-	startTime := fields[2]
+	startTime := string(fields[2])
 	if _, err := strconv.ParseUint(startTime, 10, 64); err != nil || strings.HasPrefix(startTime, "+") {
 		return Stat{}, fmt.Errorf("starttime %q is not a decimal tick count", startTime)
 	}
 	return Stat{State: state[0], Threads: threads, StartTime: startTime}, nil
 }
 
+// countDigitsMax bounds a parsed count: num_threads is far below 10^9.
+const countDigitsMax = 9
+
+// parseCount parses a non-negative decimal count of at most countDigitsMax
+// digits, without sign.
+func parseCount(b []byte) (int, bool) {
+	if len(b) == 0 || len(b) > countDigitsMax {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
 // statFields returns fields 3 (state), 20 (num_threads) and 22
 // (starttime) of the text after the comm, and how many whitespace-separated
 // fields it has (counting stops at statFieldsAfterCommMin). It is
-// strings.Fields without the allocation, for ASCII whitespace: the kernel
+// bytes.Fields without the allocation, for ASCII whitespace: the kernel
 // prints nothing else after the comm.
-func statFields(text string) (fields [3]string, count int) {
+func statFields(text []byte) (fields [3][]byte, count int) {
 	for i := 0; i < len(text) && count < statFieldsAfterCommMin; {
 		if isSpace(text[i]) {
 			i++
@@ -88,16 +110,16 @@ func isSpace(c byte) bool {
 // ParseUID takes the real UID: the first number of the "Uid:" line of
 // /proc/PID/status.
 func ParseUID(data []byte) (int, error) {
-	for line := range strings.Lines(string(data)) {
-		rest, found := strings.CutPrefix(line, "Uid:")
+	for line := range bytes.Lines(data) {
+		rest, found := bytes.CutPrefix(line, []byte("Uid:"))
 		if !found {
 			continue
 		}
-		fields := strings.Fields(rest)
+		fields := bytes.Fields(rest)
 		if len(fields) == 0 {
 			break
 		}
-		uid, err := strconv.ParseUint(fields[0], 10, 31)
+		uid, err := strconv.ParseUint(string(fields[0]), 10, 31)
 		if err != nil {
 			return 0, fmt.Errorf("Uid %q: %v", fields[0], err)
 		}
@@ -117,7 +139,7 @@ func (t *Table) readHost(identity *lease.ProcessIdentity) (lease.Inspection, boo
 		return unknown("the hostname is empty"), false
 	}
 	identity.Hostname = hostname
-	name := t.root + "/sys/kernel/random/boot_id"
+	name := t.bootIDPath
 	data, err := t.reader.ReadFile(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -126,7 +148,7 @@ func (t *Table) readHost(identity *lease.ProcessIdentity) (lease.Inspection, boo
 		// Not under /proc/PID: no error here means the process is absent.
 		return unknown("reading %s: %v", name, err), false
 	}
-	identity.BootID = strings.TrimSpace(string(data))
+	identity.BootID = string(bytes.TrimSpace(data))
 	return lease.Inspection{}, true
 }
 

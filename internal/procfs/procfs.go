@@ -63,6 +63,8 @@ type Reader interface {
 type Table struct {
 	root   string
 	reader Reader
+	// bootIDPath is root/sys/kernel/random/boot_id, read at every inspection.
+	bootIDPath string
 }
 
 // New returns the Table of the /proc tree at root (an absolute path, or a
@@ -75,7 +77,8 @@ func New(root string, reader Reader) *Table {
 		panic("procfs: nil reader")
 	}
 	// Clean once: every path below is root + "/" + ...; "/" itself becomes "".
-	return &Table{root: strings.TrimSuffix(path.Clean(root), "/"), reader: reader}
+	root = strings.TrimSuffix(path.Clean(root), "/")
+	return &Table{root: root, reader: reader, bootIDPath: root + "/sys/kernel/random/boot_id"}
 }
 
 // Current inspects pid as the calling process: it must be live and its
