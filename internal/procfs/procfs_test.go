@@ -327,3 +327,39 @@ func TestFailedMapsErrnos(t *testing.T) {
 		require.Equal(t, tc.want, got.Kind, "%v", tc.err)
 	}
 }
+
+// FuzzParseStat: any bytes parse or fail with an error, never panic; a
+// parse that succeeds reports a one-letter state, a count and a decimal
+// start time, and the golden lines keep their meaning.
+func FuzzParseStat(f *testing.F) {
+	for _, seed := range []string{goldenSleeping, goldenSdPam, goldenFakeFields, goldenZombie, "", "(", ")", "4242 ()"} {
+		f.Add(4242, []byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, pid int, data []byte) {
+		got, err := ParseStat(pid, data)
+		if err != nil {
+			return
+		}
+		if got.Threads < 0 || got.State == ' ' || got.StartTime == "" {
+			t.Fatalf("parsed %q to %+v", data, got)
+		}
+		for _, c := range []byte(got.StartTime) {
+			if c < '0' || c > '9' {
+				t.Fatalf("start time %q of %q", got.StartTime, data)
+			}
+		}
+	})
+}
+
+// FuzzParseUID: any status bytes give a uid below 2^31 or an error.
+func FuzzParseUID(f *testing.F) {
+	for _, seed := range []string{goldenStatus, "Uid:", "Uid:\t-1", "Name:\tUid: 0 (x)\nUid:\t5\n"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		uid, err := ParseUID(data)
+		if err == nil && (uid < 0 || uid >= 1<<31) {
+			t.Fatalf("uid %d from %q", uid, data)
+		}
+	})
+}
