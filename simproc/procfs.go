@@ -314,13 +314,12 @@ func (h *Host) renderStat(b []byte, p *Proc) []byte {
 	b = strconv.AppendInt(b, int64(p.Threads), 10) // 20 num_threads
 	b = append(b, " 0 "...)                        // 21 itrealvalue
 	b = strconv.AppendUint(b, p.StartTicks, 10)    // 22 starttime
-	// 23 vsize, 24 rss, 25 rsslim, 26-52.
-	b = append(b, " 12345678 321 18446744073709551615"...)
-	for range 52 - 25 {
-		b = append(b, " 0"...)
-	}
-	return append(b, '\n')
+	return append(b, statTail...)
 }
+
+// statTail is fields 23 (vsize), 24 (rss), 25 (rsslim) and 26 to 52 of
+// every rendered stat line, and its newline.
+var statTail = " 12345678 321 18446744073709551615" + strings.Repeat(" 0", 52-25) + "\n"
 
 // renderStatus renders the head of /proc/PID/status.
 func renderStatus(b []byte, p *Proc) []byte {
