@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -178,10 +179,19 @@ func parseScheduler(name string) (sim.SchedulerKind, error) {
 }
 
 // formatPlan prints a fault plan exactly (sim's String rounds to 4 places,
-// which would change a swarm plan's probabilities in a seed file).
+// which would change a swarm plan's probabilities in a seed file). A fault
+// newer than the seed files' format (faultsPrintedWhenOn) is printed only
+// when on, so a spec without it keeps its text, hence its hash and its seed
+// file's name (a missing fault parses as off).
+// faultsPrintedWhenOn are the faults added after seed format v1.
+var faultsPrintedWhenOn = []string{sim.FaultProcfs}
+
 func formatPlan(plan sim.FaultPlan) string {
 	fields := make([]string, 0, len(faultNames))
 	for _, name := range faultNames {
+		if plan.Get(name) == 0 && slices.Contains(faultsPrintedWhenOn, name) {
+			continue
+		}
 		fields = append(fields, name+"="+strconv.FormatFloat(plan.Get(name), 'g', -1, 64))
 	}
 	return strings.Join(fields, " ")

@@ -17,6 +17,7 @@ const (
 	FaultCorrupt    = "corrupt"    // a workload hook corrupts a file from outside
 	FaultRenameRace = "renamerace" // a workload hook renames under a process's feet
 	FaultClockStep  = "clockstep"  // a host's wall clock steps forward or backward
+	FaultProcfs     = "procfs"     // /proc hazards: a hostile comm at spawn, a zombie reaped between two reads
 )
 
 // faultSpec is one fault's name and the largest per-step probability a swarm
@@ -38,6 +39,7 @@ var faultSpecs = []faultSpec{
 	{FaultCorrupt, 0.001},
 	{FaultRenameRace, 0.01},
 	{FaultClockStep, 0.002},
+	{FaultProcfs, 0.5},
 }
 
 // probabilityLevels is how many probabilities a swarm plan chooses among for
@@ -52,7 +54,7 @@ type FaultPlan struct {
 }
 
 // faultCount is the number of faults; a constant so the plan is a comparable value.
-const faultCount = 10
+const faultCount = 11
 
 func init() {
 	if len(faultSpecs) != faultCount {
@@ -145,6 +147,7 @@ const (
 	faultIndexCorrupt
 	faultIndexRenameRace
 	faultIndexClockStep
+	faultIndexProcfs
 )
 
 func init() {
@@ -152,7 +155,7 @@ func init() {
 		FaultCrash: faultIndexCrash, FaultPowerLoss: faultIndexPowerLoss, FaultPIDChurn: faultIndexPIDChurn,
 		FaultZombie: faultIndexZombie, FaultUpgrade: faultIndexUpgrade, FaultEACCES: faultIndexEACCES,
 		FaultFSError: faultIndexFSError, FaultCorrupt: faultIndexCorrupt, FaultRenameRace: faultIndexRenameRace,
-		FaultClockStep: faultIndexClockStep,
+		FaultClockStep: faultIndexClockStep, FaultProcfs: faultIndexProcfs,
 	} {
 		if faultSpecs[index].name != name {
 			panic("sim: fault index of " + name + " is wrong")

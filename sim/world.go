@@ -298,6 +298,9 @@ func (w *World) AddHost(spec HostSpec) *Host {
 	})
 	h.table.DenyOtherUIDs = spec.DenyOtherUIDs
 	h.table.InspectFault = func(int) bool { return w.decisions.Chance(w.plan.probabilities[faultIndexEACCES]) }
+	h.table.ProcHazard = func(simproc.Hazard) bool { return w.decisions.Chance(w.plan.probabilities[faultIndexProcfs]) }
+	h.table.OnVanish = func(proc *simproc.Proc) { w.reaped(h, proc) }
+	h.table.Probe = w.Probe
 	spec.Volume.hosts = append(spec.Volume.hosts, h)
 	w.hosts = append(w.hosts, h)
 	return h

@@ -3,8 +3,11 @@
 // boot (so two processes can share a tick), boot ids that change at reboot,
 // PID namespaces, executables that an upgrade replaces, zombies with and
 // without live threads, and inspection that fails with EACCES for another
-// user's processes. A Host's Inspector implements lease.Inspector, so the
-// engines' identity rules run unchanged against it.
+// user's processes. A Host's Inspector implements lease.Inspector by running
+// internal/procfs, the real inspector's parser, over /proc files the host
+// renders (with hostile comms, zombies, deleted executables, EACCES and
+// processes reaped between two reads), so the engines' identity rules and
+// the real parsing and errno mapping run unchanged against it.
 //
 // A Host is not safe for concurrent use; the simulator runs one simulated
 // process at a time.
@@ -113,9 +116,12 @@ type Proc struct {
 	StartTicks uint64
 	ExePath    string
 	ExeIno     uint64
-	UID        uint32
-	State      State
-	Threads    int
+	// Comm is the command name /proc shows (stat field 2, status Name):
+	// the executable's base name, or a hostile name the process gave itself.
+	Comm    string
+	UID     uint32
+	State   State
+	Threads int
 	// NS is the index of the process's PID namespace.
 	NS int
 	// Boot is the host's boot count when the process started: a process of
@@ -146,9 +152,23 @@ type Host struct {
 	// DenyOtherUIDs makes Inspect of another user's process fail with
 	// EACCES, as reading /proc/PID/exe does without ptrace access.
 	DenyOtherUIDs bool
-	// InspectFault, when set, is asked on every Inspect; true makes the
-	// inspection fail with an injected EACCES.
+	// InspectFault, when set, is asked on every Inspect of a PID in use;
+	// true makes one of the inspection's reads fail with an injected EACCES.
 	InspectFault func(pid int) bool
+	// ProcHazard, when set, draws the /proc hazards (see Hazard): asked at
+	// every Spawn (a hostile comm) and every Inspect of a zombie (reaped
+	// between two reads) that InspectFault left alone.
+	ProcHazard func(kind Hazard) bool
+	// OnVanish, when set, is called after the vanish hazard reaped a zombie
+	// in the middle of an inspection, for the simulator's reap hooks.
+	OnVanish func(p *Proc)
+	// Probe, when set, fires the rendering's coverage probes (ProbeEACCES
+	// and the others).
+	Probe func(name string)
+
+	// eaccesInjected counts the injected EACCES faults: it rotates the
+	// file that fails.
+	eaccesInjected int
 }
 
 // NewHost returns a host with an empty process table.
@@ -270,11 +290,15 @@ func (h *Host) Spawn(spec SpawnSpec) (*Proc, error) {
 		StartTicks: startTicks,
 		ExePath:    spec.Exe,
 		ExeIno:     h.ExeInode(spec.Exe),
+		Comm:       commOf(spec.Exe),
 		UID:        spec.UID,
 		State:      Running,
 		Threads:    spec.Threads,
 		NS:         spec.Namespace,
 		Boot:       h.boot,
+	}
+	if h.ProcHazard != nil && h.ProcHazard(HazardHostileComm) {
+		p.Comm = hostileComms[pid%len(hostileComms)]
 	}
 	ns.procs[pid] = p
 	return p, nil
@@ -343,6 +367,14 @@ func (h *Host) Reap(p *Proc) {
 	p.State = Gone
 	p.Threads = 0
 	delete(h.namespaces[p.NS].procs, p.PID)
+}
+
+// vanish reaps zombie p during an inspection (HazardVanish).
+func (h *Host) vanish(p *Proc) {
+	h.Reap(p)
+	if h.OnVanish != nil {
+		h.OnVanish(p)
+	}
 }
 
 // Reboot ends every process, installs a new boot id and restarts PID

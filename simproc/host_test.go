@@ -160,7 +160,7 @@ func TestInspect(t *testing.T) {
 			wantKind: lease.InspectLive, wantVerdict: lease.OwnerLive},
 		{name: "injected fault", setup: func(h *Host, self, target *Proc) {
 			h.InspectFault = func(pid int) bool { return pid == target.PID }
-		}, wantKind: lease.InspectUnknown, wantDiag: "injected", wantVerdict: lease.OwnerUnknown},
+		}, wantKind: lease.InspectUnknown, wantDiag: "permission denied reading /proc/1/", wantVerdict: lease.OwnerUnknown},
 		{name: "upgrade keeps running inode", setup: func(h *Host, self, target *Proc) { h.UpgradeExe(target.ExePath) },
 			wantKind: lease.InspectLive, wantVerdict: lease.OwnerLive},
 	}
@@ -225,11 +225,12 @@ func TestNamespacesAreSeparate(t *testing.T) {
 	if a.PID != 1 || b.PID != 1 {
 		t.Fatalf("PIDs %d, %d: each namespace starts at 1", a.PID, b.PID)
 	}
+	ra := mustCurrent(t, h, a)
 	h.Exit(a)
 	if got := h.Inspector(b).Inspect(1); got.Kind != lease.InspectLive || got.Identity.PIDNamespace != h.NamespaceID(1) {
 		t.Fatalf("inspect in namespace 1: %+v", got)
 	}
-	ra, rb := h.identity(a), mustCurrent(t, h, b)
+	rb := mustCurrent(t, h, b)
 	if ra.PIDNamespace == rb.PIDNamespace {
 		t.Fatalf("namespaces share id %q", ra.PIDNamespace)
 	}

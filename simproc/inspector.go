@@ -2,8 +2,8 @@ package simproc
 
 import (
 	"fmt"
-	"strconv"
 
+	"github.com/leasekit/leasekit/internal/procfs"
 	"github.com/leasekit/leasekit/lease"
 )
 
@@ -11,17 +11,24 @@ import (
 const deletedSuffix = " (deleted)"
 
 // Inspector returns the lease.Inspector that process self sees: its own
-// identity, and the process table of its own PID namespace.
+// identity, and the process table of its own PID namespace. Both are read
+// by internal/procfs, the real inspector's parser, from the files this
+// host renders (procfs.go).
 func (h *Host) Inspector(self *Proc) lease.Inspector {
 	if self == nil {
 		panic("simproc: inspector for a nil process")
 	}
-	return &inspector{host: h, self: self}
+	in := &inspector{host: h, self: self}
+	in.view = procView{host: h, self: self}
+	in.table = procfs.New(procRoot, &in.view)
+	return in
 }
 
 type inspector struct {
-	host *Host
-	self *Proc
+	host  *Host
+	self  *Proc
+	view  procView
+	table *procfs.Table
 }
 
 // Current implements lease.Inspector. It fails once self is no longer
@@ -30,51 +37,53 @@ func (in *inspector) Current() (lease.ProcessIdentity, error) {
 	if in.self.State != Running || in.self.Boot != in.host.boot {
 		return lease.ProcessIdentity{}, fmt.Errorf("simproc: process %d on %s is %v", in.self.PID, in.host.name, in.self.State)
 	}
-	return in.host.identity(in.self), nil
+	in.view.reset()
+	return in.table.Current(in.self.PID)
 }
 
-// Inspect implements lease.Inspector.
+// Inspect implements lease.Inspector: procfs reads the rendered files,
+// with this inspection's hazards drawn first (an injected EACCES on one
+// file, or a zombie target reaped between two reads).
 func (in *inspector) Inspect(pid int) lease.Inspection {
 	h := in.host
-	target := h.namespaces[in.self.NS].procs[pid]
-	if target == nil {
-		return lease.Inspection{Kind: lease.InspectAbsent}
+	in.view.reset()
+	if target := h.namespaces[in.self.NS].procs[pid]; target != nil {
+		switch {
+		case h.InspectFault != nil && h.InspectFault(pid):
+			in.view.eacces = eaccesFiles[(pid+h.eaccesInjected)%len(eaccesFiles)]
+			h.eaccesInjected++
+		case target.State == Zombie && h.ProcHazard != nil && h.ProcHazard(HazardVanish):
+			in.view.vanish = target
+		}
 	}
-	if h.InspectFault != nil && h.InspectFault(pid) {
-		return lease.Inspection{Kind: lease.InspectUnknown, Diagnostic: fmt.Sprintf(
-			"readlink /proc/%d/exe: permission denied (injected)", pid)}
-	}
-	if h.DenyOtherUIDs && target.UID != in.self.UID {
-		return lease.Inspection{Kind: lease.InspectUnknown, Diagnostic: fmt.Sprintf(
-			"readlink /proc/%d/exe: permission denied (uid %d, caller uid %d)", pid, target.UID, in.self.UID)}
-	}
-	state := lease.StateRunning
-	if target.State == Zombie {
-		state = lease.StateZombie
-	}
-	return lease.Inspection{
-		Kind:     lease.InspectLive,
-		Identity: h.identity(target),
-		State:    state,
-		Threads:  target.Threads,
-	}
+	inspection := in.table.Inspect(pid)
+	in.fireProbes(inspection)
+	return inspection
 }
 
-// identity is what /proc says about p.
-func (h *Host) identity(p *Proc) lease.ProcessIdentity {
-	exe := p.ExePath
-	if h.exes[p.ExePath] != p.ExeIno {
-		exe += deletedSuffix
+// fireProbes reports the hazards this inspection met.
+func (in *inspector) fireProbes(inspection lease.Inspection) {
+	probe := in.host.Probe
+	if probe == nil {
+		return
 	}
-	return lease.ProcessIdentity{
-		PID:           p.PID,
-		StartTime:     strconv.FormatUint(p.StartTicks, 10),
-		BootID:        h.bootID,
-		Executable:    exe,
-		ExecutableDev: ExeDev,
-		ExecutableIno: p.ExeIno,
-		Hostname:      h.name,
-		PIDNamespace:  h.NamespaceID(p.NS),
-		UID:           int(p.UID),
+	seen := in.view.seen
+	for _, p := range []struct {
+		bit  int
+		name string
+	}{
+		{seenHostileComm, ProbeCommWithParen}, {seenDeleted, ProbeExeDeleted}, {seenEACCES, ProbeEACCES},
+		{seenVanished, ProbeVanished}, {seenESRCH, ProbeESRCH},
+	} {
+		if seen&p.bit != 0 {
+			probe(p.name)
+		}
+	}
+	if inspection.Kind == lease.InspectLive && inspection.State == lease.StateZombie {
+		if seen&seenTaskExe != 0 {
+			probe(ProbeZombieMulti)
+		} else if inspection.Threads <= 1 {
+			probe(ProbeZombieSingle)
+		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 // are exempt (they run on the real OS on purpose); lease/osenv is the one
 // place production code touches the OS; lease/leasetest holds test fakes
 // (scanned by the determinism rules too: see determinism_test.go).
-var engineDirs = []string{"lease", "admission", "dirlease", "internal/statefile", "internal/statecas", "internal/seederr", "internal/fspath"}
+var engineDirs = []string{"lease", "admission", "dirlease", "internal/statefile", "internal/statecas", "internal/seederr", "internal/fspath", "internal/procfs"}
 
 func repoRoot(t *testing.T) string {
 	t.Helper()

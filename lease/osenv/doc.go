@@ -15,7 +15,9 @@
 // FileInfo.HasBirth is false and BirthNs is 0: an unknown identity, never a
 // fake "born at zero".
 //
-// Process inspection reads /proc (Linux). On darwin there is no /proc, and
+// Process inspection reads /proc (Linux). Its parsing and errno mapping is
+// internal/procfs, the same code the simulator runs over the /proc files its
+// simulated hosts render; this package gives it the real reads. On darwin there is no /proc, and
 // libproc cannot give a start time, executable inode and PID namespace with
 // the same guarantees, so NewInspector fails closed there: Current returns an
 // error and Inspect reports InspectUnknown. An unknown owner is never

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/leasekit/leasekit/internal/procfs"
 	"github.com/leasekit/leasekit/lease"
 )
 
@@ -141,9 +142,9 @@ func waitForZombie(t *testing.T, pid int) {
 	for range pollAttemptsMax {
 		data, err := os.ReadFile(path)
 		require.NoError(t, err, "an unreaped child cannot vanish")
-		stat, err := parseStat(pid, data)
+		stat, err := procfs.ParseStat(pid, data)
 		require.NoError(t, err)
-		if stat.state == 'Z' {
+		if stat.State == 'Z' {
 			return
 		}
 		time.Sleep(pollInterval)

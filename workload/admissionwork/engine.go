@@ -50,6 +50,14 @@ func Engine() *campaign.Engine {
 			"admission-helper-bound",
 			"admission-cleanup-unsafe",
 			"admission-liveness-acquired",
+			// simproc's rendered /proc, read by the real parser (internal/procfs)
+			"proc-comm-with-paren",
+			"proc-zombie-single-thread",
+			"proc-zombie-multithread",
+			"proc-exe-deleted",
+			"proc-eacces",
+			"proc-vanished-between-reads",
+			"proc-esrch",
 		},
 		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1},
 	}

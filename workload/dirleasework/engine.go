@@ -48,6 +48,14 @@ func Engine() *campaign.Engine {
 			"dirlease-swap",
 			"dirlease-recover-raced-create",
 			"dirlease-liveness-recovered",
+			// simproc's rendered /proc, read by the real parser (internal/procfs)
+			"proc-comm-with-paren",
+			"proc-zombie-single-thread",
+			"proc-zombie-multithread",
+			"proc-exe-deleted",
+			"proc-eacces",
+			"proc-vanished-between-reads",
+			"proc-esrch",
 		},
 		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0},
 	}

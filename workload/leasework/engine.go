@@ -64,6 +64,14 @@ var declaredProbes = []string{
 	"lease-refused-corrupt-owner",         // disposition: corrupt
 	// a boot-time twin (owner's PID, start tick, executable) after a reboot
 	"lease-bystander-on-owner-pid-and-tick-after-reboot",
+	// simproc's rendered /proc, read by the real parser (internal/procfs)
+	"proc-comm-with-paren",
+	"proc-zombie-single-thread",
+	"proc-zombie-multithread",
+	"proc-exe-deleted",
+	"proc-eacces",
+	"proc-vanished-between-reads",
+	"proc-esrch",
 }
 
 // checkMessage reduces a CheckLeaseHistory error to a Verdict message
