@@ -33,6 +33,9 @@ func (c *Catalog) ShrinkToFile(spec Spec, want Finding, dir string, options Shri
 // withSummary adds the # lines: the finding, the run's size, the shrink.
 func (c *Catalog) withSummary(file SeedFile, shrunk ShrinkResult, command ReplayCommand, dir string) SeedFile {
 	r := shrunk.Result
+	if e, err := c.Lookup(file.Spec.Engine); err == nil {
+		file.Provenance = newProvenance(e, r)
+	}
 	file.Summary = []string{
 		fmt.Sprintf("outcome=%v step=%d steps=%d processes=%d operations=%d hash=%016x",
 			shrunk.Finding.Outcome, r.Step, r.Steps, r.Processes, len(r.History), r.Hash),

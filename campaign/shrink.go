@@ -63,6 +63,9 @@ type ShrinkOptions struct {
 	Time time.Duration
 	// Log, when not nil, receives a line per accepted candidate.
 	Log io.Writer
+	// KeepProbes, when set, are probes every accepted candidate must hit
+	// too (a reseed keeps the recorded probe set while it shrinks).
+	KeepProbes []string
 }
 
 // Choices counts the non-zero decisions of a list.
@@ -85,6 +88,7 @@ type shrinker struct {
 	runsMax  int
 	deadline time.Time
 	log      io.Writer
+	keep     []string
 }
 
 // Shrink minimises spec while it keeps finding want. spec.Decisions may be
@@ -102,7 +106,7 @@ func (c *Catalog) Shrink(spec Spec, want Finding, options ShrinkOptions) (Shrink
 	if runsMax <= 0 {
 		runsMax = ShrinkRunsDefault
 	}
-	s := &shrinker{engine: e, want: want, runsMax: runsMax, log: options.Log}
+	s := &shrinker{engine: e, want: want, runsMax: runsMax, log: options.Log, keep: options.KeepProbes}
 	if options.Time > 0 {
 		s.deadline = time.Now().Add(options.Time)
 	}
@@ -176,7 +180,7 @@ func (s *shrinker) try(candidate Spec) bool {
 	s.runs++
 	result := sim.Run(candidate.Config(s.engine, nil))
 	finding, _ := judge(s.engine, result, false)
-	if !finding.Same(s.want) {
+	if !finding.Same(s.want) || len(lostProbes(s.keep, result)) > 0 {
 		return false
 	}
 	candidate.Decisions = trimZeros(result.Decisions)

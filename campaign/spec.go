@@ -27,6 +27,9 @@ type Spec struct {
 	Params   Params
 	// Decisions, when not nil, is replayed instead of drawing from Seed.
 	Decisions []uint32
+	// ThenDraw, with Decisions, draws from Seed past the list's end
+	// (sim.Config.ReplayThenDraw): a search candidate only, never stored.
+	ThenDraw bool
 }
 
 // pctStepsDefault is PCT's expected run length: the order of a workload run.
@@ -64,15 +67,16 @@ func (s Spec) Config(e *Engine, trace io.Writer) sim.Config {
 		params[name] = value
 	}
 	return sim.Config{
-		Seed:      s.Seed,
-		Replay:    s.Decisions,
-		StepsMax:  s.StepsMax,
-		Scheduler: s.Scheduler,
-		PCTDepth:  s.PCTDepth,
-		PCTSteps:  s.PCTSteps,
-		Faults:    &faults,
-		Setup:     e.Setup(params),
-		Trace:     trace,
+		Seed:           s.Seed,
+		Replay:         s.Decisions,
+		ReplayThenDraw: s.ThenDraw,
+		StepsMax:       s.StepsMax,
+		Scheduler:      s.Scheduler,
+		PCTDepth:       s.PCTDepth,
+		PCTSteps:       s.PCTSteps,
+		Faults:         &faults,
+		Setup:          e.Setup(params),
+		Trace:          trace,
 	}
 }
 

@@ -21,6 +21,8 @@ type Decisions struct {
 	replay   []uint32
 	position int
 	recorded []uint32
+	// tail, when not nil, answers past the end of replay (drawAfterReplay).
+	tail *Decisions
 }
 
 // NewDecisions returns a source seeded with seed.
@@ -71,6 +73,12 @@ func ReplayDecisions(list []uint32) *Decisions {
 	return &Decisions{replay: list, recorded: make([]uint32, 0, len(list))}
 }
 
+// drawAfterReplay makes a replaying source draw from seed once its list is
+// used up (Config.ReplayThenDraw).
+func (d *Decisions) drawAfterReplay(seed uint64) {
+	d.tail = seededDecisions(seed, nil)
+}
+
 // Intn returns a choice in [0, n). n must be positive; n == 1 draws nothing.
 func (d *Decisions) Intn(n int) int {
 	if n <= 0 {
@@ -80,9 +88,13 @@ func (d *Decisions) Intn(n int) int {
 		return 0
 	}
 	var v uint32
-	if d.rng != nil {
+	switch {
+	case d.rng != nil:
 		v = uint32(d.rng.IntN(n))
-	} else {
+	case d.tail != nil && d.position >= len(d.replay):
+		d.position++
+		v = uint32(d.tail.rng.IntN(n))
+	default:
 		v = d.next() % uint32(n)
 	}
 	d.recorded = append(d.recorded, v)
@@ -97,18 +109,27 @@ func (d *Decisions) Chance(p float64) bool {
 		return false
 	}
 	var v uint32
-	if d.rng != nil {
-		// rand.Rand.Float64() < p, on the source itself and without the
-		// division: Float64 is x/2^53 for the low 53 bits x, and both x and
-		// p*2^53 are exact in a float64, so x < p*2^53 is the same test.
-		if float64(d.source.Uint64()<<11>>11) < p*(1<<53) {
-			v = 1
-		}
-	} else if d.next() != 0 {
+	switch {
+	case d.rng != nil:
+		v = chanceOf(d.source, p)
+	case d.tail != nil && d.position >= len(d.replay):
+		d.position++
+		v = chanceOf(d.tail.source, p)
+	case d.next() != 0:
 		v = 1
 	}
 	d.recorded = append(d.recorded, v)
 	return v != 0
+}
+
+// chanceOf is rand.Rand.Float64() < p, on the source itself and without
+// the division: Float64 is x/2^53 for the low 53 bits x, and both x and
+// p*2^53 are exact in a float64, so x < p*2^53 is the same test.
+func chanceOf(source *rand.PCG, p float64) uint32 {
+	if float64(source.Uint64()<<11>>11) < p*(1<<53) {
+		return 1
+	}
+	return 0
 }
 
 func (d *Decisions) next() uint32 {

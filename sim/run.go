@@ -15,6 +15,11 @@ type Config struct {
 	// Replay, when not nil, is a recorded decision list to replay instead
 	// of drawing from Seed.
 	Replay []uint32
+	// ReplayThenDraw, with Replay, draws from Seed once the replayed list
+	// is used up instead of answering 0: a recorded run's prefix with a
+	// fresh tail (how reseeding perturbs a drifted seed's list). The run
+	// records every answer, so its recorded list replays it alone.
+	ReplayThenDraw bool
 	// StepsMax is the step budget; running out of it while processes are
 	// still alive is a Liveness finding. Zero means stepsMaxDefault.
 	StepsMax int
@@ -190,6 +195,9 @@ func newWorld(cfg Config) (*World, *Result) {
 	}
 	if cfg.Replay != nil {
 		w.decisions = ReplayDecisions(cfg.Replay)
+		if cfg.ReplayThenDraw {
+			w.decisions.drawAfterReplay(cfg.Seed)
+		}
 	} else {
 		w.decisions = newRunDecisions(cfg.Seed)
 	}
