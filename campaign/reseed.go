@@ -114,8 +114,11 @@ func (c *Catalog) Reseed(file SeedFile, o ReseedOptions) (ReseedResult, error) {
 	spec := best.spec.clone()
 	// The recorded list holds every answer of the run, the tail's too: the
 	// file keeps its own seed, and the list alone replays the run.
-	spec.Seed, spec.ThenDraw = file.Spec.Seed, false
-	spec.Decisions = trimZeros(bestResult.Decisions)
+	if file.Spec.Keys != nil {
+		spec.Seed = file.Spec.Seed
+	}
+	spec.ThenDraw = false
+	spec.adopt(bestResult)
 	shrunk := ShrinkResult{Spec: spec, Finding: want, Result: bestResult, DecisionsBefore: len(spec.Decisions),
 		DecisionsAfter: len(spec.Decisions), ChoicesBefore: Choices(spec.Decisions), ChoicesAfter: Choices(spec.Decisions)}
 	if !want.OK() {
@@ -145,16 +148,27 @@ func (c *Catalog) Reseed(file SeedFile, o ReseedOptions) (ReseedResult, error) {
 // reseedCandidateAt is the i-th search candidate for spec.
 func reseedCandidateAt(spec Spec, i int, draw *rand.Rand) reseedCandidate {
 	c := spec.clone()
+	if spec.Keys == nil {
+		// A single-stream list (recorded before the streams were keyed)
+		// cannot be split into streams: search seeded runs of its knobs.
+		c.seeded()
+		if i == 0 {
+			return reseedCandidate{c, "the seed's own run (keyed streams)"}
+		}
+		c.Seed = draw.Uint64()
+		return reseedCandidate{c, fmt.Sprintf("seed %d's run (keyed streams; the single-stream list cannot be split)", c.Seed)}
+	}
 	switch {
 	case i == 0:
 		return reseedCandidate{c, "the recorded list"}
 	case i == 1:
-		c.Decisions = nil
+		c.seeded()
 		return reseedCandidate{c, "the seed's own run"}
 	case i%2 == 0 && len(spec.Decisions) > 0:
 		cut := draw.IntN(len(spec.Decisions) + 1)
 		c.Seed = draw.Uint64() // the tail's seed
-		c.Decisions, c.ThenDraw = c.Decisions[:cut], true
+		c.truncate(cut)
+		c.ThenDraw = true
 		return reseedCandidate{c, fmt.Sprintf("the recorded list's first %d decisions, then fresh draws (seed %d)", cut, c.Seed)}
 	default:
 		zeroed := 0

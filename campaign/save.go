@@ -134,7 +134,7 @@ func shrinkFailure(f *Failure, o Options, dir string, options ShrinkOptions, com
 // hit a rare probe) as a regression seed.
 func (c *Catalog) SaveRun(dir string, replay *Replay, command ReplayCommand) (string, error) {
 	spec := replay.Spec.clone()
-	spec.Decisions = trimZeros(replay.Result.Decisions)
+	spec.adopt(replay.Result)
 	file := SeedFile{Spec: spec, Expect: replay.Finding}
 	decisions := len(spec.Decisions)
 	file = c.withSummary(file, ShrinkResult{Spec: spec, Finding: replay.Finding, Result: replay.Result,

@@ -88,6 +88,10 @@ func (f SeedFile) Format() []byte {
 			p.Commit, p.Go, p.Workload, p.Steps, p.Hash, strings.Join(p.Probes, ","))
 	}
 	b.WriteString("decisions=" + sim.FormatDecisions(f.Spec.Decisions) + "\n")
+	if f.Spec.Keys != nil {
+		b.WriteString("stream_keys=" + strings.Join(f.Spec.Keys, ",") + "\n")
+		b.WriteString("streams=" + sim.FormatDecisions(widen(f.Spec.Tags)) + "\n")
+	}
 	for _, line := range f.Summary {
 		for _, part := range strings.Split(line, "\n") {
 			b.WriteString("# " + part + "\n")
@@ -106,6 +110,9 @@ func (f SeedFile) Name() string {
 		h.Write([]byte(line + "\n"))
 	}
 	h.Write([]byte(sim.FormatDecisions(f.Spec.Decisions)))
+	if f.Spec.Keys != nil {
+		h.Write([]byte(strings.Join(f.Spec.Keys, ",") + sim.FormatDecisions(widen(f.Spec.Tags))))
+	}
 	kind := f.Expect.Outcome.String()
 	return fmt.Sprintf("%s-%016x.seed", kind, h.Sum64())
 }
@@ -155,6 +162,15 @@ func ParseSeedFile(data []byte) (SeedFile, error) {
 	if line == 0 {
 		return SeedFile{}, fmt.Errorf("empty seed file")
 	}
+	if seen["streams"] != seen["stream_keys"] || len(f.Spec.Tags) != len(f.Spec.Decisions) && seen["streams"] {
+		return SeedFile{}, fmt.Errorf("streams: want stream_keys and streams, one tag per decision (%d decisions, %d tags)",
+			len(f.Spec.Decisions), len(f.Spec.Tags))
+	}
+	for _, tag := range f.Spec.Tags {
+		if int(tag) >= len(f.Spec.Keys) {
+			return SeedFile{}, fmt.Errorf("streams: tag %d of %d stream keys", tag, len(f.Spec.Keys))
+		}
+	}
 	required := []string{"engine", "seed", "scheduler", "steps_max", "faults", "found", "decisions"}
 	if f.Provenance != nil {
 		required = append(required, provenanceKeys...)
@@ -200,6 +216,10 @@ func (f *SeedFile) set(key, value string) error {
 		f.Expect.Class = value
 	case key == "decisions":
 		f.Spec.Decisions, err = sim.ParseDecisions(value)
+	case key == "stream_keys":
+		f.Spec.Keys = strings.Split(value, ",")
+	case key == "streams":
+		f.Spec.Tags, err = narrow(sim.ParseDecisions(value))
 	case key == "pinned":
 		f.Pinned, err = strconv.ParseBool(value)
 	case slices.Contains(provenanceKeys, key):
@@ -211,6 +231,29 @@ func (f *SeedFile) set(key, value string) error {
 		return fmt.Errorf("%s: %w", key, err)
 	}
 	return nil
+}
+
+// widen and narrow convert stream tags for FormatDecisions/ParseDecisions.
+func widen(tags []uint16) []uint32 {
+	out := make([]uint32, len(tags))
+	for i, t := range tags {
+		out[i] = uint32(t)
+	}
+	return out
+}
+
+func narrow(list []uint32, err error) ([]uint16, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint16, len(list))
+	for i, v := range list {
+		if v > 0xffff {
+			return nil, fmt.Errorf("stream tag %d is too large", v)
+		}
+		out[i] = uint16(v)
+	}
+	return out, nil
 }
 
 // setProvenance applies one provenance line of a version 2 file.
