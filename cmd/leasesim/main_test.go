@@ -157,6 +157,7 @@ func TestPlantedBugIsFoundShrunkAndReplayed(t *testing.T) {
 	for _, seed := range checked {
 		code, output := runBinary(t, binary, "replay", "--quiet", seed)
 		require.Equal(t, campaign.ExitViolation, code, output)
+		require.Contains(t, output, "\nno drift: ", "%s drifted under its mutant: go run -overlay OVERLAY.json ./cmd/leasesim reseed %s", seed, seed)
 	}
 }
 
