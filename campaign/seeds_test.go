@@ -1,6 +1,7 @@
 package campaign_test
 
 import (
+	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
@@ -80,6 +81,10 @@ func TestDriftIsReportedForAChangedRun(t *testing.T) {
 	require.True(t, drift.Drifted)
 	require.Contains(t, drift.String(), "final hash differs")
 	require.Contains(t, drift.String(), "changed since 0123abc")
+	var explained bytes.Buffer
+	require.NoError(t, engines.Explain(&explained, moved, 3))
+	require.Contains(t, explained.String(), "drift:    DRIFT: replayed ")
+	require.Contains(t, explained.String(), "recorded at commit 0123abc")
 
 	v1 := campaign.SeedFile{Spec: file.Spec, Expect: file.Expect,
 		Summary: []string{"outcome=ok step=-1 steps=9999 processes=1 operations=1 hash=00000000000000ff"}}
