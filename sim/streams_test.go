@@ -5,15 +5,10 @@ import (
 	"testing"
 )
 
-// streamsRun runs two processes that each make 40 Lstat calls under a 20%
-// fserror fault, the first one making one extra call first when extra is
-// set, and returns which of each process's calls failed and the result.
-func streamsRun(t *testing.T, seed uint64, scheduler SchedulerKind, extra bool) (map[string][]bool, Result) {
-	t.Helper()
-	var plan FaultPlan
-	plan.Set(FaultFSError, 0.2)
-	failed := map[string][]bool{}
-	r := Run(Config{Seed: seed, Scheduler: scheduler, Faults: &plan, Setup: func(w *World) error {
+// streamsSetup spawns two processes, a and b, that each make 40 Lstat
+// calls (a one more first when extra is set) and note which failed.
+func streamsSetup(extra bool, failed map[string][]bool) func(w *World) error {
+	return func(w *World) error {
 		h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
 		for _, name := range []string{"a", "b"} {
 			if _, err := w.Spawn(h, ProcSpec{Name: name}, func(p *Proc) {
@@ -29,7 +24,18 @@ func streamsRun(t *testing.T, seed uint64, scheduler SchedulerKind, extra bool) 
 			}
 		}
 		return nil
-	}})
+	}
+}
+
+// streamsRun runs two processes that each make 40 Lstat calls under a 20%
+// fserror fault, the first one making one extra call first when extra is
+// set, and returns which of each process's calls failed and the result.
+func streamsRun(t *testing.T, seed uint64, scheduler SchedulerKind, extra bool) (map[string][]bool, Result) {
+	t.Helper()
+	var plan FaultPlan
+	plan.Set(FaultFSError, 0.2)
+	failed := map[string][]bool{}
+	r := Run(Config{Seed: seed, Scheduler: scheduler, Faults: &plan, Setup: streamsSetup(extra, failed)})
 	if r.Outcome != OutcomeOK {
 		t.Fatalf("%v: %s", r.Outcome, r.Message)
 	}
@@ -76,23 +82,7 @@ func TestKeyedListReplaysWithItsTags(t *testing.T) {
 	replay := func(keys []string, extra bool) (map[string][]bool, Result) {
 		failed := map[string][]bool{}
 		r := Run(Config{Replay: seeded.Decisions, ReplayTags: seeded.DecisionTags, ReplayKeys: keys,
-			Scheduler: SchedulerRandom, Faults: &plan, Setup: func(w *World) error {
-				h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
-				for _, name := range []string{"a", "b"} {
-					if _, err := w.Spawn(h, ProcSpec{Name: name}, func(p *Proc) {
-						if extra && name == "a" {
-							_, _ = p.FS().Lstat("/")
-						}
-						for range 40 {
-							_, err := p.FS().Lstat("/")
-							failed[name] = append(failed[name], err != nil)
-						}
-					}); err != nil {
-						return err
-					}
-				}
-				return nil
-			}})
+			Scheduler: SchedulerRandom, Faults: &plan, Setup: streamsSetup(extra, failed)})
 		return failed, r
 	}
 	_, keyed := replay(seeded.StreamKeys, false)

@@ -91,12 +91,7 @@ func mutantBuild(t *testing.T, name, dir string) string {
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	overlay := mutantOverlay(t, root, name, dir)
-	binary := filepath.Join(dir, "leasesim-"+name)
-	build := exec.Command("go", "build", "-overlay", overlay, "-o", binary, "./cmd/leasesim")
-	build.Dir = root
-	output, err := build.CombinedOutput()
-	require.NoError(t, err, "go build -overlay: %s", output)
-	return binary
+	return buildWithOverlay(t, root, overlay, filepath.Join(dir, "leasesim-"+name))
 }
 
 func runBinary(t *testing.T, binary string, args ...string) (int, string) {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -40,14 +42,7 @@ func TestPlantedStatKeepsSeedsAndReportsEveryDrift(t *testing.T) {
 	}
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	dir := t.TempDir()
-	overlay, err := plantedStat.WriteOverlay(root, dir)
-	require.NoError(t, err)
-	binary := filepath.Join(dir, "leasesim-planted")
-	build := exec.Command("go", "build", "-overlay", overlay, "-o", binary, "./cmd/leasesim")
-	build.Dir = root
-	output, err := build.CombinedOutput()
-	require.NoError(t, err, "go build -overlay: %s", output)
+	binary := buildOverlaid(t, root, t.TempDir(), "planted", plantedStat)
 
 	seeds, err := filepath.Glob("../../testdata/seeds/*/*.seed")
 	require.NoError(t, err)
@@ -78,6 +73,88 @@ func TestPlantedStatKeepsSeedsAndReportsEveryDrift(t *testing.T) {
 		_, stdout, _ := leasesim("replay", "--quiet", seed)
 		require.Contains(t, stdout, "\nno drift: ", seed)
 	}
+}
+
+// TestPlantedStatKeepsMutantSeeds does the same over the checked-in shrunk
+// seeds of the catalog's mutants (campaign/testdata/mutant-seeds/<mutant>/):
+// each is replayed under its mutant (no drift, the recorded failure), then
+// under its mutant plus the planted Stat, where at least 80% must still find
+// their recorded failure and every drift must be reported. Opt-in (a build
+// or two per mutant): LEASEKIT_PLANT_MUTANTS=1.
+func TestPlantedStatKeepsMutantSeeds(t *testing.T) {
+	if os.Getenv("LEASEKIT_PLANT_MUTANTS") == "" {
+		t.Skip("set LEASEKIT_PLANT_MUTANTS=1 to replay every mutant seed under its mutant plus the planted Stat (minutes)")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	dirs, err := filepath.Glob("../../campaign/testdata/mutant-seeds/*")
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	total, reproduced := 0, 0
+	for _, dir := range dirs {
+		m, err := mutant.Load(root, filepath.Base(dir))
+		require.NoError(t, err)
+		seeds, err := filepath.Glob(filepath.Join(dir, "*", "*.seed"))
+		require.NoError(t, err)
+		work := t.TempDir()
+		plain := buildOverlaid(t, root, work, "plain", m)
+		planted := buildOverlaid(t, root, work, "planted", m, plantedStat)
+		for _, seed := range seeds {
+			_, output := runBinary(t, plain, "replay", "--quiet", seed)
+			require.Contains(t, output, "\nno drift: ", "%s under %s", seed, m.Name)
+			require.Contains(t, output, "reproduces the recorded finding", "%s under %s", seed, m.Name)
+			_, output = runBinary(t, planted, "replay", "--quiet", seed)
+			require.True(t, strings.Contains(output, "\nno drift: ") != strings.Contains(output, "\nDRIFT: "), output)
+			total++
+			if strings.Contains(output, "reproduces the recorded finding") {
+				reproduced++
+			} else {
+				t.Logf("%s: %s", seed, driftLine(output))
+			}
+		}
+	}
+	t.Logf("planted Stat: %d of %d mutant seeds still find their recorded failure", reproduced, total)
+	require.GreaterOrEqual(t, 10*reproduced, 8*total)
+}
+
+// buildOverlaid builds leasesim with the mutations applied (two on one file
+// are applied in turn to the same copy) and returns the binary.
+func buildOverlaid(t *testing.T, root, dir, name string, mutations ...mutant.Mutation) string {
+	t.Helper()
+	sources := map[string]string{}
+	for _, m := range mutations {
+		path := filepath.Join(root, m.File)
+		source, ok := sources[path]
+		if !ok {
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			source = string(data)
+		}
+		mutated, err := m.Apply(source)
+		require.NoError(t, err)
+		sources[path] = mutated
+	}
+	replace := map[string]string{}
+	for path, source := range sources {
+		copyPath := filepath.Join(dir, name+"-"+filepath.Base(path))
+		require.NoError(t, os.WriteFile(copyPath, []byte(source), 0o644))
+		replace[path] = copyPath
+	}
+	overlay, err := json.Marshal(map[string]map[string]string{"Replace": replace})
+	require.NoError(t, err)
+	overlayPath := filepath.Join(dir, name+"-overlay.json")
+	require.NoError(t, os.WriteFile(overlayPath, overlay, 0o644))
+	return buildWithOverlay(t, root, overlayPath, filepath.Join(dir, "leasesim-"+name))
+}
+
+// buildWithOverlay builds leasesim from root with a go -overlay file.
+func buildWithOverlay(t *testing.T, root, overlay, binary string) string {
+	t.Helper()
+	build := exec.Command("go", "build", "-overlay", overlay, "-o", binary, "./cmd/leasesim")
+	build.Dir = root
+	output, err := build.CombinedOutput()
+	require.NoError(t, err, "go build -overlay: %s", output)
+	return binary
 }
 
 func driftLine(output string) string {
