@@ -63,7 +63,7 @@ func NewDecisions(seed uint64) *Decisions {
 // newRunDecisions is a run's keyed source, recording into a recycled list
 // sized for a whole run; it returns the "world" stream.
 func newRunDecisions(seed uint64) *Decisions {
-	log := &decisionLog{recorded: takeDecisionList(), tags: make([]uint16, 0, decisionsCapInitial),
+	log := &decisionLog{recorded: takeDecisionList(), tags: (*tagLists.Get().(*[]uint16))[:0],
 		streams: map[string]*Decisions{}, seed: seed}
 	log.root = log.stream(streamWorld)
 	return log.root
@@ -138,8 +138,18 @@ func Recycle(result *Result) {
 		list := result.Decisions[:0]
 		decisionLists.Put(&list)
 	}
-	result.Decisions = nil
+	if cap(result.DecisionTags) >= decisionsCapInitial {
+		tags := result.DecisionTags[:0]
+		tagLists.Put(&tags)
+	}
+	result.Decisions, result.DecisionTags = nil, nil
 }
+
+// tagLists recycles the recorded lists' stream tags, as decisionLists.
+var tagLists = sync.Pool{New: func() any {
+	tags := make([]uint16, 0, decisionsCapInitial)
+	return &tags
+}}
 
 // decisionsCapInitial is the recorded list's first capacity: a default lease
 // run draws about five answers per step over about two thousand steps, and
