@@ -130,3 +130,26 @@ func TestReseedRewritesADriftedFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "the drifted file was replaced")
 }
+
+// A single-stream list (a version 1 file) cannot be split into streams:
+// reseeding searches keyed runs of its knobs and writes a keyed file that
+// finds what the old one recorded.
+func TestReseedConvertsASingleStreamFile(t *testing.T) {
+	var source string
+	for _, path := range seedFiles(t, mutantSeeds) {
+		source = path
+	}
+	require.NotEmpty(t, source)
+	file, err := campaign.ReadSeedFile(source)
+	require.NoError(t, err)
+	old := campaign.SeedFile{Spec: file.Spec, Expect: campaign.Passing}
+	old.Spec.Tags, old.Spec.Keys = nil, nil
+	result, err := engines.Reseed(old, campaign.ReseedOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, result.File.Spec.Keys, result.How)
+	require.NotNil(t, result.File.Provenance)
+	drift, err := engines.CheckDrift(result.File)
+	require.NoError(t, err)
+	require.False(t, drift.Drifted, drift.String())
+	require.True(t, drift.FindingNow.OK())
+}
