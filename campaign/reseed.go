@@ -66,29 +66,18 @@ type reseedCandidate struct {
 	how  string
 }
 
-// Reseed re-derives file on today's code (see above). It fails when no
-// candidate within the budget finds the wanted finding.
-func (c *Catalog) Reseed(file SeedFile, o ReseedOptions) (ReseedResult, error) {
-	e, err := c.Lookup(file.Spec.Engine)
-	if err != nil {
-		return ReseedResult{}, err
-	}
-	want := file.Expect
-	if o.Want != nil {
-		want = *o.Want
-	}
-	before, err := c.CheckDrift(file)
-	if err != nil {
-		return ReseedResult{}, err
-	}
-	target := recordedProbes(file)
+// reseedSearch runs the candidates in order until one finds want and hits
+// every target probe (or the budget is spent), and returns the best: the
+// first to find want among those that lose the fewest target probes (nil
+// when none found want).
+func reseedSearch(e *Engine, file SeedFile, want Finding, target []string, o ReseedOptions) (*reseedCandidate, sim.Result, []string, int) {
 	runsMax := o.RunsMax
 	if runsMax <= 0 {
 		runsMax = ReseedRunsDefault
 	}
 	var best *reseedCandidate
 	var bestResult sim.Result
-	bestLost := []string(nil)
+	var bestLost []string
 	draw := rand.New(rand.NewPCG(file.Spec.Seed, 0x7265736565640000)) // "reseed"
 	runs := 0
 	for ; runs < runsMax && (best == nil || len(bestLost) > 0); runs++ {
@@ -107,6 +96,26 @@ func (c *Catalog) Reseed(file SeedFile, o ReseedOptions) (ReseedResult, error) {
 			}
 		}
 	}
+	return best, bestResult, bestLost, runs
+}
+
+// Reseed re-derives file on today's code (see above). It fails when no
+// candidate within the budget finds the wanted finding.
+func (c *Catalog) Reseed(file SeedFile, o ReseedOptions) (ReseedResult, error) {
+	e, err := c.Lookup(file.Spec.Engine)
+	if err != nil {
+		return ReseedResult{}, err
+	}
+	want := file.Expect
+	if o.Want != nil {
+		want = *o.Want
+	}
+	before, err := c.CheckDrift(file)
+	if err != nil {
+		return ReseedResult{}, err
+	}
+	target := recordedProbes(file)
+	best, bestResult, bestLost, runs := reseedSearch(e, file, want, target, o)
 	if best == nil {
 		return ReseedResult{Before: before, Runs: runs}, fmt.Errorf("campaign: reseed %s seed %d: no run in %d finds %v (%s)",
 			file.Spec.Engine, file.Spec.Seed, runs, want, before)
@@ -128,21 +137,29 @@ func (c *Catalog) Reseed(file SeedFile, o ReseedOptions) (ReseedResult, error) {
 			return ReseedResult{}, err
 		}
 	}
+	out := c.reseededFile(file, shrunk, want, o, fmt.Sprintf("%s after %d search runs; was: %s", best.how, runs, before), bestLost)
+	return ReseedResult{File: out, Before: before, Runs: runs, How: best.how, ProbesLost: bestLost}, nil
+}
+
+// reseededFile is the rewritten file: the shrunk run, its summary, and the
+// note of what changed (how the run was found, the drift before, the probes
+// no run hit, the finding it was first recorded with).
+func (c *Catalog) reseededFile(file SeedFile, shrunk ShrinkResult, want Finding, o ReseedOptions, how string, lost []string) SeedFile {
 	out := SeedFile{Spec: shrunk.Spec, Expect: shrunk.Finding, Pinned: file.Pinned}
 	out = c.withSummary(out, shrunk, o.Command, o.Dir)
 	if want.OK() {
-		out.Summary[2] = fmt.Sprintf("saved unshrunk (a passing run): %d decisions (%d choices)", len(spec.Decisions), Choices(spec.Decisions))
+		out.Summary[2] = fmt.Sprintf("saved unshrunk (a passing run): %d decisions (%d choices)", len(shrunk.Spec.Decisions), Choices(shrunk.Spec.Decisions))
 	}
-	note := fmt.Sprintf("reseeded at %s: %s after %d search runs; was: %s", orUnknown(BuildCommit()), best.how, runs, before)
-	if len(bestLost) > 0 {
-		note += "; recorded probes no run hit: " + strings.Join(bestLost, " ")
+	note := fmt.Sprintf("reseeded at %s: %s", orUnknown(BuildCommit()), how)
+	if len(lost) > 0 {
+		note += "; recorded probes no run hit: " + strings.Join(lost, " ")
 	}
 	out.Summary = append(out.Summary, note)
 	out.Summary = append(out.Summary, keptNotes(file.Summary)...)
 	if !want.Same(file.Expect) && !slices.ContainsFunc(out.Summary, func(l string) bool { return strings.HasPrefix(l, "originally found") }) {
 		out.Summary = append(out.Summary, fmt.Sprintf("originally found %v; reseeded to find %v", file.Expect, want))
 	}
-	return ReseedResult{File: out, Before: before, Runs: runs, How: best.how, ProbesLost: bestLost}, nil
+	return out
 }
 
 // reseedCandidateAt is the i-th search candidate for spec.
