@@ -179,7 +179,10 @@ func TestSeedFileRoundTripsAndRejectsCorruption(t *testing.T) {
 	file := SeedFile{
 		Spec: Spec{Engine: "toylock", Seed: 42, Scheduler: sim.SchedulerPCT, PCTDepth: 3, PCTSteps: 2000,
 			StepsMax: 500, Faults: plan, Params: Params{"processes": 2}, Decisions: []uint32{0, 0, 3, 1, 1, 1}},
-		Expect:  Finding{Outcome: sim.OutcomeViolation, Class: "invariant mutual-exclusion"},
+		Expect: Finding{Outcome: sim.OutcomeViolation, Class: "invariant mutual-exclusion"},
+		Provenance: &Provenance{Commit: "1890a1a", Go: "go1.26.0", Workload: 3, Steps: 40, Hash: 0x3e3caca7ab9c838c,
+			Probes: []string{"crash", "lease-acquired"}},
+		Pinned:  true,
 		Summary: []string{"outcome=violation", "replay: go run ./cmd/leasesim replay x.seed"},
 	}
 	data := file.Format()
@@ -191,7 +194,9 @@ func TestSeedFileRoundTripsAndRejectsCorruption(t *testing.T) {
 	require.Equal(t, file.Name(), parsed.Name())
 
 	for name, bad := range map[string]string{
-		"version":   strings.Replace(string(data), "v1", "v9", 1),
+		"version":   strings.Replace(string(data), "v2", "v9", 1),
+		"no hash":   strings.Replace(string(data), "hash=3e3caca7ab9c838c\n", "", 1),
+		"v1 commit": strings.Replace(string(data), SeedVersion, SeedVersion1, 1),
 		"unknown":   string(data) + "colour=blue\n",
 		"repeated":  string(data) + "seed=1\n",
 		"missing":   strings.Replace(string(data), "engine=toylock\n", "", 1),

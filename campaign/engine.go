@@ -80,6 +80,11 @@ type Engine struct {
 	Explore Params
 	// Hidden engines are left out of "all" (self-test engines).
 	Hidden bool
+	// WorkloadVersion is the version of the engine's workload, recorded in
+	// every seed file written for it (Provenance): a developer bumps it
+	// when the workload's code changes what a run of a given input does, so
+	// a drifted seed file says whether its workload moved.
+	WorkloadVersion int
 }
 
 // stepsMaxDefault is the per-run step budget when an engine names none.

@@ -228,6 +228,23 @@ func timelineClass(line string) string {
 	return ""
 }
 
+// DriftReport compares a seed file's recorded run with its replay (see
+// Drift): the line `leasesim replay` and `explain` print.
+func (c *Catalog) DriftReport(file SeedFile, replay *Replay) string {
+	e, err := c.Lookup(file.Spec.Engine)
+	if err != nil {
+		return err.Error()
+	}
+	return DriftOf(file, e, replay.Result, replay.Finding).String()
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}
+
 // Explain writes a short human account of a seed file: what it stores, what
 // it finds now, and the last steps before the finding.
 func (c *Catalog) Explain(w io.Writer, file SeedFile, tail int) error {
@@ -238,6 +255,10 @@ func (c *Catalog) Explain(w io.Writer, file SeedFile, tail int) error {
 	fmt.Fprintf(w, "%s seed %d, scheduler %v, %d processes spawned, %d steps\n", file.Spec.Engine, file.Spec.Seed,
 		file.Spec.Scheduler, replay.Result.Processes, replay.Result.Steps)
 	fmt.Fprintf(w, "recorded: %v\nnow:      %v\n", file.Expect, replay.Finding)
+	fmt.Fprintf(w, "drift:    %s\n", c.DriftReport(file, replay))
+	if p := file.Provenance; p != nil {
+		fmt.Fprintf(w, "recorded at commit %s with %s, workload version %d\n", orUnknown(p.Commit), p.Go, p.Workload)
+	}
 	if !replay.Finding.OK() {
 		fmt.Fprintf(w, "message:  %s\n", firstLine(replay.Finding.Message))
 	}

@@ -33,6 +33,9 @@ func (c *Catalog) ShrinkToFile(spec Spec, want Finding, dir string, options Shri
 // withSummary adds the # lines: the finding, the run's size, the shrink.
 func (c *Catalog) withSummary(file SeedFile, shrunk ShrinkResult, command ReplayCommand, dir string) SeedFile {
 	r := shrunk.Result
+	if e, err := c.Lookup(file.Spec.Engine); err == nil {
+		file.Provenance = newProvenance(e, r)
+	}
 	file.Summary = []string{
 		fmt.Sprintf("outcome=%v step=%d steps=%d processes=%d operations=%d hash=%016x",
 			shrunk.Finding.Outcome, r.Step, r.Steps, r.Processes, len(r.History), r.Hash),
@@ -131,7 +134,7 @@ func shrinkFailure(f *Failure, o Options, dir string, options ShrinkOptions, com
 // hit a rare probe) as a regression seed.
 func (c *Catalog) SaveRun(dir string, replay *Replay, command ReplayCommand) (string, error) {
 	spec := replay.Spec.clone()
-	spec.Decisions = trimZeros(replay.Result.Decisions)
+	spec.adopt(replay.Result)
 	file := SeedFile{Spec: spec, Expect: replay.Finding}
 	decisions := len(spec.Decisions)
 	file = c.withSummary(file, ShrinkResult{Spec: spec, Finding: replay.Finding, Result: replay.Result,

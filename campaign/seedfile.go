@@ -7,14 +7,21 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/leasekit/leasekit/sim"
 )
 
-// SeedVersion is the first line of every seed file.
-const SeedVersion = "leasekit-seed v1"
+// SeedVersion is the first line of every seed file written now: version 2
+// adds the provenance lines (commit, go, workload, steps, hash, probes) and
+// the pinned flag. Version 1 files (SeedVersion1, no provenance) are still
+// read; their drift cannot be told.
+const SeedVersion = "leasekit-seed v2"
+
+// SeedVersion1 is the first line of a seed file without provenance.
+const SeedVersion1 = "leasekit-seed v1"
 
 // seedFileBytesMax bounds a seed file read, so a wrong path cannot make the
 // parser read a huge file.
@@ -25,7 +32,7 @@ const seedFileBytesMax = 64 << 20
 //
 // Format (see docs/LEASESIM.md):
 //
-//	leasekit-seed v1
+//	leasekit-seed v2
 //	engine=lease
 //	seed=17
 //	scheduler=random
@@ -36,12 +43,24 @@ const seedFileBytesMax = 64 << 20
 //	param.processes=3
 //	found=violation
 //	class=invariant one-holder
+//	commit=1890a1a...
+//	go=go1.26.0
+//	workload=1
+//	steps=40
+//	hash=3e3caca7ab9c838c
+//	probes=crash,lease-acquired
 //	decisions=0*12,1,0*3,2
 //	# outcome=violation steps=40 ...
 type SeedFile struct {
 	Spec Spec
 	// Expect is the finding recorded when the file was written.
 	Expect Finding
+	// Provenance is the recorded run's origin and result; nil for a
+	// version 1 file.
+	Provenance *Provenance
+	// Pinned marks a file kept as an input only (pinned=true): its drift is
+	// reported, but go test does not fail on it.
+	Pinned bool
 	// Summary lines are written after "# " and ignored when parsing.
 	Summary []string
 }
@@ -49,7 +68,11 @@ type SeedFile struct {
 // Format renders the seed file.
 func (f SeedFile) Format() []byte {
 	var b bytes.Buffer
-	b.WriteString(SeedVersion + "\n")
+	if f.Provenance == nil {
+		b.WriteString(SeedVersion1 + "\n")
+	} else {
+		b.WriteString(SeedVersion + "\n")
+	}
 	for _, line := range f.Spec.knobLines() {
 		b.WriteString(line + "\n")
 	}
@@ -57,7 +80,18 @@ func (f SeedFile) Format() []byte {
 	if f.Expect.Class != "" {
 		fmt.Fprintf(&b, "class=%s\n", oneLine(f.Expect.Class))
 	}
+	if f.Pinned {
+		b.WriteString("pinned=true\n")
+	}
+	if p := f.Provenance; p != nil {
+		fmt.Fprintf(&b, "commit=%s\ngo=%s\nworkload=%d\nsteps=%d\nhash=%016x\nprobes=%s\n",
+			p.Commit, p.Go, p.Workload, p.Steps, p.Hash, strings.Join(p.Probes, ","))
+	}
 	b.WriteString("decisions=" + sim.FormatDecisions(f.Spec.Decisions) + "\n")
+	if f.Spec.Keys != nil {
+		b.WriteString("stream_keys=" + strings.Join(f.Spec.Keys, ",") + "\n")
+		b.WriteString("streams=" + sim.FormatDecisions(widen(f.Spec.Tags)) + "\n")
+	}
 	for _, line := range f.Summary {
 		for _, part := range strings.Split(line, "\n") {
 			b.WriteString("# " + part + "\n")
@@ -76,6 +110,9 @@ func (f SeedFile) Name() string {
 		h.Write([]byte(line + "\n"))
 	}
 	h.Write([]byte(sim.FormatDecisions(f.Spec.Decisions)))
+	if f.Spec.Keys != nil {
+		h.Write([]byte(strings.Join(f.Spec.Keys, ",") + sim.FormatDecisions(widen(f.Spec.Tags))))
+	}
 	kind := f.Expect.Outcome.String()
 	return fmt.Sprintf("%s-%016x.seed", kind, h.Sum64())
 }
@@ -91,8 +128,12 @@ func ParseSeedFile(data []byte) (SeedFile, error) {
 		line++
 		text := scanner.Text()
 		if line == 1 {
-			if text != SeedVersion {
-				return SeedFile{}, fmt.Errorf("line 1: %q is not %q", text, SeedVersion)
+			switch text {
+			case SeedVersion:
+				f.Provenance = &Provenance{}
+			case SeedVersion1:
+			default:
+				return SeedFile{}, fmt.Errorf("line 1: %q is not %q (or %q)", text, SeedVersion, SeedVersion1)
 			}
 			continue
 		}
@@ -121,13 +162,30 @@ func ParseSeedFile(data []byte) (SeedFile, error) {
 	if line == 0 {
 		return SeedFile{}, fmt.Errorf("empty seed file")
 	}
-	for _, key := range []string{"engine", "seed", "scheduler", "steps_max", "faults", "found", "decisions"} {
+	if seen["streams"] != seen["stream_keys"] || len(f.Spec.Tags) != len(f.Spec.Decisions) && seen["streams"] {
+		return SeedFile{}, fmt.Errorf("streams: want stream_keys and streams, one tag per decision (%d decisions, %d tags)",
+			len(f.Spec.Decisions), len(f.Spec.Tags))
+	}
+	for _, tag := range f.Spec.Tags {
+		if int(tag) >= len(f.Spec.Keys) {
+			return SeedFile{}, fmt.Errorf("streams: tag %d of %d stream keys", tag, len(f.Spec.Keys))
+		}
+	}
+	required := []string{"engine", "seed", "scheduler", "steps_max", "faults", "found", "decisions"}
+	if f.Provenance != nil {
+		required = append(required, provenanceKeys...)
+	}
+	for _, key := range required {
 		if !seen[key] {
 			return SeedFile{}, fmt.Errorf("missing key %s", key)
 		}
 	}
 	return f, nil
 }
+
+// provenanceKeys are the lines a version 2 file must have (and a version 1
+// file must not).
+var provenanceKeys = []string{"commit", "go", "workload", "steps", "hash", "probes"}
 
 // set applies one key=value line.
 func (f *SeedFile) set(key, value string) error {
@@ -158,6 +216,14 @@ func (f *SeedFile) set(key, value string) error {
 		f.Expect.Class = value
 	case key == "decisions":
 		f.Spec.Decisions, err = sim.ParseDecisions(value)
+	case key == "stream_keys":
+		f.Spec.Keys = strings.Split(value, ",")
+	case key == "streams":
+		f.Spec.Tags, err = narrow(sim.ParseDecisions(value))
+	case key == "pinned":
+		f.Pinned, err = strconv.ParseBool(value)
+	case slices.Contains(provenanceKeys, key):
+		err = f.setProvenance(key, value)
 	default:
 		return fmt.Errorf("unknown key %q", key)
 	}
@@ -165,6 +231,56 @@ func (f *SeedFile) set(key, value string) error {
 		return fmt.Errorf("%s: %w", key, err)
 	}
 	return nil
+}
+
+// widen and narrow convert stream tags for FormatDecisions/ParseDecisions.
+func widen(tags []uint16) []uint32 {
+	out := make([]uint32, len(tags))
+	for i, t := range tags {
+		out[i] = uint32(t)
+	}
+	return out
+}
+
+func narrow(list []uint32, err error) ([]uint16, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint16, len(list))
+	for i, v := range list {
+		if v > 0xffff {
+			return nil, fmt.Errorf("stream tag %d is too large", v)
+		}
+		out[i] = uint16(v)
+	}
+	return out, nil
+}
+
+// setProvenance applies one provenance line of a version 2 file.
+func (f *SeedFile) setProvenance(key, value string) error {
+	p := f.Provenance
+	if p == nil {
+		return fmt.Errorf("a %s line in a version 1 file", key)
+	}
+	var err error
+	switch key {
+	case "commit":
+		p.Commit = value
+	case "go":
+		p.Go = value
+	case "workload":
+		p.Workload, err = parseCount(value)
+	case "steps":
+		p.Steps, err = parseCount(value)
+	case "hash":
+		p.Hash, err = strconv.ParseUint(value, 16, 64)
+	case "probes":
+		p.Probes = []string{}
+		if value != "" {
+			p.Probes = strings.Split(value, ",")
+		}
+	}
+	return err
 }
 
 func parseCount(value string) (int, error) {

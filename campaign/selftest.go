@@ -31,7 +31,7 @@ type toyLock struct {
 
 func toyEngine(name string, breakEmpty bool, check func(sim.Result, bool) Verdict) *Engine {
 	return &Engine{
-		Name: name, Doc: "leasesim self-test: a toy O_EXCL lock file (not a real engine)", Hidden: true, StepsMax: 5_000,
+		Name: name, Doc: "leasesim self-test: a toy O_EXCL lock file (not a real engine)", Hidden: true, StepsMax: 5_000, WorkloadVersion: 1,
 		Params: []Param{
 			{Name: "processes", Default: 4, Min: 1, Max: 16},
 			{Name: "attempts", Default: 6, Min: 1, Max: 100},

@@ -63,6 +63,9 @@ type ShrinkOptions struct {
 	Time time.Duration
 	// Log, when not nil, receives a line per accepted candidate.
 	Log io.Writer
+	// KeepProbes, when set, are probes every accepted candidate must hit
+	// too (a reseed keeps the recorded probe set while it shrinks).
+	KeepProbes []string
 }
 
 // Choices counts the non-zero decisions of a list.
@@ -85,6 +88,7 @@ type shrinker struct {
 	runsMax  int
 	deadline time.Time
 	log      io.Writer
+	keep     []string
 }
 
 // Shrink minimises spec while it keeps finding want. spec.Decisions may be
@@ -102,7 +106,7 @@ func (c *Catalog) Shrink(spec Spec, want Finding, options ShrinkOptions) (Shrink
 	if runsMax <= 0 {
 		runsMax = ShrinkRunsDefault
 	}
-	s := &shrinker{engine: e, want: want, runsMax: runsMax, log: options.Log}
+	s := &shrinker{engine: e, want: want, runsMax: runsMax, log: options.Log, keep: options.KeepProbes}
 	if options.Time > 0 {
 		s.deadline = time.Now().Add(options.Time)
 	}
@@ -112,7 +116,7 @@ func (c *Catalog) Shrink(spec Spec, want Finding, options ShrinkOptions) (Shrink
 		return ShrinkResult{}, fmt.Errorf("campaign: spec does not reproduce %v; it finds %v", want, finding)
 	}
 	s.current = spec.clone()
-	s.current.Decisions = trimZeros(result.Decisions)
+	s.current.adopt(result)
 	s.result = result
 	before := s.current.Decisions
 	for s.round() {
@@ -176,10 +180,10 @@ func (s *shrinker) try(candidate Spec) bool {
 	s.runs++
 	result := sim.Run(candidate.Config(s.engine, nil))
 	finding, _ := judge(s.engine, result, false)
-	if !finding.Same(s.want) {
+	if !finding.Same(s.want) || len(lostProbes(s.keep, result)) > 0 {
 		return false
 	}
-	candidate.Decisions = trimZeros(result.Decisions)
+	candidate.adopt(result)
 	s.current = candidate
 	s.result = result
 	if s.log != nil {
@@ -294,7 +298,7 @@ func (s *shrinker) passReseed() bool {
 		}
 		for try := uint64(1); try <= tries && !s.exhausted(); try++ {
 			fresh := c.clone()
-			fresh.Decisions = nil
+			fresh.seeded()
 			fresh.Seed = splitmix(c.Seed ^ try)
 			if s.try(fresh) {
 				progress = true
@@ -332,7 +336,7 @@ func (s *shrinker) passPrefix() bool {
 	for low < high && !s.exhausted() {
 		middle := (low + high) / 2
 		c := s.current.clone()
-		c.Decisions = c.Decisions[:middle]
+		c.truncate(middle)
 		if s.try(c) {
 			progress = true
 			high = min(middle, len(s.current.Decisions))
@@ -435,9 +439,8 @@ func (s *shrinker) zeroChunks(size int) bool {
 func (s *shrinker) deleteChunks(size int) bool {
 	progress := false
 	for end := len(s.current.Decisions); end-size >= 0 && !s.exhausted(); {
-		list := s.current.Decisions
 		c := s.current.clone()
-		c.Decisions = append(append([]uint32{}, list[:end-size]...), list[end:]...)
+		c.cut(end-size, end)
 		if s.try(c) {
 			progress = true
 		}

@@ -28,6 +28,13 @@ type Spec struct {
 	Params   Params
 	// Decisions, when not nil, is replayed instead of drawing from Seed.
 	Decisions []uint32
+	// Tags and Keys give each decision's stream (sim Result.DecisionTags,
+	// StreamKeys); nil Keys replays Decisions as one single-stream list.
+	Tags []uint16
+	Keys []string
+	// ThenDraw, with Decisions, draws from Seed past the list's end
+	// (sim.Config.ReplayThenDraw): a search candidate only, never stored.
+	ThenDraw bool
 }
 
 // pctStepsDefault is PCT's expected run length: the order of a workload run.
@@ -65,15 +72,18 @@ func (s Spec) Config(e *Engine, trace io.Writer) sim.Config {
 		params[name] = value
 	}
 	return sim.Config{
-		Seed:      s.Seed,
-		Replay:    s.Decisions,
-		StepsMax:  s.StepsMax,
-		Scheduler: s.Scheduler,
-		PCTDepth:  s.PCTDepth,
-		PCTSteps:  s.PCTSteps,
-		Faults:    &faults,
-		Setup:     e.Setup(params),
-		Trace:     trace,
+		Seed:           s.Seed,
+		Replay:         s.Decisions,
+		ReplayThenDraw: s.ThenDraw,
+		ReplayTags:     s.Tags,
+		ReplayKeys:     s.Keys,
+		StepsMax:       s.StepsMax,
+		Scheduler:      s.Scheduler,
+		PCTDepth:       s.PCTDepth,
+		PCTSteps:       s.PCTSteps,
+		Faults:         &faults,
+		Setup:          e.Setup(params),
+		Trace:          trace,
 	}
 }
 
@@ -164,8 +174,38 @@ func (s Spec) clone() Spec {
 	if s.Decisions != nil {
 		c.Decisions = append([]uint32{}, s.Decisions...)
 	}
+	c.Tags, c.Keys = slices.Clone(s.Tags), slices.Clone(s.Keys)
 	return c
 }
+
+// adopt makes the spec replay what result recorded (trailing zeros cut).
+func (s *Spec) adopt(result sim.Result) {
+	s.Decisions = trimZeros(result.Decisions)
+	s.Tags, s.Keys = nil, nil
+	if result.StreamKeys != nil {
+		s.Tags = slices.Clone(result.DecisionTags[:len(s.Decisions)])
+		s.Keys = slices.Clone(result.StreamKeys)
+	}
+}
+
+// truncate keeps the first n decisions (and their stream tags).
+func (s *Spec) truncate(n int) {
+	s.Decisions = s.Decisions[:n]
+	if s.Tags != nil {
+		s.Tags = s.Tags[:n]
+	}
+}
+
+// cut deletes decisions [start, end) (and their stream tags).
+func (s *Spec) cut(start, end int) {
+	s.Decisions = append(append([]uint32{}, s.Decisions[:start]...), s.Decisions[end:]...)
+	if s.Tags != nil {
+		s.Tags = append(append([]uint16{}, s.Tags[:start]...), s.Tags[end:]...)
+	}
+}
+
+// seeded drops the recorded list: the spec draws from its seed again.
+func (s *Spec) seeded() { s.Decisions, s.Tags, s.Keys = nil, nil, nil }
 
 // parseScheduler parses a scheduler name.
 func parseScheduler(name string) (sim.SchedulerKind, error) {

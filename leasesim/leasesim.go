@@ -77,6 +77,7 @@ commands:
   replay    replay a seed file (or a seed number) bit-exactly, with a trace
   shrink    shrink a seed file further
   explain   summarise a seed file and what it finds now
+  reseed    re-derive a drifted seed file on today's code
   explore   enumerate every schedule and crash point of a small scenario, to a bound
   mutants   build leasesim with each planted bug (mutants/) and time its detection
   bench     measure steps/s, seeds/s, porcupine share, scaling and fsyncs (docs/BENCH.md)
@@ -98,7 +99,7 @@ func (c *Command) Run(args []string, stdout, stderr io.Writer) int {
 		return campaign.ExitUsage
 	}
 	commands := map[string]func([]string, io.Writer, io.Writer) int{
-		"run": c.cmdRun, "merge": cmdMerge, "replay": c.cmdReplay, "shrink": c.cmdShrink, "explain": c.cmdExplain,
+		"run": c.cmdRun, "merge": cmdMerge, "replay": c.cmdReplay, "shrink": c.cmdShrink, "explain": c.cmdExplain, "reseed": c.cmdReseed,
 		"mutants": c.cmdMutants, "hunt": c.cmdHunt, "explore": c.cmdExplore, "bench": c.cmdBench,
 	}
 	command, ok := commands[args[0]]
@@ -447,6 +448,9 @@ func (c *Command) cmdReplay(args []string, stdout, stderr io.Writer) int {
 		replay.WriteText(stdout)
 	}
 	fmt.Fprintln(stdout, "replayed twice: identical traces")
+	if file, err := campaign.ReadSeedFile(set.Arg(0)); err == nil {
+		fmt.Fprintln(stdout, c.Catalog.DriftReport(file, replay))
+	}
 	if expect != nil {
 		if replay.Finding.Same(*expect) {
 			fmt.Fprintf(stdout, "reproduces the recorded finding: %v\n", *expect)
@@ -548,6 +552,30 @@ func parentDir(path string) string {
 		return "/"
 	}
 	return path[:i]
+}
+
+func (c *Command) cmdReseed(args []string, stdout, stderr io.Writer) int {
+	set := newFlagSet("reseed", "reseed [flags] FILE.seed", stderr)
+	o := campaign.ReseedOptions{Command: c.replayCommand}
+	set.IntVar(&o.RunsMax, "runs", campaign.ReseedRunsDefault, "search budget (runs)")
+	set.DurationVar(&o.Shrink.Time, "shrink-time", 30*time.Second, "time limit of the shrink of a failing run found")
+	pass := set.Bool("pass", false, "search for a passing run (a regression seed of a fixed bug) instead of the recorded finding")
+	if code, ok := parseFlags(set, args); !ok {
+		return code
+	}
+	if set.NArg() != 1 {
+		set.Usage()
+		return campaign.ExitUsage
+	}
+	if *pass {
+		o.Want = &campaign.Passing
+	}
+	path, result, err := c.Catalog.ReseedFile(set.Arg(0), o)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	fmt.Fprintf(stdout, "was: %s\nwrote %s: %s after %d runs; probes lost: %v\n", result.Before, path, result.How, result.Runs, result.ProbesLost)
+	return campaign.ExitOK
 }
 
 func (c *Command) cmdExplain(args []string, stdout, stderr io.Writer) int {

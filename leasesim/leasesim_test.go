@@ -95,12 +95,7 @@ func mutantBuild(t *testing.T, name, dir string) string {
 	root, err := filepath.Abs("..")
 	require.NoError(t, err)
 	overlay := mutantOverlay(t, root, name, dir)
-	binary := filepath.Join(dir, "leasesim-"+name)
-	build := exec.Command("go", "build", "-overlay", overlay, "-o", binary, "./cmd/leasesim")
-	build.Dir = root
-	output, err := build.CombinedOutput()
-	require.NoError(t, err, "go build -overlay: %s", output)
-	return binary
+	return buildWithOverlay(t, root, overlay, filepath.Join(dir, "leasesim-"+name))
 }
 
 func runBinary(t *testing.T, binary string, args ...string) (int, string) {
@@ -161,6 +156,7 @@ func TestPlantedBugIsFoundShrunkAndReplayed(t *testing.T) {
 	for _, seed := range checked {
 		code, output := runBinary(t, binary, "replay", "--quiet", seed)
 		require.Equal(t, campaign.ExitViolation, code, output)
+		require.Contains(t, output, "\nno drift: ", "%s drifted under its mutant: go run -overlay OVERLAY.json ./cmd/leasesim reseed %s", seed, seed)
 	}
 }
 

@@ -15,28 +15,108 @@ import (
 // a seed, which is what shrinking cuts. Answers past the end of a replayed list
 // are 0, and 0 always means the most boring choice: the first runnable
 // process, no fault, the smallest step.
+//
+// A run's source is split into streams keyed by site (Stream): the
+// scheduler, each process's own code, each process's steps and FS faults,
+// each global fault. Each stream is seeded from the run's seed and its key,
+// so an extra draw at one site (an extra FS call in one process) moves only
+// that stream's later answers. The recorded list stays one list in draw
+// order, with each answer's stream (Tags, Keys), so shrinking still cuts
+// one list, and a replay hands each stream its own answers back.
 type Decisions struct {
 	rng      *rand.Rand // nil when replaying
 	source   *rand.PCG  // rng's source, drawn from directly by Chance
 	replay   []uint32
 	position int
+	// tail, when not nil, answers past the end of replay (drawAfterReplay).
+	tail *Decisions
+	// id is the stream's index in log.keys.
+	id  uint16
+	log *decisionLog
+}
+
+// decisionLog is what a run's streams share: the recorded list and, when
+// keyed, each answer's stream.
+type decisionLog struct {
 	recorded []uint32
+	tags     []uint16
+	keys     []string
+	streams  map[string]*Decisions
+	// single: one stream for every key (a legacy list without stream tags,
+	// and the side sources of NewDecisions).
+	single bool
+	root   *Decisions
+	seed   uint64
+	// replaying: streams answer from replays[key] (then tail when thenDraw).
+	replaying bool
+	thenDraw  bool
+	replays   map[string][]uint32
 }
 
-// NewDecisions returns a source seeded with seed.
+// NewDecisions returns a source seeded with seed, one stream for every key.
 func NewDecisions(seed uint64) *Decisions {
-	return seededDecisions(seed, make([]uint32, 0, 64))
+	d := seededDecisions(seed, seed^0x9e3779b97f4a7c15)
+	d.log = &decisionLog{recorded: make([]uint32, 0, 64), single: true, root: d}
+	return d
 }
 
-// newRunDecisions is NewDecisions for a run, recording into a recycled list
-// sized for a whole run.
+// newRunDecisions is a run's keyed source, recording into a recycled list
+// sized for a whole run; it returns the "world" stream.
 func newRunDecisions(seed uint64) *Decisions {
-	return seededDecisions(seed, takeDecisionList())
+	log := &decisionLog{recorded: takeDecisionList(), tags: (*tagLists.Get().(*[]uint16))[:0],
+		streams: map[string]*Decisions{}, seed: seed}
+	log.root = log.stream(streamWorld)
+	return log.root
 }
 
-func seededDecisions(seed uint64, recorded []uint32) *Decisions {
-	source := rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
-	return &Decisions{rng: rand.New(source), source: source, recorded: recorded}
+// streamWorld is the key of the draws no site claims.
+const streamWorld = "world"
+
+func seededDecisions(seed, stream uint64) *Decisions {
+	source := rand.NewPCG(seed, stream)
+	return &Decisions{rng: rand.New(source), source: source}
+}
+
+// Stream returns the stream of key (the same one for the same key). In a
+// single-stream source it is the source itself.
+func (d *Decisions) Stream(key string) *Decisions {
+	if d.log.single {
+		return d.log.root
+	}
+	if s, ok := d.log.streams[key]; ok {
+		return s
+	}
+	return d.log.stream(key)
+}
+
+func (l *decisionLog) stream(key string) *Decisions {
+	if strings.ContainsAny(key, ", ") || len(l.keys) >= 1<<16-1 {
+		panic(fmt.Sprintf("sim: decision stream key %q (with %d streams)", key, len(l.keys)))
+	}
+	var s *Decisions
+	seedOf := func() *Decisions { return seededDecisions(l.seed, streamSalt(key)) }
+	if l.replaying {
+		s = &Decisions{replay: l.replays[key]}
+		if l.thenDraw {
+			s.tail = seedOf()
+		}
+	} else {
+		s = seedOf()
+	}
+	s.id, s.log = uint16(len(l.keys)), l
+	l.keys = append(l.keys, key)
+	l.streams[key] = s
+	return s
+}
+
+// streamSalt derives a stream's PCG sequence from its key (FNV-1a).
+func streamSalt(key string) uint64 {
+	h := uint64(0xcbf29ce484222325)
+	for i := 0; i < len(key); i++ {
+		h ^= uint64(key[i])
+		h *= 0x100000001b3
+	}
+	return h
 }
 
 // decisionLists recycles recorded lists between runs (see Recycle): a list
@@ -58,17 +138,55 @@ func Recycle(result *Result) {
 		list := result.Decisions[:0]
 		decisionLists.Put(&list)
 	}
-	result.Decisions = nil
+	if cap(result.DecisionTags) >= decisionsCapInitial {
+		tags := result.DecisionTags[:0]
+		tagLists.Put(&tags)
+	}
+	result.Decisions, result.DecisionTags = nil, nil
 }
+
+// tagLists recycles the recorded lists' stream tags, as decisionLists.
+var tagLists = sync.Pool{New: func() any {
+	tags := make([]uint16, 0, decisionsCapInitial)
+	return &tags
+}}
 
 // decisionsCapInitial is the recorded list's first capacity: a default lease
 // run draws about five answers per step over about two thousand steps, and
 // growing from a small list copied each answer several times.
 const decisionsCapInitial = 16384
 
-// ReplayDecisions returns a source that answers from list, then 0.
+// ReplayDecisions returns a single-stream source that answers from list,
+// then 0: a list recorded without stream tags (a version 1 seed file, an
+// exhaustive enumeration).
 func ReplayDecisions(list []uint32) *Decisions {
-	return &Decisions{replay: list, recorded: make([]uint32, 0, len(list))}
+	d := &Decisions{replay: list}
+	d.log = &decisionLog{recorded: make([]uint32, 0, len(list)), single: true, root: d}
+	return d
+}
+
+// ReplayKeyedDecisions returns a keyed source whose stream keys[tags[i]]
+// answers list[i], in order, then 0 (or draws from seed, with thenDraw).
+func ReplayKeyedDecisions(list []uint32, tags []uint16, keys []string, seed uint64, thenDraw bool) (*Decisions, error) {
+	if len(tags) != len(list) {
+		return nil, fmt.Errorf("sim: %d decisions but %d stream tags", len(list), len(tags))
+	}
+	log := &decisionLog{recorded: make([]uint32, 0, len(list)), tags: make([]uint16, 0, len(list)),
+		streams: map[string]*Decisions{}, seed: seed, replaying: true, thenDraw: thenDraw, replays: map[string][]uint32{}}
+	for i, tag := range tags {
+		if int(tag) >= len(keys) {
+			return nil, fmt.Errorf("sim: decision %d has stream %d of %d", i, tag, len(keys))
+		}
+		log.replays[keys[tag]] = append(log.replays[keys[tag]], list[i])
+	}
+	log.root = log.stream(streamWorld)
+	return log.root, nil
+}
+
+// drawAfterReplay makes a replaying source draw from seed once its list is
+// used up (Config.ReplayThenDraw).
+func (d *Decisions) drawAfterReplay(seed uint64) {
+	d.tail = seededDecisions(seed, seed^0x9e3779b97f4a7c15)
 }
 
 // Intn returns a choice in [0, n). n must be positive; n == 1 draws nothing.
@@ -80,12 +198,16 @@ func (d *Decisions) Intn(n int) int {
 		return 0
 	}
 	var v uint32
-	if d.rng != nil {
+	switch {
+	case d.rng != nil:
 		v = uint32(d.rng.IntN(n))
-	} else {
+	case d.tail != nil && d.position >= len(d.replay):
+		d.position++
+		v = uint32(d.tail.rng.IntN(n))
+	default:
 		v = d.next() % uint32(n)
 	}
-	d.recorded = append(d.recorded, v)
+	d.record(v)
 	return int(v)
 }
 
@@ -97,18 +219,27 @@ func (d *Decisions) Chance(p float64) bool {
 		return false
 	}
 	var v uint32
-	if d.rng != nil {
-		// rand.Rand.Float64() < p, on the source itself and without the
-		// division: Float64 is x/2^53 for the low 53 bits x, and both x and
-		// p*2^53 are exact in a float64, so x < p*2^53 is the same test.
-		if float64(d.source.Uint64()<<11>>11) < p*(1<<53) {
-			v = 1
-		}
-	} else if d.next() != 0 {
+	switch {
+	case d.rng != nil:
+		v = chanceOf(d.source, p)
+	case d.tail != nil && d.position >= len(d.replay):
+		d.position++
+		v = chanceOf(d.tail.source, p)
+	case d.next() != 0:
 		v = 1
 	}
-	d.recorded = append(d.recorded, v)
+	d.record(v)
 	return v != 0
+}
+
+// chanceOf is rand.Rand.Float64() < p, on the source itself and without
+// the division: Float64 is x/2^53 for the low 53 bits x, and both x and
+// p*2^53 are exact in a float64, so x < p*2^53 is the same test.
+func chanceOf(source *rand.PCG, p float64) uint32 {
+	if float64(source.Uint64()<<11>>11) < p*(1<<53) {
+		return 1
+	}
+	return 0
 }
 
 func (d *Decisions) next() uint32 {
@@ -121,11 +252,27 @@ func (d *Decisions) next() uint32 {
 	return v
 }
 
-// Recorded returns the answers given so far. The caller must not modify it.
-func (d *Decisions) Recorded() []uint32 { return d.recorded }
+func (d *Decisions) record(v uint32) {
+	l := d.log
+	l.recorded = append(l.recorded, v)
+	if !l.single {
+		l.tags = append(l.tags, d.id)
+	}
+}
+
+// Recorded returns the answers given so far, by every stream, in draw
+// order. The caller must not modify it.
+func (d *Decisions) Recorded() []uint32 { return d.log.recorded }
+
+// Tags returns each recorded answer's stream (an index into Keys); nil for
+// a single-stream source.
+func (d *Decisions) Tags() []uint16 { return d.log.tags }
+
+// Keys returns the stream keys, by index; nil for a single-stream source.
+func (d *Decisions) Keys() []string { return d.log.keys }
 
 // Len returns the number of answers given so far.
-func (d *Decisions) Len() int { return len(d.recorded) }
+func (d *Decisions) Len() int { return len(d.log.recorded) }
 
 // FormatDecisions renders a decision list compactly for seed files: values
 // separated by commas, a run of n equal values written value*n.

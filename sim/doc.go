@@ -6,9 +6,12 @@
 // Every FS, clock, inspector and ID call a process makes is a scheduling
 // point: the scheduler picks who runs next (or crashes the caller there), and
 // only then is the operation performed. All randomness
-// comes from one Decisions source, so a run is a function of its seed (or of
-// its recorded decision list), and two runs of one seed produce the same
-// per-step hash stream.
+// comes from one Decisions source, split into streams keyed by site (the
+// scheduler, each process's code, steps, FS faults and exit, each global
+// fault), so a run is a function of its seed (or of its recorded decision
+// list with each answer's stream), two runs of one seed produce the same
+// per-step hash stream, and an extra draw at one site moves only its own
+// stream's later answers.
 //
 // This package is the simulator core only: it knows no engine. leasekit's
 // engines' workloads are in workload/leasework, workload/admissionwork and

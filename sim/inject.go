@@ -32,7 +32,7 @@ func (w *World) globalFaultsFrom(first int) {
 // it hands the fired one to the main loop, which fires it and draws the rest.
 func (w *World) drawGlobalFaults(first int) (fired int, ok bool) {
 	for i := first; i < w.globalFaultCount(); i++ {
-		if w.decisions.Chance(w.globalFaultProbability(i)) {
+		if w.stepProc.draws.step.Chance(w.globalFaultProbability(i)) {
 			return i, true
 		}
 	}
@@ -47,6 +47,21 @@ const (
 	globalClockStep
 	globalBuiltins
 )
+
+// globalFaultName is global fault i's fault name (its firing's stream key).
+func (w *World) globalFaultName(i int) string {
+	switch i {
+	case globalPowerLoss:
+		return FaultPowerLoss
+	case globalPIDChurn:
+		return FaultPIDChurn
+	case globalUpgrade:
+		return FaultUpgrade
+	case globalClockStep:
+		return FaultClockStep
+	}
+	return faultSpecs[w.hooks[i-globalBuiltins].index].name
+}
 
 func (w *World) globalFaultCount() int { return globalBuiltins + len(w.hooks) }
 
@@ -66,15 +81,17 @@ func (w *World) globalFaultProbability(i int) float64 {
 
 // fireGlobalFault applies global fault i, whose draw said yes.
 func (w *World) fireGlobalFault(i int) {
+	w.firing = w.decisions.Stream("fault/" + w.globalFaultName(i))
+	defer func() { w.firing = nil }()
 	switch i {
 	case globalPowerLoss:
-		w.PowerLoss(w.hosts[w.decisions.Intn(len(w.hosts))])
+		w.PowerLoss(w.hosts[w.firing.Intn(len(w.hosts))])
 	case globalPIDChurn:
-		w.churn(w.hosts[w.decisions.Intn(len(w.hosts))])
+		w.churn(w.hosts[w.firing.Intn(len(w.hosts))])
 	case globalUpgrade:
-		w.upgrade(w.hosts[w.decisions.Intn(len(w.hosts))])
+		w.upgrade(w.hosts[w.firing.Intn(len(w.hosts))])
 	case globalClockStep:
-		w.clockStep(w.hosts[w.decisions.Intn(len(w.hosts))])
+		w.clockStep(w.hosts[w.firing.Intn(len(w.hosts))])
 	default:
 		hook := w.hooks[i-globalBuiltins]
 		w.Probe(faultSpecs[hook.index].name)
@@ -88,7 +105,7 @@ func (w *World) upgrade(h *Host) {
 	if len(h.exes) == 0 {
 		return
 	}
-	exe := h.exes[w.decisions.Intn(len(h.exes))]
+	exe := h.exes[w.draws().Intn(len(h.exes))]
 	h.table.UpgradeExe(exe)
 	w.Probe("upgrade")
 	w.Tracef("fault=upgrade host=%s exe=%s", h.Name(), exe)
@@ -119,7 +136,7 @@ func (w *World) PowerLoss(h *Host) {
 	h.bootAt = w.now
 	mode := "shared-survives"
 	if len(h.volume.hosts) == 1 {
-		mode = h.volume.fs.PowerLoss(w.decisions)
+		mode = h.volume.fs.PowerLoss(w.draws())
 	}
 	w.Probe("powerloss")
 	w.Tracef("fault=powerloss host=%s boot=%s fs=%s killed=%d", h.Name(), h.table.BootID(), mode, len(victims))
@@ -131,8 +148,8 @@ func (w *World) PowerLoss(h *Host) {
 // churn spawns and reaps many short processes on h to push the PID cursor
 // round, so that the next spawns reuse PIDs of dead owners.
 func (w *World) churn(h *Host) {
-	ns := w.decisions.Intn(h.table.NamespaceCount())
-	n := 1 + w.decisions.Intn(min(h.table.PIDMax()-1, churnMax))
+	ns := w.draws().Intn(h.table.NamespaceCount())
+	n := 1 + w.draws().Intn(min(h.table.PIDMax()-1, churnMax))
 	if err := h.table.Churn(ns, n); err != nil {
 		w.Probe("pid-exhausted")
 	}
@@ -143,8 +160,8 @@ func (w *World) churn(h *Host) {
 // clockStep steps h's wall clock forward or backward (the monotonic clock is
 // untouched, as with an NTP step).
 func (w *World) clockStep(h *Host) {
-	seconds := int64(1 + w.decisions.Intn(clockStepSecondsMax))
-	if w.decisions.Intn(2) == 1 {
+	seconds := int64(1 + w.draws().Intn(clockStepSecondsMax))
+	if w.draws().Intn(2) == 1 {
 		seconds = -seconds
 	}
 	h.wallOffset += seconds * int64(time.Second)
@@ -186,10 +203,10 @@ func (w *World) injectFSError(kind, path string) error {
 	if w.running == nil {
 		return nil
 	}
-	if !w.decisions.Chance(w.plan.probabilities[faultIndexFSError]) {
+	if !w.running.draws.io.Chance(w.plan.probabilities[faultIndexFSError]) {
 		return nil
 	}
-	errno := fsErrnos[w.decisions.Intn(len(fsErrnos))]
+	errno := fsErrnos[w.running.draws.io.Intn(len(fsErrnos))]
 	w.Probe("fserror")
 	w.Tracef("fault=fserror proc=%s op=%s path=%s errno=%v", w.running.name, kind, path, errno)
 	return errno

@@ -41,10 +41,12 @@ var crashSentinel any = &crashSignal{}
 
 // Proc is a simulated process: a body running in a coroutine on a host.
 type Proc struct {
-	world  *World
-	id     int
-	lane   int
-	name   string
+	world *World
+	id    int
+	lane  int
+	name  string
+	// draws are the process's decision streams (procDraws).
+	draws  procDraws
 	host   *Host
 	table  *simproc.Proc
 	view   lease.FS
@@ -138,6 +140,7 @@ func (w *World) Spawn(h *Host, spec ProcSpec, body func(p *Proc)) (*Proc, error)
 	if p.name == "" {
 		p.name = fmt.Sprintf("p%d", p.id)
 	}
+	p.draws = w.newProcDraws(p.name)
 	p.fsWrapper.p = p
 	p.clockWrapper.p = p
 	p.inspectorWrapper.p = p
@@ -343,13 +346,13 @@ func (w *World) retire(p *Proc, reason ExitReason) {
 // zombie fault fires.
 func (w *World) exitTable(p *Proc) {
 	h := p.host
-	if !w.decisions.Chance(w.plan.probabilities[faultIndexZombie]) {
+	if !p.draws.exit.Chance(w.plan.probabilities[faultIndexZombie]) {
 		h.table.Exit(p.table)
 		return
 	}
-	threads := 1 + w.decisions.Intn(3)
+	threads := 1 + p.draws.exit.Intn(3)
 	h.table.ExitZombie(p.table, threads)
-	w.zombies = append(w.zombies, zombie{host: h, proc: p.table, reapAt: w.step + 1 + w.decisions.Intn(zombieStepsMax)})
+	w.zombies = append(w.zombies, zombie{host: h, proc: p.table, reapAt: w.step + 1 + p.draws.exit.Intn(zombieStepsMax)})
 	w.Probe("zombie")
 	if threads > 1 {
 		w.Probe("zombie-threads")

@@ -15,6 +15,17 @@ type Config struct {
 	// Replay, when not nil, is a recorded decision list to replay instead
 	// of drawing from Seed.
 	Replay []uint32
+	// ReplayThenDraw, with Replay, draws from Seed once the replayed list
+	// is used up instead of answering 0: a recorded run's prefix with a
+	// fresh tail (how reseeding perturbs a drifted seed's list). The run
+	// records every answer, so its recorded list replays it alone.
+	ReplayThenDraw bool
+	// ReplayTags and ReplayKeys give each Replay answer's stream (Result's
+	// DecisionTags and StreamKeys). Without them Replay is a single-stream
+	// list: every site draws from it in order (a list recorded before the
+	// streams were keyed, or an exhaustive enumeration).
+	ReplayTags []uint16
+	ReplayKeys []string
 	// StepsMax is the step budget; running out of it while processes are
 	// still alive is a Liveness finding. Zero means stepsMaxDefault.
 	StepsMax int
@@ -124,7 +135,12 @@ type Result struct {
 	Step      int
 	History   []Operation
 	Decisions []uint32
-	Probes    map[string]int
+	// DecisionTags[i] is Decisions[i]'s stream, an index into StreamKeys
+	// (both nil for a single-stream replay); replay them with Config's
+	// ReplayTags and ReplayKeys.
+	DecisionTags []uint16
+	StreamKeys   []string
+	Probes       map[string]int
 	// Hash is the last value of the per-step hash stream.
 	Hash       uint64
 	HashStream []uint64
@@ -190,6 +206,16 @@ func newWorld(cfg Config) (*World, *Result) {
 	}
 	if cfg.Replay != nil {
 		w.decisions = ReplayDecisions(cfg.Replay)
+		if cfg.ReplayThenDraw {
+			w.decisions.drawAfterReplay(cfg.Seed)
+		}
+		if cfg.ReplayKeys != nil {
+			d, err := ReplayKeyedDecisions(cfg.Replay, cfg.ReplayTags, cfg.ReplayKeys, cfg.Seed, cfg.ReplayThenDraw)
+			if err != nil {
+				panic(err)
+			}
+			w.decisions = d
+		}
 	} else {
 		w.decisions = newRunDecisions(cfg.Seed)
 	}
@@ -199,15 +225,15 @@ func newWorld(cfg Config) (*World, *Result) {
 	}
 	kind := cfg.Scheduler
 	if kind == SchedulerDrawn {
-		kind = SchedulerRandom + SchedulerKind(w.decisions.Intn(2))
+		kind = SchedulerRandom + SchedulerKind(w.decisions.Stream(streamSched).Intn(2))
 	}
 	result.Knobs = append(result.Knobs, fmt.Sprintf("seed=%d", cfg.Seed), fmt.Sprintf("steps_max=%d", cfg.StepsMax),
 		fmt.Sprintf("scheduler=%v", kind))
 	switch kind {
 	case SchedulerRandom:
-		w.scheduler = &randomScheduler{decisions: w.decisions}
+		w.scheduler = &randomScheduler{decisions: w.decisions.Stream(streamSched)}
 	case SchedulerPCT:
-		w.scheduler = newPCTScheduler(w.decisions, cfg.PCTDepth, cfg.PCTSteps)
+		w.scheduler = newPCTScheduler(w.decisions.Stream(streamSched), cfg.PCTDepth, cfg.PCTSteps)
 		result.Knobs = append(result.Knobs, fmt.Sprintf("pct_depth=%d", cfg.PCTDepth), fmt.Sprintf("pct_steps=%d", cfg.PCTSteps))
 	default:
 		panic(fmt.Sprintf("sim: scheduler %v", kind))
@@ -215,7 +241,7 @@ func newWorld(cfg Config) (*World, *Result) {
 	if cfg.Faults != nil {
 		w.plan = *cfg.Faults
 	} else {
-		w.plan = DrawFaultPlan(w.decisions)
+		w.plan = DrawFaultPlan(w.decisions.Stream("plan"))
 	}
 	result.Knobs = append(result.Knobs, strings.Fields(w.plan.String())...)
 	if w.trace != nil {
@@ -237,6 +263,7 @@ func (w *World) finish(result *Result, outcome Outcome, message string) Result {
 	w.closeHistory()
 	result.History = w.history
 	result.Decisions = w.decisions.Recorded()
+	result.DecisionTags, result.StreamKeys = w.decisions.Tags(), w.decisions.Keys()
 	result.Probes = w.probes
 	result.Hash = w.hash
 	result.Processes = w.procsTotal

@@ -41,6 +41,9 @@ type scheduler interface {
 	ran(step int, p *Proc)
 }
 
+// streamSched is the scheduler's decision stream.
+const streamSched = "sched"
+
 type randomScheduler struct{ decisions *Decisions }
 
 func (s *randomScheduler) admit(*Proc) {}

@@ -86,7 +86,7 @@ func (w *World) runEnded() bool {
 }
 
 func (w *World) moveClockAndReap() {
-	w.now += int64(1+w.decisions.Intn(stepTimeMax)) * 1000
+	w.now += int64(1+w.stepProc.draws.step.Intn(stepTimeMax)) * 1000
 	w.reapZombies()
 }
 
@@ -100,7 +100,7 @@ func (w *World) runChosen() {
 	switch {
 	case p.status != procLive:
 		w.stepEvent.kind = opStart
-	case w.decisions.Chance(w.plan.probabilities[faultIndexCrash]):
+	case p.draws.step.Chance(w.plan.probabilities[faultIndexCrash]):
 		w.Crash(p)
 	default:
 		w.resume(p)
@@ -160,7 +160,7 @@ func (w *World) inlineStep(p *Proc) bool {
 		return false
 	}
 	w.stepEvent = p.pending
-	if w.decisions.Chance(w.plan.probabilities[faultIndexCrash]) {
+	if p.draws.step.Chance(w.plan.probabilities[faultIndexCrash]) {
 		w.phase = phaseCrash
 		return false
 	}

@@ -15,7 +15,7 @@ func SimfsFilesystem(cfg FilesystemConfig) Filesystem {
 	fs := simfs.New(simfs.Options{
 		Dev:      cfg.Dev,
 		Now:      cfg.Now,
-		Rand:     cfg.Decisions,
+		Rand:     cfg.Chooser,
 		Injector: injector{inject: cfg.Inject},
 	})
 	return &SimfsVolume{FS: fs}

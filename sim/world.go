@@ -38,8 +38,11 @@ type FilesystemConfig struct {
 	Dev uint64
 	// Now is the volume's wall clock in ns since the Unix epoch (birth times).
 	Now func() int64
-	// Decisions is the run's choice source (MkdirTemp names, crash outcomes).
+	// Decisions is the run's "world" decision stream.
 	Decisions *Decisions
+	// Chooser draws a volume's own choices (MkdirTemp names) from the
+	// stream of the site that causes them: the running process's.
+	Chooser interface{ Intn(n int) int }
 	// Inject decides injected FS errors (nil or a syscall.Errno) for an
 	// operation kind and path; the world draws it from the fault plan.
 	Inject func(kind, path string) error
@@ -155,6 +158,8 @@ func (r ExitReason) String() string {
 type World struct {
 	config    Config
 	decisions *Decisions
+	// firing is the stream of the global fault being fired (fireGlobalFault).
+	firing    *Decisions
 	plan      FaultPlan
 	scheduler scheduler
 	now       int64
@@ -244,7 +249,46 @@ func (w *World) Step() int { return w.step }
 
 // Decisions returns the run's choice source, for workload hooks that need to
 // choose (which file to corrupt, ...).
-func (w *World) Decisions() *Decisions { return w.decisions }
+// It is the stream of the site drawing: the running process's own, the
+// firing global fault's, else the world's.
+func (w *World) Decisions() *Decisions { return w.draws() }
+
+// draws returns the decision stream of the code running now.
+func (w *World) draws() *Decisions {
+	switch {
+	case w.running != nil:
+		return w.running.draws.proc
+	case w.firing != nil:
+		return w.firing
+	}
+	return w.decisions
+}
+
+// ioDraws is the stream of an FS, inspection or /proc fault's draw: the
+// running process's io stream, else (a draw outside any process, e.g. a
+// spawn by the world) the named fault's own stream.
+func (w *World) ioDraws(fault string) *Decisions {
+	if w.running != nil {
+		return w.running.draws.io
+	}
+	return w.decisions.Stream("fault/" + fault)
+}
+
+// drawRouter is a volume's Chooser (FilesystemConfig.Chooser).
+type drawRouter struct{ w *World }
+
+func (r drawRouter) Intn(n int) int { return r.w.draws().Intn(n) }
+
+// procDraws are a process's decision streams, keyed by its name: its own
+// code's draws, its steps' (clock, global fault and crash draws while it is
+// the chosen process), its FS and inspection faults', its exit's (zombie).
+type procDraws struct{ proc, step, io, exit *Decisions }
+
+func (w *World) newProcDraws(name string) procDraws {
+	d := w.decisions
+	return procDraws{proc: d.Stream("proc/" + name), step: d.Stream("step/" + name), io: d.Stream("io/" + name),
+		exit: d.Stream("exit/" + name)}
+}
 
 // Plan returns the run's fault plan.
 func (w *World) Plan() FaultPlan { return w.plan }
@@ -279,6 +323,7 @@ func (w *World) AddVolume(name string) *Volume {
 		Dev:       uint64(0x900 + len(w.volumes)),
 		Now:       func() int64 { return wallEpoch + w.now },
 		Decisions: w.decisions,
+		Chooser:   drawRouter{w},
 		Inject:    w.injectFSError,
 	})
 	v.versioned, _ = v.fs.(nameVersioned)
@@ -297,8 +342,10 @@ func (w *World) AddHost(spec HostSpec) *Host {
 		SinceBoot: h.Monotonic,
 	})
 	h.table.DenyOtherUIDs = spec.DenyOtherUIDs
-	h.table.InspectFault = func(int) bool { return w.decisions.Chance(w.plan.probabilities[faultIndexEACCES]) }
-	h.table.ProcHazard = func(simproc.Hazard) bool { return w.decisions.Chance(w.plan.probabilities[faultIndexProcfs]) }
+	h.table.InspectFault = func(int) bool { return w.ioDraws(FaultEACCES).Chance(w.plan.probabilities[faultIndexEACCES]) }
+	h.table.ProcHazard = func(simproc.Hazard) bool {
+		return w.ioDraws(FaultProcfs).Chance(w.plan.probabilities[faultIndexProcfs])
+	}
 	h.table.OnVanish = func(proc *simproc.Proc) { w.reaped(h, proc) }
 	h.table.Probe = w.Probe
 	spec.Volume.hosts = append(spec.Volume.hosts, h)

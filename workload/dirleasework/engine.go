@@ -19,6 +19,8 @@ func Engine() *campaign.Engine {
 		Name:     "dirlease",
 		Doc:      "leases on private working directories with recovery (package dirlease)",
 		StepsMax: 100_000,
+		// WorkloadVersion: bump when this workload changes what a run does.
+		WorkloadVersion: 1,
 		Params: []campaign.Param{
 			{Name: "creators", Default: 3, Min: 1, Max: 6, Doc: "creator processes"},
 			{Name: "recoverers", Default: 2, Min: 1, Max: 4, Doc: "recovery processes racing the creators"},

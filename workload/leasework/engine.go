@@ -20,6 +20,8 @@ func Engine() *campaign.Engine {
 		Name:     "lease",
 		Doc:      "generation-fenced single-owner lease (package lease)",
 		StepsMax: 100_000,
+		// WorkloadVersion: bump when this workload changes what a run does.
+		WorkloadVersion: 1,
 		Params: []campaign.Param{
 			{Name: "hosts", Default: 2, Min: 1, Max: 4, Doc: "hosts"},
 			{Name: "procs_per_host", Default: 2, Min: 1, Max: 4, Doc: "worker processes per host"},
