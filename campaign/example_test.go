@@ -83,7 +83,10 @@ func ExampleRun_failures() {
 	}
 	fmt.Println("exit code:", report.ExitCode())
 	// Output:
-	// outcomes: map[ok:19 violation:1]
-	// seed 19: violation, class "history: no acquire succeeded"
+	// outcomes: map[ok:16 violation:4]
+	// seed 2: violation, class "history: no acquire succeeded"
+	// seed 3: violation, class "history: no acquire succeeded"
+	// seed 9: violation, class "history: no acquire succeeded"
+	// seed 14: violation, class "history: no acquire succeeded"
 	// exit code: 1
 }

@@ -15,11 +15,11 @@ func ExampleCommand_Run() {
 	engine := campaign.SelfTestEngine()
 	engine.Name, engine.Hidden = "userlock", false
 	command := &leasesim.Command{Catalog: campaign.NewCatalog(engine), Package: "./cmd/mysim"}
-	code := command.Run([]string{"replay", "--quiet", "7"}, os.Stdout, os.Stderr)
+	code := command.Run([]string{"replay", "--quiet", "12"}, os.Stdout, os.Stderr)
 	fmt.Println("exit", code)
 	// Output:
-	// outcome=ok steps=28 processes=4 hash=5bd6864bb9aa1827
-	// probes: zombie=1
+	// outcome=ok steps=28 processes=4 hash=87b965176ac5018b
+	// probes: zombie-threads=2 zombie=2
 	// replayed twice: identical traces
 	// exit 0
 }
