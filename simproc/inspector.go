@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/leasekit/leasekit/env"
 	"github.com/leasekit/leasekit/lease"
 )
 
@@ -18,6 +19,9 @@ func (h *Host) Inspector(self *Proc) lease.Inspector {
 	}
 	return &inspector{host: h, self: self}
 }
+
+// inspector implements the public interface (lease.Inspector is its alias).
+var _ env.Inspector = (*inspector)(nil)
 
 type inspector struct {
 	host *Host
