@@ -104,11 +104,11 @@ func TestLockModel(t *testing.T) {
 
 func TestDescribeLockOperation(t *testing.T) {
 	for input, want := range map[[2]any]string{
-		{LockAcquire{3}, lockAcq(7)}: "p3 Acquire -> acquired epoch 7",
-		{LockAcquire{3}, lockHeldOut}:        "p3 Acquire -> held",
-		{LockRelease{2}, lockNotOwnerOut}:    "p2 Release -> not owner",
-		{LockRelease{2}, Unknown{}}:   "p2 Release -> unknown",
-		{ProcessDeath{4}, nil}:        "ProcessDeath(p4)",
+		{LockAcquire{3}, lockAcq(7)}:      "p3 Acquire -> acquired epoch 7",
+		{LockAcquire{3}, lockHeldOut}:     "p3 Acquire -> held",
+		{LockRelease{2}, lockNotOwnerOut}: "p2 Release -> not owner",
+		{LockRelease{2}, Unknown{}}:       "p2 Release -> unknown",
+		{ProcessDeath{4}, nil}:            "ProcessDeath(p4)",
 	} {
 		if got := DescribeLockOperation(input[0], input[1]); got != want {
 			t.Errorf("DescribeLockOperation(%v) = %q, want %q", input, got, want)
