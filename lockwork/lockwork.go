@@ -73,6 +73,12 @@ type Spec struct {
 	// Setup, when not nil, runs after the world is built (to add a fault
 	// hook, or state the lock's fake kernel needs).
 	Setup func(w *sim.World)
+	// PerRun, when not nil, returns the Open, Setup and Hazards of one run
+	// (the other fields of its answer are ignored): a lock whose processes
+	// share simulated state (a fake kernel table) keeps it per run, since
+	// the runs of one campaign execute in parallel and Setup runs again on
+	// every replay.
+	PerRun func() Spec
 	// PausedAfter is how long a holder must have held the lock for a
 	// second holder to be blamed on a paused holder; 0 means 500ms.
 	PausedAfter time.Duration
@@ -110,13 +116,15 @@ const (
 	attemptsMax = 12
 	retryPause  = 40 * time.Millisecond
 	workPause   = 10 * time.Millisecond
-	checkTime   = 10 * time.Second
+	// workPauseShiftMax: the longest critical section is workPause<<6.
+	workPauseShiftMax = 6
+	checkTime         = 10 * time.Second
 )
 
 // Engine returns the engine that runs spec's lock.
 func Engine(spec Spec) *campaign.Engine {
-	if spec.Open == nil {
-		panic("lockwork: Spec.Open is nil")
+	if spec.Open == nil && spec.PerRun == nil {
+		panic("lockwork: Spec.Open and Spec.PerRun are nil")
 	}
 	if spec.Dir == "" {
 		spec.Dir = DirDefault
@@ -136,7 +144,7 @@ func Engine(spec Spec) *campaign.Engine {
 			{Name: ParamRespawns, Default: 4, Min: 0, Max: 32, Doc: "crashed clients respawned, in all"},
 		},
 		Setup: func(params campaign.Params) func(w *sim.World) error {
-			return func(w *sim.World) error { return newRecorder(spec, params, w).setup() }
+			return func(w *sim.World) error { return newRecorder(spec.forRun(), params, w).setup() }
 		},
 		Check: func(result sim.Result, visualize bool) campaign.Verdict {
 			return checkHistory(spec, result, visualize)
@@ -149,6 +157,19 @@ func Engine(spec Spec) *campaign.Engine {
 	}
 }
 
+// forRun returns the spec of one run (PerRun's hooks).
+func (s Spec) forRun() Spec {
+	if s.PerRun == nil {
+		return s
+	}
+	run := s.PerRun()
+	s.Open, s.Setup, s.Hazards = run.Open, run.Setup, run.Hazards
+	if s.Open == nil {
+		panic("lockwork: Spec.PerRun returned no Open")
+	}
+	return s
+}
+
 // client is one process's loop: rounds of acquire, critical section,
 // release. Every attempt is bounded.
 func (r *Recorder) client(p *sim.Proc) {
@@ -158,7 +179,7 @@ func (r *Recorder) client(p *sim.Proc) {
 		if !r.acquireRound(p, lock, ctx) {
 			continue
 		}
-		if p.Clock().Sleep(ctx, workPause) != nil { // the critical section
+		if p.Clock().Sleep(ctx, r.workTime(p)) != nil { // the critical section
 			return
 		}
 		for range 3 { // an unknown release is retried
@@ -182,6 +203,13 @@ func (r *Recorder) acquireRound(p *sim.Proc, lock Lock, ctx context.Context) boo
 		}
 	}
 	return false
+}
+
+// workTime is how long a holder stays in its critical section: workPause,
+// or (a decision, so shrinking can take it back) up to 64 times longer, the
+// holder paused by a GC, a page-fault storm or SIGSTOP.
+func (r *Recorder) workTime(p *sim.Proc) time.Duration {
+	return workPause << p.World().Decisions().Intn(workPauseShiftMax+1)
 }
 
 // checkHistory is the porcupine check of a run's history.

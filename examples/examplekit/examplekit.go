@@ -46,6 +46,7 @@ func LeaseSpec(spec lockwork.Spec) lockwork.Spec {
 	spec.Name += "-lease"
 	spec.Hazards = nil
 	spec.Setup = nil
+	spec.PerRun = nil
 	if spec.Dir == "" {
 		spec.Dir = lockwork.DirDefault
 	}
