@@ -119,16 +119,15 @@ func (r *Recorder) setup() error {
 // exited records the death (a zombie whose other threads still run dies
 // when it is reaped) and respawns a crashed client.
 func (r *Recorder) exited(host *sim.Host, p *sim.Proc, reason sim.ExitReason) {
-	f, acquiring := r.inFlight[p]
-	acquiring = acquiring && f.op == opAcquire
+	_, cutShort := r.inFlight[p] // an acquire or release: p may hold the lock
 	delete(r.inFlight, p)
 	if t := p.Table(); t.State == simproc.Zombie && t.Threads > 1 {
 		r.zombies[t] = p
-		if acquiring { // alive until reaped, and it may hold the lock
+		if cutShort { // alive until reaped, and it may hold the lock
 			r.uncertain[p] = true
 		}
 	} else {
-		if acquiring {
+		if cutShort {
 			r.dead = append(r.dead, holding{proc: p, table: *p.Table()})
 		}
 		r.died(p)
