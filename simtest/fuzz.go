@@ -27,8 +27,8 @@ func Fuzz(f *testing.F, engine *campaign.Engine) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for seed := range uint64(4) {
-		f.Add(binary.LittleEndian.AppendUint64(nil, seed))
+	for seed := range uint64(fuzzCorpusSeeds) {
+		f.Add(corpusEntry(catalog, options, engine.Name, seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		spec, err := SpecOf(options, engine.Name, data)
@@ -49,6 +49,28 @@ func Fuzz(f *testing.F, engine *campaign.Engine) {
 		t.Fatalf("simtest: %s found %v (shrunk to %d choices): %s; replay: %s", engine.Name, shrunk.Finding,
 			shrunk.ChoicesAfter, firstLine(shrunk.Finding.Message), replayCommand(t)(path))
 	})
+}
+
+// fuzzCorpusSeeds is how many campaign seeds' runs seed the fuzz corpus.
+const fuzzCorpusSeeds = 8
+
+// corpusEntry is the fuzz input of a campaign seed's run: the seed, then
+// the decisions the run drew (each clamped to a byte), so the fuzzer starts
+// from realistic schedules instead of the all-boring one.
+func corpusEntry(catalog *campaign.Catalog, options campaign.Options, engine string, seed uint64) []byte {
+	data := binary.LittleEndian.AppendUint64(nil, seed)
+	spec, err := options.SpecFor(engine, seed)
+	if err != nil {
+		panic(err) // validated by the caller's options
+	}
+	result, _, _, err := catalog.Execute(spec, nil, false)
+	if err != nil {
+		panic(err)
+	}
+	for _, d := range result.Decisions {
+		data = append(data, byte(min(d, 255)))
+	}
+	return data
 }
 
 // SpecOf is the run a fuzz input stands for: the seed from its first 8

@@ -19,3 +19,9 @@ func TestPIDFileIsBrokenByPIDReuse(t *testing.T) {
 func TestLeasePassesPIDFileWorkload(t *testing.T) {
 	simtest.Run(t, lockwork.Engine(examplekit.LeaseSpec(pidfile.Spec())), simtest.Options{Seeds: 300})
 }
+
+// go test -fuzz=FuzzLeaseOnPIDFileWorkload explores the lease on the same
+// workload from fuzzer-chosen decision streams; go test runs its seed corpus.
+func FuzzLeaseOnPIDFileWorkload(f *testing.F) {
+	simtest.Fuzz(f, lockwork.Engine(examplekit.LeaseSpec(pidfile.Spec())))
+}
