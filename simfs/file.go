@@ -6,6 +6,7 @@ import (
 	"path"
 	"syscall"
 
+	"github.com/leasekit/leasekit/env"
 	"github.com/leasekit/leasekit/lease"
 )
 
@@ -37,7 +38,7 @@ func (f *FS) newFile() *file {
 	return fl
 }
 
-var _ lease.File = (*file)(nil)
+var _ env.File = (*file)(nil) // the public interface (lease.File is its alias)
 
 // valid reports whether the file may still be used: not closed, and not
 // invalidated by a Crash since it was opened.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/leasekit/leasekit/env"
 	"github.com/leasekit/leasekit/lease"
 )
 
@@ -35,7 +36,7 @@ func (v *view) forgetStale() {
 	}
 }
 
-var _ lease.FS = (*view)(nil)
+var _ env.FS = (*view)(nil) // the public interface (lease.FS is its alias)
 
 // inject consults the injector before an operation. A non-errno error from
 // an injector is a programming error.

@@ -3,6 +3,7 @@ package simproc
 import (
 	"fmt"
 
+	"github.com/leasekit/leasekit/env"
 	"github.com/leasekit/leasekit/internal/procfs"
 	"github.com/leasekit/leasekit/lease"
 )
@@ -23,6 +24,9 @@ func (h *Host) Inspector(self *Proc) lease.Inspector {
 	in.table = procfs.New(procRoot, &in.view)
 	return in
 }
+
+// inspector implements the public interface (lease.Inspector is its alias).
+var _ env.Inspector = (*inspector)(nil)
 
 type inspector struct {
 	host  *Host

@@ -1,0 +1,55 @@
+// Package examplekit holds what the examples' tests share: the assertion
+// that the harness finds a lock broken with a named hazard, and the run of
+// leasekit's lease on the same workload.
+package examplekit
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/lockwork"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/simtest"
+)
+
+// RequireFinds runs a campaign of engine and requires a failure whose class
+// contains hazard, shrunk into a seed file that replays to the same class.
+func RequireFinds(t *testing.T, engine *campaign.Engine, o simtest.Options, hazard string) simtest.Failure {
+	t.Helper()
+	o.SeedDir = t.TempDir()
+	failures, err := simtest.Find(engine, o, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range failures {
+		if !strings.Contains(f.Class, hazard) {
+			continue
+		}
+		file, err := campaign.ReadSeedFile(f.SeedFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, finding, _, err := campaign.NewCatalog(engine).Execute(file.Spec, nil, false)
+		if err != nil || finding.Class != f.Class || file.Expect.Class != f.Class {
+			t.Fatalf("seed file %s replays to %v (err %v), stored %v; want %s", f.SeedFile, finding, err, file.Expect, f.Class)
+		}
+		t.Logf("found %s: %s (%d choices)", f.Class, f.Message, f.Choices)
+		return f
+	}
+	t.Fatalf("no failure names %q; found %d other classes: %v", hazard, len(failures), failures)
+	return simtest.Failure{}
+}
+
+// LeaseSpec is spec with leasekit's lease in place of the lock under test.
+func LeaseSpec(spec lockwork.Spec) lockwork.Spec {
+	spec.Name += "-lease"
+	spec.Hazards = nil
+	spec.Setup = nil
+	spec.PerRun = nil
+	if spec.Dir == "" {
+		spec.Dir = lockwork.DirDefault
+	}
+	spec.Open = func(p *sim.Proc) lockwork.Lock { return lockwork.LeaseLock(p, spec.Dir) }
+	return spec
+}

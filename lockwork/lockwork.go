@@ -1,0 +1,260 @@
+// Package lockwork tests a mutual-exclusion lock in leasekit's simulator
+// without a model or a workload of one's own: give it the lock (a Lock
+// opened per simulated process, written against package env) and it returns
+// the campaign.Engine that runs it. Each run puts several client processes
+// on one host sharing a disk; each takes the lock, works in its critical
+// section and releases it, for a few rounds, while the simulator crashes
+// them, reuses their PIDs, steps the wall clock and reorders every step.
+// Crashed clients are respawned.
+//
+// Two checks judge a run. A Recorder watches the answers as they come and
+// stops the run at the first one that proves a bug, naming the hazard that
+// caused it (a clock step, a paused holder, PID reuse, a zombie, or one the
+// lock's author names in Spec.Hazards); the finding's class carries that
+// name, so shrinking keeps it. At the end, the whole history is checked by
+// porcupine against models.LockModel, which also catches what no single
+// answer proves.
+package lockwork
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+)
+
+// Lock is one process's handle on the lock under test.
+type Lock interface {
+	// TryLock makes one attempt without waiting. ok true: the caller holds
+	// the lock, with epoch its fencing token (0 if the lock has none). ok
+	// false with a nil error: another process holds it. An error wrapping
+	// ErrRefused: the lock could not decide and changed nothing; any other
+	// error: the outcome is unknown (the lock may have been taken).
+	TryLock() (ok bool, epoch uint64, err error)
+	// Unlock releases the lock. nil: released; an error wrapping
+	// ErrNotOwner: the caller did not hold it; any other error: unknown.
+	Unlock() error
+}
+
+var (
+	// ErrRefused is the error of a TryLock that could not decide and
+	// changed nothing.
+	ErrRefused = errors.New("lock refused")
+	// ErrNotOwner is the error of an Unlock by a process that does not
+	// hold the lock.
+	ErrNotOwner = errors.New("not the lock owner")
+)
+
+// Spec is a lock under test.
+type Spec struct {
+	// Name is the engine name (seed files are stored under it).
+	Name string
+	// Doc is one line for `leasesim run --help`.
+	Doc string
+	// Open returns process p's handle on the lock; it reaches the
+	// environment only through p.FS(), p.Clock(), p.Inspector() and p.IDs().
+	// The lock lives under Dir, which exists on the shared disk (mode 0700,
+	// owned by the clients' uid).
+	Open func(p *sim.Proc) Lock
+	// Dir is the lock's directory; "" means DirDefault.
+	Dir string
+	// Rules are the properties the lock promises beyond mutual exclusion
+	// (models.LockRules.DeadHolderFree for a lock that checks its
+	// holder's liveness).
+	Rules models.LockRules
+	// Hazards name two-holder findings the built-in names cannot (a split
+	// inode, ...); they are tried in order before the built-in ones.
+	Hazards []Hazard
+	// Setup, when not nil, runs after the world is built (to add a fault
+	// hook, or state the lock's fake kernel needs).
+	Setup func(w *sim.World)
+	// PerRun, when not nil, returns the Open, Setup and Hazards of one run
+	// (the other fields of its answer are ignored): a lock whose processes
+	// share simulated state (a fake kernel table) keeps it per run, since
+	// the runs of one campaign execute in parallel and Setup runs again on
+	// every replay.
+	PerRun func() Spec
+	// PausedAfter is how long a holder must have held the lock for a
+	// second holder to be blamed on a paused holder; 0 means 500ms.
+	PausedAfter time.Duration
+}
+
+// Hazard names the cause of a two-holder finding.
+type Hazard struct {
+	// Name appears in the finding's class: "two holders (Name)".
+	Name string
+	// Caused reports whether the hazard explains newcomer acquiring the
+	// lock while holder still holds it.
+	Caused func(holder, newcomer *sim.Proc) bool
+}
+
+// Probes every campaign must fire (Engine.Probes): a workload in which the
+// lock is never taken, released, or contended tests nothing.
+const (
+	ProbeAcquired  = "lock-acquired"
+	ProbeReleased  = "lock-released"
+	ProbeContended = "lock-contended"
+)
+
+// DirDefault is Spec.Dir's default.
+const DirDefault = "/locks"
+
+// Knob names.
+const (
+	ParamProcesses = "processes"
+	ParamRounds    = "rounds"
+	ParamRespawns  = "respawns"
+)
+
+// attemptsMax bounds one round's acquire attempts; retryPause separates them.
+const (
+	attemptsMax = 12
+	retryPause  = 40 * time.Millisecond
+	workPause   = 10 * time.Millisecond
+	// workPauseShiftMax: the longest critical section is workPause<<6.
+	workPauseShiftMax = 6
+	checkTime         = 10 * time.Second
+)
+
+// Engine returns the engine that runs spec's lock.
+func Engine(spec Spec) *campaign.Engine {
+	if spec.Open == nil && spec.PerRun == nil {
+		panic("lockwork: Spec.Open and Spec.PerRun are nil")
+	}
+	if spec.Dir == "" {
+		spec.Dir = DirDefault
+	}
+	if spec.PausedAfter == 0 {
+		spec.PausedAfter = 500 * time.Millisecond
+	}
+	doc := spec.Doc
+	if doc == "" {
+		doc = "mutual exclusion of the lock " + spec.Name + " (lockwork)"
+	}
+	return &campaign.Engine{
+		Name: spec.Name, Doc: doc, StepsMax: 20_000,
+		Params: []campaign.Param{
+			{Name: ParamProcesses, Default: 3, Min: 1, Max: 8, Doc: "client processes"},
+			{Name: ParamRounds, Default: 3, Min: 1, Max: 20, Doc: "lock/unlock rounds per client"},
+			{Name: ParamRespawns, Default: 4, Min: 0, Max: 32, Doc: "crashed clients respawned, in all"},
+		},
+		Setup: func(params campaign.Params) func(w *sim.World) error {
+			return func(w *sim.World) error { return newRecorder(spec.forRun(), params, w).setup() }
+		},
+		Check: func(result sim.Result, visualize bool) campaign.Verdict {
+			return checkHistory(spec, result, visualize)
+		},
+		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
+			return Operations(history), models.LockModel(spec.Rules)
+		},
+		Probes:  []string{ProbeAcquired, ProbeReleased, ProbeContended},
+		Explore: campaign.Params{ParamProcesses: 2, ParamRounds: 1, ParamRespawns: 0},
+	}
+}
+
+// forRun returns the spec of one run (PerRun's hooks).
+func (s Spec) forRun() Spec {
+	if s.PerRun == nil {
+		return s
+	}
+	run := s.PerRun()
+	s.Open, s.Setup, s.Hazards = run.Open, run.Setup, run.Hazards
+	if s.Open == nil {
+		panic("lockwork: Spec.PerRun returned no Open")
+	}
+	return s
+}
+
+// client is one process's loop: rounds of acquire, critical section,
+// release. Every attempt is bounded.
+func (r *Recorder) client(p *sim.Proc) {
+	lock := r.spec.Open(p)
+	ctx := context.Background()
+	for range r.rounds {
+		if !r.acquireRound(p, lock, ctx) {
+			continue
+		}
+		if p.Clock().Sleep(ctx, r.workTime(p)) != nil { // the critical section
+			return
+		}
+		for range 3 { // an unknown release is retried
+			if r.Release(p, lock) {
+				break
+			}
+		}
+	}
+}
+
+func (r *Recorder) acquireRound(p *sim.Proc, lock Lock, ctx context.Context) bool {
+	for range attemptsMax {
+		switch r.Acquire(p, lock) {
+		case models.LockAcquired:
+			return true
+		case models.LockRefused: // the lock asks for an operator: this round is over
+			return false
+		}
+		if p.Clock().Sleep(ctx, retryPause) != nil {
+			return false
+		}
+	}
+	return false
+}
+
+// workTime is how long a holder stays in its critical section: workPause,
+// or (a decision, so shrinking can take it back) up to 64 times longer, the
+// holder paused by a GC, a page-fault storm or SIGSTOP.
+func (r *Recorder) workTime(p *sim.Proc) time.Duration {
+	return workPause << p.World().Decisions().Intn(workPauseShiftMax+1)
+}
+
+// checkHistory is the porcupine check of a run's history.
+func checkHistory(spec Spec, result sim.Result, visualize bool) campaign.Verdict {
+	ops := Operations(result.History)
+	verdict, _ := models.CheckLock(spec.Rules, ops, checkTime)
+	message := ""
+	switch verdict {
+	case porcupine.Illegal:
+		message = "not linearizable: the answers fit no exclusive lock (models.LockModel)"
+	case porcupine.Unknown:
+		message = "porcupine timed out"
+	}
+	e := campaign.Engine{Name: spec.Name, History: func(h []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
+		return Operations(h), models.LockModel(spec.Rules)
+	}}
+	return e.HistoryVerdict(result, message, visualize)
+}
+
+// Operations maps a lockwork history to the porcupine operations of
+// models.LockModel: a lane is a client id, the call and return ranks are the
+// timestamps, a cut-short call is Unknown.
+func Operations(history []sim.Operation) []porcupine.Operation {
+	ops := make([]porcupine.Operation, 0, len(history))
+	for _, op := range history {
+		var input, output any
+		switch op.Op {
+		case opAcquire:
+			input = models.LockAcquire{Proc: op.Lane}
+		case opRelease:
+			input = models.LockRelease{Proc: op.Lane}
+		case opDeath:
+			ops = append(ops, porcupine.Operation{ClientId: 0, Input: op.Input, Call: int64(op.CallOrder), Return: int64(op.ReturnOrder)})
+			continue
+		default:
+			continue
+		}
+		output = op.Output
+		if op.Unknown || output == nil {
+			output = models.Unknown{}
+		}
+		ops = append(ops, porcupine.Operation{ClientId: op.Lane, Input: input, Output: output,
+			Call: int64(op.CallOrder), Return: int64(op.ReturnOrder)})
+	}
+	return ops
+}
+
+func (r *Recorder) String() string { return fmt.Sprintf("lockwork recorder of %s", r.spec.Name) }

@@ -1,0 +1,314 @@
+package lockwork
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/simproc"
+)
+
+// History operation names.
+const (
+	opAcquire = "acquire"
+	opRelease = "release"
+	opDeath   = "death"
+)
+
+// Recorder records a lock's history (Acquire and Release wrap the Lock's
+// calls in sim.Proc Begin/End with models' outputs; deaths are recorded as
+// models.ProcessDeath events) and keeps the ground truth beside it: who
+// provably holds the lock. An answer that contradicts the ground truth is a
+// finding, reported by the run's invariants at the end of the step, named
+// after the hazard that explains it.
+type Recorder struct {
+	spec     Spec
+	world    *sim.World
+	rounds   int
+	clients  int
+	respawns int
+	// holders are the live processes whose acquire answered acquired and
+	// that have not begun a release.
+	holders map[*sim.Proc]holding
+	// inFlight are the acquires and releases under way, by process; an
+	// acquire's entry says whether a possible owner existed while it ran.
+	inFlight map[*sim.Proc]*flight
+	// uncertain are live processes that may hold the lock: their last
+	// acquire or release had an unknown outcome.
+	uncertain map[*sim.Proc]bool
+	// deadHelds counts, per process, its held answers in a row while no
+	// live process held or could have been taking the lock.
+	deadHelds map[*sim.Proc]int
+	// zombies are exited processes whose other threads still run: alive
+	// until reaped.
+	zombies map[*simproc.Proc]*sim.Proc
+	// dead are holders that died holding (or acquiring), latest last.
+	dead []holding
+	// epochs: the highest epoch an acquire returned, for an acquire that
+	// begins afterwards to beat.
+	epochSeen uint64
+	findings  map[string]error
+}
+
+type holding struct {
+	proc       *sim.Proc
+	table      simproc.Proc // the process-table entry at acquire time
+	since      int64
+	wallOffset int64
+}
+
+type flight struct {
+	op          string
+	sawOwner    bool
+	epochAtCall uint64
+}
+
+// deadHeldsMax is how many held answers in a row, with no live possible
+// owner, make a dead holder's lock stuck: a lock may take an attempt or two
+// to clean up after a holder that died mid-call, not forever.
+const deadHeldsMax = 3
+
+// Finding class names, beside "two holders (<hazard>)".
+const (
+	findingTwoHolders = "two holders"
+	findingDeadHolder = "held by a dead holder"
+	findingEpoch      = "epoch went back"
+)
+
+func newRecorder(spec Spec, params campaign.Params, w *sim.World) *Recorder {
+	return &Recorder{spec: spec, world: w, rounds: params[ParamRounds], clients: params[ParamProcesses],
+		respawns: params[ParamRespawns], holders: map[*sim.Proc]holding{}, inFlight: map[*sim.Proc]*flight{},
+		uncertain: map[*sim.Proc]bool{}, zombies: map[*simproc.Proc]*sim.Proc{}, deadHelds: map[*sim.Proc]int{}, findings: map[string]error{}}
+}
+
+// findingNames lists every class the recorder can report, in check order:
+// one invariant each, so the class names the hazard.
+func (r *Recorder) findingNames() []string {
+	names := []string{}
+	for _, h := range r.spec.Hazards {
+		names = append(names, findingTwoHolders+" ("+h.Name+")")
+	}
+	return append(names, findingTwoHolders+" (clock step)", findingTwoHolders+" (paused holder)", findingTwoHolders,
+		findingDeadHolder+" (PID reuse)", findingDeadHolder+" (zombie)", findingDeadHolder, findingEpoch)
+}
+
+func (r *Recorder) setup() error {
+	w := r.world
+	disk := w.AddVolume("disk")
+	disk.FS().MkdirAll(r.spec.Dir, 0o700, clientUID)
+	host := w.AddHost(sim.HostSpec{Name: "alpha", PIDMax: 24, Volume: disk})
+	for i := range r.clients {
+		if _, err := w.Spawn(host, sim.ProcSpec{Name: fmt.Sprintf("client-%d", i), UID: clientUID}, r.client); err != nil {
+			return err
+		}
+	}
+	for _, name := range r.findingNames() {
+		w.Invariant(name, func() error { return r.findings[name] })
+	}
+	w.OnExit(func(p *sim.Proc, reason sim.ExitReason) { r.exited(host, p, reason) })
+	w.OnReap(func(_ *sim.Host, proc *simproc.Proc) { r.reaped(proc) })
+	if r.spec.Setup != nil {
+		r.spec.Setup(w)
+	}
+	return nil
+}
+
+// exited records the death (a zombie whose other threads still run dies
+// when it is reaped) and respawns a crashed client.
+func (r *Recorder) exited(host *sim.Host, p *sim.Proc, reason sim.ExitReason) {
+	_, cutShort := r.inFlight[p] // an acquire or release: p may hold the lock
+	delete(r.inFlight, p)
+	if t := p.Table(); t.State == simproc.Zombie && t.Threads > 1 {
+		r.zombies[t] = p
+		if cutShort { // alive until reaped, and it may hold the lock
+			r.uncertain[p] = true
+		}
+	} else {
+		if cutShort {
+			r.dead = append(r.dead, holding{proc: p, table: *p.Table()})
+		}
+		r.died(p)
+	}
+	if reason != sim.ExitFinished && r.respawns > 0 {
+		r.respawns--
+		if _, err := r.world.Spawn(host, sim.ProcSpec{Name: p.Name() + "'", UID: clientUID}, r.client); err != nil {
+			r.world.Probe("respawn-failed")
+		}
+	}
+}
+
+// died records p's death: from now on it holds nothing.
+func (r *Recorder) died(p *sim.Proc) {
+	r.world.RecordEvent(opDeath, models.ProcessDeath{Proc: p.Lane()})
+	if h, ok := r.holders[p]; ok {
+		r.dead = append(r.dead, h)
+		delete(r.holders, p)
+	}
+	delete(r.uncertain, p)
+}
+
+// reaped records the death of a zombie that kept threads running.
+func (r *Recorder) reaped(proc *simproc.Proc) {
+	if p := r.zombies[proc]; p != nil {
+		delete(r.zombies, proc)
+		r.died(p)
+	}
+}
+
+// Acquire makes one TryLock on p's behalf, records it, and returns its
+// answer: LockAcquired when p holds the lock now, 0 when the outcome is
+// unknown.
+func (r *Recorder) Acquire(p *sim.Proc, lock Lock) models.LockAcquireKind {
+	f := &flight{op: opAcquire, sawOwner: r.possibleOwner(p), epochAtCall: r.epochSeen}
+	r.markOwnersSeen(p)
+	r.inFlight[p] = f
+	handle := p.Begin(opAcquire, nil)
+	ok, epoch, err := lock.TryLock()
+	delete(r.inFlight, p)
+	switch {
+	case err != nil && errors.Is(err, ErrRefused):
+		p.End(handle, models.LockAcquireResult{Kind: models.LockRefused})
+		return models.LockRefused
+	case err != nil: // unknown: the lock may be held by p now
+		p.End(handle, models.Unknown{})
+		r.uncertain[p] = true
+		return 0
+	case !ok:
+		p.End(handle, models.LockAcquireResult{Kind: models.LockHeld})
+		r.world.Probe(ProbeContended)
+		if f.sawOwner || !r.spec.Rules.DeadHolderFree {
+			r.deadHelds[p] = 0
+		} else if r.deadHelds[p]++; r.deadHelds[p] == deadHeldsMax {
+			r.heldByDead(p)
+		}
+		return models.LockHeld
+	}
+	delete(r.deadHelds, p)
+	p.End(handle, models.LockAcquireResult{Kind: models.LockAcquired, Epoch: epoch})
+	r.world.Probe(ProbeAcquired)
+	r.acquired(p, epoch, f)
+	return models.LockAcquired
+}
+
+// Release makes one Unlock on p's behalf, records it, and reports whether
+// its outcome is known (released, or not the owner).
+func (r *Recorder) Release(p *sim.Proc, lock Lock) bool {
+	delete(r.holders, p) // from the call on, p may have released
+	r.inFlight[p] = &flight{op: opRelease}
+	handle := p.Begin(opRelease, nil)
+	err := lock.Unlock()
+	delete(r.inFlight, p)
+	switch {
+	case err == nil:
+		p.End(handle, models.LockReleaseResult{Released: true})
+		r.world.Probe(ProbeReleased)
+	case errors.Is(err, ErrNotOwner):
+		p.End(handle, models.LockReleaseResult{Released: false})
+	default:
+		p.End(handle, models.Unknown{})
+		r.uncertain[p] = true
+		return false
+	}
+	delete(r.uncertain, p)
+	return true
+}
+
+// possibleOwner reports whether a live process other than p holds, or
+// may be taking or releasing, the lock; or whether p itself may hold it
+// (an earlier acquire of p's had an unknown outcome).
+func (r *Recorder) possibleOwner(p *sim.Proc) bool {
+	if r.uncertain[p] {
+		return true
+	}
+	for q := range r.holders {
+		if q != p {
+			return true
+		}
+	}
+	for q := range r.inFlight {
+		if q != p {
+			return true
+		}
+	}
+	for q := range r.uncertain {
+		if q != p {
+			return true
+		}
+	}
+	return false
+}
+
+// markOwnersSeen tells every acquire in flight that p may become an owner.
+func (r *Recorder) markOwnersSeen(p *sim.Proc) {
+	for q, f := range r.inFlight {
+		if q != p {
+			f.sawOwner = true
+		}
+	}
+}
+
+func (r *Recorder) acquired(p *sim.Proc, epoch uint64, f *flight) {
+	host := p.Host()
+	if epoch != 0 && epoch <= f.epochAtCall {
+		r.fail(findingEpoch, fmt.Errorf("%s acquired with epoch %d, not above epoch %d handed out before its call", p.Name(), epoch, f.epochAtCall))
+	}
+	r.epochSeen = max(r.epochSeen, epoch)
+	for q, h := range r.holders {
+		if q == p {
+			continue
+		}
+		r.fail(r.twoHolderClass(h, p), fmt.Errorf("%s acquired the lock at %v while %s (pid %d) holds it since %v",
+			p.Name(), time.Duration(r.world.Now()), q.Name(), h.table.PID, time.Duration(h.since)))
+	}
+	r.holders[p] = holding{proc: p, table: *p.Table(), since: r.world.Now(), wallOffset: wallOffset(host, r.world)}
+}
+
+func wallOffset(h *sim.Host, w *sim.World) int64 { return h.Wall().UnixNano() - w.Now() }
+
+// twoHolderClass names the hazard that let newcomer in while h holds.
+func (r *Recorder) twoHolderClass(h holding, newcomer *sim.Proc) string {
+	for _, hazard := range r.spec.Hazards {
+		if hazard.Caused(h.proc, newcomer) {
+			return findingTwoHolders + " (" + hazard.Name + ")"
+		}
+	}
+	switch {
+	case wallOffset(h.proc.Host(), r.world) != h.wallOffset:
+		return findingTwoHolders + " (clock step)"
+	case time.Duration(r.world.Now()-h.since) >= r.spec.PausedAfter:
+		return findingTwoHolders + " (paused holder)"
+	}
+	return findingTwoHolders
+}
+
+// heldByDead reports a held answer although no live process held, or
+// could have been taking, the lock while the acquire ran.
+func (r *Recorder) heldByDead(p *sim.Proc) {
+	class, detail := findingDeadHolder, "no process holds it"
+	if n := len(r.dead); n > 0 {
+		d := r.dead[n-1]
+		detail = fmt.Sprintf("its holder %s (pid %d) is dead", d.proc.Name(), d.table.PID)
+		now := d.proc.Host().Table().Lookup(d.table.NS, d.table.PID)
+		switch {
+		case now != nil && (now.StartTicks != d.table.StartTicks || now.Boot != d.table.Boot):
+			class, detail = findingDeadHolder+" (PID reuse)", detail+fmt.Sprintf(" and pid %d now belongs to another process", d.table.PID)
+		case now != nil && now.State == simproc.Zombie:
+			class, detail = findingDeadHolder+" (zombie)", detail+", an unreaped zombie"
+		}
+	}
+	r.fail(class, fmt.Errorf("%s was told the lock is held %d times in a row, but %s", p.Name(), deadHeldsMax, detail))
+}
+
+// fail records the first finding of a class; the class's invariant reports
+// it at the end of the step.
+func (r *Recorder) fail(class string, err error) {
+	if r.findings[class] == nil {
+		r.findings[class] = err
+	}
+}
+
+// clientUID is the uid of every client process, and the owner of Spec.Dir.
+const clientUID = 1000

@@ -1,0 +1,290 @@
+// Package simtest runs leasekit's simulation campaigns from go test, for any
+// campaign.Engine (one of leasekit's, or a user's own, e.g. built by
+// lockwork.Engine):
+//
+//	func TestMyLock(t *testing.T) { simtest.Run(t, myEngine(), simtest.Options{}) }
+//	func FuzzMyLock(f *testing.F) { simtest.Fuzz(f, myEngine()) }
+//
+// Run first replays the seed files stored under testdata/<engine>/ (each a
+// failure found earlier, kept as a regression test: it must pass now), then
+// runs a campaign. On a failure it shrinks the failing run, writes it as a
+// seed file under testdata/<engine>/, and fails the test with one line that
+// ends in the command replaying it. Progress goes to t.Log.
+//
+// The campaign's size comes from Options, overridden by the test flags
+// -simtest.seeds, -simtest.duration and -simtest.shard (i/n), or, for CI, by
+// the environment variables LEASEKIT_SEEDS, LEASEKIT_DURATION and
+// LEASEKIT_SHARD (a flag given on the command line wins). -simtest.replay
+// FILE replays one seed file with its step-by-step trace instead.
+//
+// The run, shrink, seed-file and replay code is package campaign's; this
+// package only wires it to testing.
+package simtest
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leasekit/leasekit/campaign"
+)
+
+var (
+	flagSeeds    = flag.Int("simtest.seeds", 0, "simtest: seeds per campaign (0: Options.Seeds, or $LEASEKIT_SEEDS)")
+	flagDuration = flag.Duration("simtest.duration", 0, "simtest: campaign time budget (0: Options.Duration, or $LEASEKIT_DURATION)")
+	flagShard    = flag.String("simtest.shard", "", "simtest: run shard i/n of the seeds (or $LEASEKIT_SHARD)")
+	flagReplay   = flag.String("simtest.replay", "", "simtest: replay this seed file with its trace instead of a campaign")
+)
+
+// Defaults of Options.
+const (
+	SeedsDefault      = 200
+	ShrinkRunsDefault = 2_000
+	SeedDirDefault    = "testdata"
+)
+
+// Options sizes a campaign. The zero value is a 200-seed campaign with
+// swarm faults.
+type Options struct {
+	// Seeds is the number of seeds; 0 means SeedsDefault (unless Duration
+	// is set).
+	Seeds int
+	// Duration bounds the campaign's time; 0 means none.
+	Duration time.Duration
+	// Shard and Shards select the seeds i with i%Shards == Shard.
+	Shard, Shards int
+	// BaseSeed is the first seed.
+	BaseSeed uint64
+	// Faults is a campaign fault setting (see campaign.ParseFaultSetting);
+	// "" means "swarm".
+	Faults string
+	// Params overrides the engine's knobs.
+	Params campaign.Params
+	// Workers is the number of goroutines; 0 means one per CPU.
+	Workers int
+	// SeedDir is where seed files are read and written (under
+	// <SeedDir>/<engine>/); "" means SeedDirDefault, relative to the test's
+	// package directory.
+	SeedDir string
+	// ShrinkRuns bounds the shrink of a failure; 0 means ShrinkRunsDefault.
+	ShrinkRuns int
+}
+
+// Failure is a failure a campaign found, shrunk and stored.
+type Failure struct {
+	// Class is the stable name of the failure (the shrinker kept it), e.g.
+	// "invariant two holders (clock step)".
+	Class string
+	// Message is the shrunk run's full finding.
+	Message string
+	// Seed is the campaign seed that found it.
+	Seed uint64
+	// SeedFile is the path of the shrunk seed file.
+	SeedFile string
+	// Choices is the shrunk run's number of non-zero decisions.
+	Choices int
+}
+
+// Run replays the engine's stored seed files, then runs a campaign, and
+// fails t on any failure (shrunk and written as a seed file first).
+func Run(t *testing.T, engine *campaign.Engine, o Options) {
+	t.Helper()
+	o = o.resolve()
+	catalog := campaign.NewCatalog(engine)
+	if *flagReplay != "" {
+		replayOne(t, catalog, *flagReplay)
+		return
+	}
+	ReplaySeeds(t, engine, o)
+	if t.Failed() {
+		return
+	}
+	failures, err := find(catalog, engine, o, t.Logf, replayCommand(t))
+	if err != nil {
+		t.Fatalf("simtest: %v", err)
+	}
+	for _, f := range failures {
+		if f.SeedFile == "" {
+			t.Errorf("simtest: %s found %s at seed %d: %s", engine.Name, f.Class, f.Seed, firstLine(f.Message))
+			continue
+		}
+		t.Errorf("simtest: %s found %s (seed %d, shrunk to %d choices): %s; replay: %s",
+			engine.Name, f.Class, f.Seed, f.Choices, firstLine(f.Message), replayCommand(t)(f.SeedFile))
+	}
+}
+
+// Find runs a campaign of the engine with o (the test flags and variables
+// applied) and returns every distinct failure it found, each shrunk and
+// written as a seed file under o.SeedDir. It is Run without the testing.T:
+// for tests that expect a lock to be broken. log receives progress lines.
+func Find(engine *campaign.Engine, o Options, log func(format string, args ...any)) ([]Failure, error) {
+	return find(campaign.NewCatalog(engine), engine, o.resolve(), log, nil)
+}
+
+func find(catalog *campaign.Catalog, engine *campaign.Engine, o Options, log func(string, ...any),
+	command campaign.ReplayCommand) ([]Failure, error) {
+	options, err := o.campaign(catalog, engine, log)
+	if err != nil {
+		return nil, err
+	}
+	report, err := campaign.Run(context.Background(), options)
+	if err != nil {
+		return nil, err
+	}
+	log("simtest: %s: %d runs, %d failing, %.1fs", engine.Name, report.Runs, len(report.Failures), report.ElapsedSeconds)
+	if len(report.Failures) == 0 {
+		if missing := engine.MissingProbes(report.Probes); len(missing) > 0 && o.Duration == 0 {
+			// A campaign that never reached a declared state tested nothing there.
+			return []Failure{{Class: "missing probes", Message: fmt.Sprintf("%d runs never fired the declared probes %v",
+				report.Runs, missing)}}, nil
+		}
+		return nil, nil
+	}
+	errs := campaign.ShrinkFailures(report, options, o.SeedDir, len(report.FirstFailures()),
+		campaign.ShrinkOptions{RunsMax: o.ShrinkRuns}, command)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("shrinking: %v", errs[0])
+	}
+	var failures []Failure
+	for _, f := range report.FirstFailures() {
+		if f.SeedFile == "" { // nondeterminism is not shrunk
+			failures = append(failures, Failure{Class: f.Outcome + " (" + f.Class + ")", Message: f.Message, Seed: f.Seed})
+			continue
+		}
+		file, err := campaign.ReadSeedFile(f.SeedFile)
+		if err != nil {
+			return nil, err
+		}
+		_, finding, _, err := catalog.Execute(file.Spec, nil, false)
+		if err != nil {
+			return nil, err
+		}
+		log("simtest: %s seed %d: %s, shrunk to %d decisions (%d choices) in %s", engine.Name, f.Seed, f.Class,
+			f.DecisionsShrunk, f.ChoicesShrunk, f.SeedFile)
+		failures = append(failures, Failure{Class: finding.Class, Message: finding.Message, Seed: f.Seed,
+			SeedFile: f.SeedFile, Choices: campaign.Choices(file.Spec.Decisions)})
+	}
+	return failures, nil
+}
+
+// ReplaySeeds replays every seed file under <SeedDir>/<engine>/ and fails t
+// for each one that still finds a failure: a stored failure is a regression
+// test once fixed.
+func ReplaySeeds(t *testing.T, engine *campaign.Engine, o Options) {
+	t.Helper()
+	o = o.resolve()
+	catalog := campaign.NewCatalog(engine)
+	paths, _ := filepath.Glob(filepath.Join(o.SeedDir, engine.Name, "*.seed"))
+	sort.Strings(paths)
+	for _, path := range paths {
+		file, err := campaign.ReadSeedFile(path)
+		if err != nil {
+			t.Errorf("simtest: %v", err)
+			continue
+		}
+		_, finding, _, err := catalog.Execute(file.Spec, nil, false)
+		switch {
+		case err != nil:
+			t.Errorf("simtest: %s: %v", path, err)
+		case !finding.OK():
+			t.Errorf("simtest: %s still finds %v: %s; replay: %s", path, finding, firstLine(finding.Message), replayCommand(t)(path))
+		default:
+			t.Logf("simtest: %s passes (it found %v when written)", path, file.Expect)
+		}
+	}
+}
+
+// replayOne replays one seed file with its trace into the test log.
+func replayOne(t testing.TB, catalog *campaign.Catalog, path string) {
+	file, err := campaign.ReadSeedFile(path)
+	if err != nil {
+		t.Fatalf("simtest: %v", err)
+	}
+	replay, err := catalog.ReplaySpec(file.Spec, false)
+	if err != nil {
+		t.Fatalf("simtest: %v", err)
+	}
+	var text strings.Builder
+	replay.WriteText(&text)
+	t.Log("\n" + text.String())
+	if !replay.Finding.OK() {
+		t.Fatalf("simtest: %s: %v: %s", path, replay.Finding, firstLine(replay.Finding.Message))
+	}
+}
+
+// replayCommand is the one-line command that replays a seed file of t.
+func replayCommand(t testing.TB) campaign.ReplayCommand {
+	name := strings.SplitN(t.Name(), "/", 2)[0]
+	return func(path string) string {
+		return fmt.Sprintf("go test -run '^%s$' -simtest.replay=%s", name, path)
+	}
+}
+
+// resolve applies the defaults, the environment and the flags.
+func (o Options) resolve() Options {
+	if v := os.Getenv("LEASEKIT_SEEDS"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			o.Seeds = n
+		}
+	}
+	if v := os.Getenv("LEASEKIT_DURATION"); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			o.Duration = d
+		}
+	}
+	shard := os.Getenv("LEASEKIT_SHARD")
+	if *flagSeeds != 0 {
+		o.Seeds = *flagSeeds
+	}
+	if *flagDuration != 0 {
+		o.Duration = *flagDuration
+	}
+	if *flagShard != "" {
+		shard = *flagShard
+	}
+	if shard != "" {
+		i, n, _ := strings.Cut(shard, "/")
+		o.Shard, _ = strconv.Atoi(i)
+		o.Shards, _ = strconv.Atoi(n)
+	}
+	if o.Seeds == 0 && o.Duration == 0 {
+		o.Seeds = SeedsDefault
+	}
+	if o.SeedDir == "" {
+		o.SeedDir = SeedDirDefault
+	}
+	if o.ShrinkRuns == 0 {
+		o.ShrinkRuns = ShrinkRunsDefault
+	}
+	if o.Faults == "" {
+		o.Faults = "swarm"
+	}
+	return o
+}
+
+// campaign returns the campaign options of o.
+func (o Options) campaign(catalog *campaign.Catalog, engine *campaign.Engine, log func(string, ...any)) (campaign.Options, error) {
+	faults, err := campaign.ParseFaultSetting(o.Faults)
+	if err != nil {
+		return campaign.Options{}, err
+	}
+	return campaign.Options{Catalog: catalog, Engines: []string{engine.Name}, Seeds: o.Seeds, Duration: o.Duration,
+		BaseSeed: o.BaseSeed, Shard: o.Shard, Shards: o.Shards, Workers: o.Workers, Faults: faults, Params: o.Params,
+		ProgressPeriod: 2 * time.Second,
+		Progress: func(p campaign.Progress) {
+			log("simtest: %s: %d runs, %d violations, %d liveness, %v", engine.Name, p.Runs, p.Violations, p.Liveness,
+				p.Elapsed.Round(time.Millisecond))
+		}}, nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
