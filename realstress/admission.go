@@ -49,14 +49,7 @@ func newAdmissionConfig(config WorkerConfig) admission.Config {
 
 // RunAdmissionWorker performs config.Ops admission operations.
 func RunAdmissionWorker(config WorkerConfig) error {
-	if err := awaitSpawn(config.SpawnsPath, config.Lane); err != nil {
-		return err
-	}
-	host, err := os.Hostname()
-	if err != nil {
-		return err
-	}
-	log, err := CreateLog(config.LogPath)
+	host, log, err := startWorker(config)
 	if err != nil {
 		return err
 	}

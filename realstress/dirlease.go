@@ -124,14 +124,7 @@ func RunDirleaseWorker(config WorkerConfig) error {
 	if config.Role != RoleCreator && config.Role != RoleRecoverer {
 		return fmt.Errorf("stress-worker: dirlease role %q", config.Role)
 	}
-	if err := awaitSpawn(config.SpawnsPath, config.Lane); err != nil {
-		return err
-	}
-	host, err := os.Hostname()
-	if err != nil {
-		return err
-	}
-	log, err := CreateLog(config.LogPath)
+	host, log, err := startWorker(config)
 	if err != nil {
 		return err
 	}

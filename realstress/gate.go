@@ -152,3 +152,18 @@ func appendJSONLine(path string, value any) error {
 	_, err = file.Write(append(line, '\n'))
 	return errors.Join(err, file.Close())
 }
+
+// startWorker is every worker incarnation's start: it waits until the
+// parent has recorded its spawn (so the death gate knows the PID), then
+// returns the host name its operations record and its open operation log.
+func startWorker(config WorkerConfig) (string, *LogWriter, error) {
+	if err := awaitSpawn(config.SpawnsPath, config.Lane); err != nil {
+		return "", nil, err
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "", nil, err
+	}
+	log, err := CreateLog(config.LogPath)
+	return host, log, err
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -134,14 +133,7 @@ func RunLeaseWorker(config WorkerConfig) error {
 	if config.Lane <= 0 || config.Ops < 0 {
 		panic(fmt.Sprintf("realstress: worker lane %d ops %d", config.Lane, config.Ops))
 	}
-	if err := awaitSpawn(config.SpawnsPath, config.Lane); err != nil {
-		return err
-	}
-	host, err := os.Hostname()
-	if err != nil {
-		return err
-	}
-	log, err := CreateLog(config.LogPath)
+	host, log, err := startWorker(config)
 	if err != nil {
 		return err
 	}
