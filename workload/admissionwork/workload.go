@@ -88,7 +88,7 @@ var admissionFile = fspath.Join(append([]string{admissionHome}, append(admission
 func AdmissionWorkload(opts AdmissionOptions) func(w *sim.World) error {
 	opts = opts.withDefaults()
 	return func(w *sim.World) error {
-		aw := &admissionWorld{world: w, opts: opts}
+		aw := &admissionWorld{world: w, opts: opts, slot: workkit.DoneRecord{Path: admissionFile}}
 		return aw.setup()
 	}
 }
@@ -114,8 +114,10 @@ type admissionWorld struct {
 	corruption []byte
 	repairAt   int
 	swaps      int
-	failure    error
-	liveness   *admissionLiveness
+	// slot is the durability oracle of the slot record.
+	slot     workkit.DoneRecord
+	failure  error
+	liveness *admissionLiveness
 }
 
 func (aw *admissionWorld) setup() error {
@@ -338,8 +340,10 @@ func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.Admission
 		in.HelperHost = aw.host.Name()
 	}
 	op := p.Begin("transition", in)
+	aw.slot.Begin()
 	err := update(context.Background())
 	kind, known := modelmap.AdmissionCAS(err)
+	aw.slot.End(aw.volume.Root(), known && kind == models.CASOK)
 	if !known {
 		p.End(op, models.Unknown{})
 		aw.world.Probe("admission-update-error")
@@ -365,8 +369,10 @@ func (aw *admissionWorld) release(p *sim.Proc, h *handle) bool {
 	in := models.AdmissionRelease{Proc: p.ID(), ClaimID: claim.ID, Revision: claim.Revision,
 		Phase: modelmap.AdmissionPhase(claim.Phase), HasHelper: claim.HelperOwner != nil}
 	op := p.Begin("release", in)
+	aw.slot.Begin()
 	err := h.a.Release(context.Background())
 	kind, known := modelmap.AdmissionCAS(err)
+	aw.slot.End(aw.volume.Root(), known && kind == models.CASOK)
 	if !known {
 		p.End(op, models.Unknown{})
 		aw.world.Probe("admission-release-error")
@@ -395,9 +401,11 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 	op := p.Begin("acquire", models.AdmissionAcquire{Proc: p.ID(), Host: aw.host.Name()})
 	fsys := cfg.FS.(*admissionFS)
 	fsys.acquiring = true
+	aw.slot.Begin()
 	a, err := admission.Acquire(context.Background(), cfg)
 	fsys.acquiring = false
 	out, known := modelmap.AdmissionAcquire(a, err)
+	aw.slot.End(aw.volume.Root(), known && out.Kind == models.AdmissionAcquired)
 	if !known {
 		p.End(op, models.Unknown{})
 		aw.world.Probe("admission-acquire-error")
@@ -472,7 +480,11 @@ func (aw *admissionWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 // record's presence, hostile repairs, and the liveness bound.
 func (aw *admissionWorld) check() error {
 	w := aw.world
+	boot := aw.Boot()
 	aw.NoteReboot()
+	if aw.Boot() != boot {
+		aw.judgeDurability()
+	}
 	if aw.legacy {
 		data, err := workkit.ReadRoot(aw.volume.Root(), admissionFile)
 		if err != nil || !strings.Contains(string(data), `"bootId"`) || strings.Contains(string(data), `"hostname"`) {
