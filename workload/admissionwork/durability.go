@@ -8,7 +8,7 @@ import "fmt"
 // (workkit.DoneRecord says when there is nothing to judge). A hostile
 // corruption or its repair in between spoils the judgement.
 func (aw *admissionWorld) judgeDurability() {
-	judged, err := aw.slot.AfterPowerLoss(aw.volume.Root())
+	judged, err := aw.slot.AfterPowerLoss()
 	switch {
 	case err != nil:
 		aw.fail(fmt.Errorf("durability: %w", err), false)

@@ -88,7 +88,7 @@ var admissionFile = fspath.Join(append([]string{admissionHome}, append(admission
 func AdmissionWorkload(opts AdmissionOptions) func(w *sim.World) error {
 	opts = opts.withDefaults()
 	return func(w *sim.World) error {
-		aw := &admissionWorld{world: w, opts: opts, slot: workkit.DoneRecord{Path: admissionFile}}
+		aw := &admissionWorld{world: w, opts: opts}
 		return aw.setup()
 	}
 }
@@ -123,6 +123,7 @@ type admissionWorld struct {
 func (aw *admissionWorld) setup() error {
 	w, opts := aw.world, aw.opts
 	aw.volume = w.AddVolume("disk0")
+	aw.slot = workkit.DoneRecord{Name: admissionFile, Read: workkit.FileState(aw.volume.Root(), admissionFile)}
 	aw.volume.FS().MkdirAll(admissionHome, 0o700, admissionUID)
 	aw.host = w.AddHost(sim.HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: aw.volume})
 	aw.StartLedger(w, aw.host)
@@ -343,7 +344,7 @@ func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.Admission
 	aw.slot.Begin()
 	err := update(context.Background())
 	kind, known := modelmap.AdmissionCAS(err)
-	aw.slot.End(aw.volume.Root(), known && kind == models.CASOK)
+	aw.slot.End(known && kind == models.CASOK)
 	if !known {
 		p.End(op, models.Unknown{})
 		aw.world.Probe("admission-update-error")
@@ -372,7 +373,7 @@ func (aw *admissionWorld) release(p *sim.Proc, h *handle) bool {
 	aw.slot.Begin()
 	err := h.a.Release(context.Background())
 	kind, known := modelmap.AdmissionCAS(err)
-	aw.slot.End(aw.volume.Root(), known && kind == models.CASOK)
+	aw.slot.End(known && kind == models.CASOK)
 	if !known {
 		p.End(op, models.Unknown{})
 		aw.world.Probe("admission-release-error")
@@ -405,7 +406,7 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 	a, err := admission.Acquire(context.Background(), cfg)
 	fsys.acquiring = false
 	out, known := modelmap.AdmissionAcquire(a, err)
-	aw.slot.End(aw.volume.Root(), known && out.Kind == models.AdmissionAcquired)
+	aw.slot.End(known && out.Kind == models.AdmissionAcquired)
 	if !known {
 		p.End(op, models.Unknown{})
 		aw.world.Probe("admission-acquire-error")

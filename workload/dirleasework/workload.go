@@ -116,6 +116,8 @@ type dirWorld struct {
 	respawns int
 	paths    int
 	swaps    int
+	// claims is the durability oracle of the claim directory.
+	claims workkit.DoneRecord
 	workkit.LifeLedger
 	tracks map[string]*dirTrack
 	// quarantined maps a quarantine path to the directory moved there.
@@ -136,6 +138,7 @@ func (dw *dirWorld) setup() error {
 	dw.tracks = make(map[string]*dirTrack)
 	dw.quarantined = make(map[string]*dirMoved)
 	dw.volume = w.AddVolume("disk0")
+	dw.claims = workkit.DoneRecord{Name: dirClaimsPath, Read: workkit.DirState(dw.volume.Root(), dirClaimsPath, isClaimFile)}
 	dw.volume.FS().MkdirAll(dirleaseHome, 0o700, dirleaseUID)
 	dw.volume.FS().MkdirAll(dirleaseWork, 0o755, dirleaseUID)
 	dw.host = w.AddHost(sim.HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: dw.volume})
@@ -361,7 +364,9 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHe
 		dw.world.Probe("dirlease-recover-raced-create")
 	}
 	op := p.Begin("create", in)
+	dw.claims.Begin()
 	l, err := dirlease.Create(context.Background(), cfg, request)
+	dw.claims.End(err == nil)
 	dw.creating--
 	if err != nil {
 		p.End(op, models.Unknown{})
@@ -417,8 +422,10 @@ func (dw *dirWorld) update(p *sim.Proc, h *dirHeld, phase dirlease.Phase, child 
 		t.child = nil // unsure from now on: never blame a recovery for it
 	}
 	op := p.Begin("update", in)
+	dw.claims.Begin()
 	err := h.l.Update(context.Background(), phase, pid)
 	kind, known := modelmap.DirCAS(err)
+	dw.claims.End(known && kind == models.CASOK)
 	if !known {
 		p.End(op, models.Unknown{})
 		dw.world.Probe("dirlease-update-error")
@@ -443,8 +450,10 @@ func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
 		in.Child = h.child.ID()
 	}
 	op := p.Begin("release", in)
+	dw.claims.Begin()
 	err := h.l.Release(context.Background())
 	kind, known := modelmap.DirCAS(err)
+	dw.claims.End(known && kind == models.CASOK)
 	if !known {
 		p.End(op, models.Unknown{})
 		dw.world.Probe("dirlease-release-error")
@@ -573,7 +582,9 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 	}
 	fsys.recovering = true
 	op := p.Begin("recover", in)
+	dw.claims.Begin()
 	report, err := dirlease.Recover(context.Background(), cfg)
+	dw.claims.End(err == nil)
 	fsys.recovering = false
 	dw.recovering--
 	w := dw.world
@@ -645,7 +656,11 @@ func (dw *dirWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 
 func (dw *dirWorld) check() error {
 	w := dw.world
+	boot := dw.Boot()
 	dw.NoteReboot()
+	if dw.Boot() != boot {
+		dw.judgeDurability()
+	}
 	dw.repairDue(false)
 	if l := dw.liveness; l != nil && dw.failure == nil && !l.done && w.Step()-l.startStep > dw.opts.LivenessStepsMax {
 		dw.fail(fmt.Errorf("liveness: claims left %d steps after the workload ended", dw.opts.LivenessStepsMax), true)

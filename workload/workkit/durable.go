@@ -1,17 +1,17 @@
 package workkit
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/leasekit/leasekit/lease"
 )
 
-// DoneRecord is the durability oracle of one engine record file (the
-// admission slot, a dirlease claim): whatever state of the file the engine
-// reported done must survive every later power loss.
+// DoneRecord is the durability oracle of engine records (the admission
+// slot's file, the dirlease claim directory): whatever state of them the
+// engine reported done must survive every later power loss.
 //
 // The oracle snapshots the file (through the ground-truth root view) each
 // time an engine call returns done while no other call on the file is in
@@ -25,31 +25,74 @@ import (
 // nothing, and the state the reboot left becomes the new snapshot (what
 // survived a power loss is on disk).
 type DoneRecord struct {
-	// Path is the record's path in the root view.
-	Path     string
+	// Name says what is judged, for messages.
+	Name string
+	// Read returns the records' state as the ground truth sees it (ok false
+	// when it cannot be read, which spoils the judgement).
+	Read     func() (state string, ok bool)
 	inFlight int
 	known    bool
 	spoiled  bool
-	present  bool
-	data     []byte
+	state    string
+}
+
+// FileState is a Read for one file through a root view: its bytes, or
+// "absent".
+func FileState(root lease.FS, name string) func() (string, bool) {
+	return func() (string, bool) {
+		data, err := ReadRoot(root, name)
+		switch {
+		case err == nil:
+			return fmt.Sprintf("%q", data), true
+		case errors.Is(err, fs.ErrNotExist):
+			return "absent", true
+		}
+		return "", false
+	}
+}
+
+// DirState is a Read for the files of one directory that keep pass
+// (their names and bytes, in name order).
+func DirState(root lease.FS, dir string, keep func(name string) bool) func() (string, bool) {
+	return func() (string, bool) {
+		entries, err := root.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "absent", true
+		}
+		if err != nil {
+			return "", false
+		}
+		var b strings.Builder
+		for _, e := range entries {
+			if !keep(e.Name) {
+				continue
+			}
+			data, err := ReadRoot(root, dir+"/"+e.Name)
+			if err != nil {
+				return "", false
+			}
+			fmt.Fprintf(&b, "%s=%q;", e.Name, data)
+		}
+		return b.String(), true
+	}
 }
 
 // Begin notes an engine call on the record starting.
 func (d *DoneRecord) Begin() { d.inFlight++ }
 
 // End notes an engine call returning; done says it reported success.
-func (d *DoneRecord) End(root lease.FS, done bool) {
+func (d *DoneRecord) End(done bool) {
 	d.inFlight--
 	if d.inFlight != 0 {
 		return
 	}
-	present, data, ok := d.read(root)
+	state, ok := d.Read()
 	switch {
 	case !ok:
 		d.spoiled = true
 	case done:
-		d.known, d.spoiled, d.present, d.data = true, false, present, data
-	case present != d.present || !bytes.Equal(data, d.data):
+		d.known, d.spoiled, d.state = true, false, state
+	case state != d.state:
 		d.spoiled = true
 	}
 }
@@ -61,34 +104,16 @@ func (d *DoneRecord) Spoil() { d.spoiled = true }
 // reports whether the oracle had a promise to check, err a broken one.
 // Every call in flight died with the power; the oracle starts over from the
 // state on disk.
-func (d *DoneRecord) AfterPowerLoss(root lease.FS) (judged bool, err error) {
-	present, data, ok := d.read(root)
+func (d *DoneRecord) AfterPowerLoss() (judged bool, err error) {
+	state, ok := d.Read()
 	judged = d.known && !d.spoiled && d.inFlight == 0 && ok
-	if judged && (present != d.present || !bytes.Equal(data, d.data)) {
+	if judged && state != d.state {
 		err = fmt.Errorf("%s: the state the engine reported done (%s) did not survive a power loss: now %s",
-			d.Path, describeRecord(d.present, d.data), describeRecord(present, data))
+			d.Name, d.state, state)
 	}
-	d.inFlight, d.known, d.spoiled, d.present, d.data = 0, ok, !ok, present, data
+	d.inFlight, d.known, d.spoiled, d.state = 0, ok, !ok, state
 	return judged, err
 }
 
 // InFlight reports whether an engine call on the record is in flight.
 func (d *DoneRecord) InFlight() bool { return d.inFlight > 0 }
-
-func (d *DoneRecord) read(root lease.FS) (present bool, data []byte, ok bool) {
-	data, err := ReadRoot(root, d.Path)
-	switch {
-	case err == nil:
-		return true, data, true
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil, true
-	}
-	return false, nil, false
-}
-
-func describeRecord(present bool, data []byte) string {
-	if !present {
-		return "absent"
-	}
-	return fmt.Sprintf("%q", data)
-}
