@@ -50,6 +50,7 @@ func Engine() *campaign.Engine {
 			"admission-helper-bound",
 			"admission-cleanup-unsafe",
 			"admission-liveness-acquired",
+			"admission-done-survives-power-loss", // the durability oracle judged a power loss
 			// simproc's rendered /proc, read by the real parser (internal/procfs)
 			"proc-comm-with-paren",
 			"proc-zombie-single-thread",
