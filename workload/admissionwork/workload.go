@@ -40,6 +40,11 @@ import (
 // mutation claim file by an identical copy (a new inode), which an orphan
 // recovery must refuse to delete.
 //
+// Durability (durability.go, workkit.DoneRecord): at every power loss the
+// slot record is what the last call that reported done left, unless a call
+// was in flight or the state was unpromised (a hostile write, a failed call
+// that changed it).
+//
 // Liveness: when the last controller ends, every remaining helper and
 // descendant is killed, faults stop and corruptions are repaired; a probe
 // process must then acquire within a bound. An indeterminate refusal is by

@@ -28,6 +28,10 @@ import (
 // A hostile hook swaps a claimed directory for another by rename (DirSwap)
 // and an operator later removes the impostor (DirRemove).
 //
+// Durability (durability.go, workkit.DoneRecord): at every power loss the
+// claim files are what the last call that reported done left, unless a call
+// was in flight or the state was unpromised.
+//
 // Ground truth, checked when a recovery moves or removes a directory: the
 // directory is not foreign (swapped in), its owner is dead, and no child
 // the claim surely records is alive. Liveness: once every process is dead,
