@@ -3,8 +3,6 @@ package statecas
 import (
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/leasekit/leasekit/lease/leasetest"
 	"github.com/leasekit/leasekit/simfs"
 )
@@ -22,12 +20,17 @@ func TestEnsurePrivateDirMakesAnExistingDirectoryDurable(t *testing.T) {
 	sim := simfs.New(simfs.Options{Dev: 9})
 	sim.MkdirAll("/home", 0o700, 1000)
 	fsys := sim.View(1000)
-	require.NoError(t, fsys.Mkdir("/home/a", 0o700), "a mkdir whose parent fsync never happened")
+	if err := fsys.Mkdir("/home/a", 0o700); err != nil { // a mkdir whose parent fsync never happened
+		t.Fatal(err)
+	}
 	self := leasetest.IdentityOf(7, 1000, "77")
 	env := Env{FS: fsys, IDs: leasetest.NewIDsWithPrefix(0xabc), Inspector: leasetest.NewInspector(self), UID: 1000}
 	dir, err := EnsurePrivateDir(env, 1000, "/home", "a", "b")
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sim.Crash(simfs.CrashSyncedOnly, zeroChoice{})
-	_, err = sim.View(1000).Lstat(dir)
-	require.NoError(t, err, "the directory EnsurePrivateDir returned survives a power loss")
+	if _, err := sim.View(1000).Lstat(dir); err != nil {
+		t.Fatalf("the directory EnsurePrivateDir returned does not survive a power loss: %v", err)
+	}
 }

@@ -1,10 +1,6 @@
 package workkit
 
-import (
-	"testing"
-
-	"github.com/stretchr/testify/require"
-)
+import "testing"
 
 // TestDoneRecordJudgesOnlyWhatWasPromised walks the oracle through the
 // cases it must tell apart: a done state that survives or not, a call in
@@ -49,8 +45,9 @@ func TestDoneRecordJudgesOnlyWhatWasPromised(t *testing.T) {
 					judged, err = d.AfterPowerLoss()
 				}
 			}
-			require.Equal(t, c.judged, judged)
-			require.Equal(t, c.fail, err != nil, "%v", err)
+			if judged != c.judged || (err != nil) != c.fail {
+				t.Fatalf("judged %v, err %v; want judged %v, failure %v", judged, err, c.judged, c.fail)
+			}
 		})
 	}
 }
@@ -60,11 +57,10 @@ func TestDoneRecordStartsOverAfterAPowerLoss(t *testing.T) {
 	state := "a"
 	d := DoneRecord{Name: "r", Read: func() (string, bool) { return state, true }}
 	d.Begin() // dies with the power
-	judged, err := d.AfterPowerLoss()
-	require.False(t, judged)
-	require.NoError(t, err)
-	require.False(t, d.InFlight())
-	judged, err = d.AfterPowerLoss()
-	require.True(t, judged, "the state the reboot left is on disk")
-	require.NoError(t, err)
+	if judged, err := d.AfterPowerLoss(); judged || err != nil || d.InFlight() {
+		t.Fatalf("a call in flight at the power loss: judged %v, err %v, in flight %v", judged, err, d.InFlight())
+	}
+	if judged, err := d.AfterPowerLoss(); !judged || err != nil {
+		t.Fatalf("the state the reboot left is on disk: judged %v, err %v", judged, err)
+	}
 }
