@@ -347,7 +347,9 @@ func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.Admission
 	}
 	op := p.Begin("transition", in)
 	aw.slot.Begin()
+	swaps := aw.swaps
 	err := update(context.Background())
+	aw.noteClaimLost(err, swaps)
 	kind, known := modelmap.AdmissionCAS(err)
 	aw.slot.End(known && kind == models.CASOK)
 	if !known {
@@ -376,7 +378,9 @@ func (aw *admissionWorld) release(p *sim.Proc, h *handle) bool {
 		Phase: modelmap.AdmissionPhase(claim.Phase), HasHelper: claim.HelperOwner != nil}
 	op := p.Begin("release", in)
 	aw.slot.Begin()
+	swaps := aw.swaps
 	err := h.a.Release(context.Background())
+	aw.noteClaimLost(err, swaps)
 	kind, known := modelmap.AdmissionCAS(err)
 	aw.slot.End(known && kind == models.CASOK)
 	if !known {
@@ -408,7 +412,9 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 	fsys := cfg.FS.(*admissionFS)
 	fsys.acquiring = true
 	aw.slot.Begin()
+	swaps := aw.swaps
 	a, err := admission.Acquire(context.Background(), cfg)
+	aw.noteClaimLost(err, swaps)
 	fsys.acquiring = false
 	out, known := modelmap.AdmissionAcquire(a, err)
 	aw.slot.End(known && out.Kind == models.AdmissionAcquired)
