@@ -378,6 +378,13 @@ func (m *Manager) quarantineGuard(c *call, stale guardRead) (moved bool, err err
 	if bytes.Equal(quarantined, stale.data) {
 		return true, nil
 	}
+	if _, err := m.parseGuardCached(quarantined, "receiver lifecycle guard"); err != nil {
+		// Garbage written over the stale guard in between is nobody's
+		// guard: giving it back would only block the namespace again (and
+		// after the one-shot repair of that garbage was made moot by this
+		// very move). It stays in quarantine/ as evidence.
+		return true, nil
+	}
 	// A racing reclaimer replaced the stale guard and a new holder appeared
 	// in between: give the new guard back. Its holder is waiting for our
 	// intent to go; if the restore fails, it finds its guard gone.

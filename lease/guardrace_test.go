@@ -109,6 +109,36 @@ func TestReclaimerGivesBackALiveGuardItGrabbed(t *testing.T) {
 	require.Empty(t, w.names("lifecycle-reclaims"), "the intent is withdrawn")
 }
 
+// Between a reclaimer's re-read of the stale guard and its rename, a
+// hostile co-tenant garbles the guard in place. The rename moves the garbage
+// into quarantine (which makes an operator's repair of that garbage moot);
+// giving it back would wedge the namespace behind a corrupt guard that no
+// repair is pending for. The garbage stays in quarantine and the acquire
+// proceeds (issue 16, the suspected false alarm: an engine bug).
+func TestReclaimerKeepsGarbageItGrabbedInQuarantine(t *testing.T) {
+	w := newWorld(t)
+	dead := leasetest.Identity(7)
+	w.write("receiver.lifecycle.guard.json", guardJSON(dead, "dead"))
+	garbled := false
+	w.fs.Before(func(op leasetest.Op) error {
+		if op.Name == "RenameNoReplace" && op.Paths[0] == w.path("receiver.lifecycle.guard.json") && !garbled {
+			garbled = true
+			w.write("receiver.lifecycle.guard.json", "{garbled")
+		}
+		return nil
+	})
+	result := w.acquire(w.managerWith(leasetest.Identity(1), 20*time.Millisecond))
+	require.True(t, garbled)
+	require.Equal(t, lease.Acquired, result.Kind, "%v", result.Refusal)
+	_, err := os.Lstat(w.path("receiver.lifecycle.guard.json"))
+	require.ErrorIs(t, err, os.ErrNotExist, "the garbage is not put back")
+	kept := false
+	for _, name := range w.names("quarantine") {
+		kept = kept || w.read("quarantine/"+name) == "{garbled"
+	}
+	require.True(t, kept, "the garbage is kept in quarantine: %v", w.names("quarantine"))
+}
+
 func TestSymlinkInPlaceOfQuarantineIsRefused(t *testing.T) {
 	w := newWorld(t)
 	require.NoError(t, os.MkdirAll(w.path("elsewhere"), 0o700))

@@ -51,8 +51,8 @@ func CheckDir(info lease.FileInfo, name string, uid uint32, mode DirMode) (lease
 	return identity, nil
 }
 
-// EnsurePrivateDir makes home/parts... exist, each created part mode 0700
-// with its parent fsynced, and checks every part is a private directory of
+// EnsurePrivateDir makes home/parts... exist, each created part mode 0700,
+// every part's parent fsynced (a part found existing too), and checks every part is a private directory of
 // uid (home itself must exist and not be group- or world-writable). It
 // returns the full path.
 func EnsurePrivateDir(env Env, uid uint32, home string, parts ...string) (string, error) {
@@ -73,11 +73,14 @@ func EnsurePrivateDir(env Env, uid uint32, home string, parts ...string) (string
 		}
 		parent := dir
 		dir = fspath.Join(dir, part)
-		if err := env.FS.Mkdir(dir, statefile.DirMode); err == nil {
-			if err := statefile.SyncDir(env.FS, parent); err != nil {
-				return "", err
-			}
-		} else if !errors.Is(err, fs.ErrExist) {
+		// The parent is fsynced also when the part already exists: its
+		// creator may have crashed (or failed to fsync) between its mkdir
+		// and that fsync, and a record written inside a directory whose
+		// entry is still volatile vanishes with it at a power loss.
+		if err := env.FS.Mkdir(dir, statefile.DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+		if err := statefile.SyncDir(env.FS, parent); err != nil {
 			return "", err
 		}
 		info, err := env.FS.Lstat(dir)

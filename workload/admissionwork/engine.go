@@ -52,6 +52,8 @@ func Engine() *campaign.Engine {
 			"admission-helper-bound",
 			"admission-cleanup-unsafe",
 			"admission-liveness-acquired",
+			"admission-done-survives-power-loss", // the durability oracle judged a power loss
+			"admission-claim-lost-hostile",       // statecas.ErrClaimLost with a hostile claim swap during the call
 			// simproc's rendered /proc, read by the real parser (internal/procfs)
 			"proc-comm-with-paren",
 			"proc-zombie-single-thread",

@@ -44,6 +44,7 @@ func (aw *admissionWorld) corrupt(w *sim.World) {
 	}
 	workkit.SyncRoot(root, fspath.Dir(admissionFile))
 	aw.corrupted, aw.corruption = true, written
+	aw.slot.Spoil()
 	aw.repairAt = w.Step() + 1 + w.Decisions().Intn(admissionRepairDelayMax)
 	aw.legacy = false
 	w.RecordEvent("corrupt", models.AdmissionCorruption{})
@@ -69,6 +70,7 @@ func (aw *admissionWorld) repair(force bool) {
 	}
 	workkit.SyncRoot(root, fspath.Dir(admissionFile))
 	aw.corrupted, aw.corruption = false, nil
+	aw.slot.Spoil()
 	aw.world.RecordEvent("clear", models.AdmissionClear{})
 	aw.world.Probe("admission-operator-repair")
 }

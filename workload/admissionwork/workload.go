@@ -40,6 +40,11 @@ import (
 // mutation claim file by an identical copy (a new inode), which an orphan
 // recovery must refuse to delete.
 //
+// Durability (durability.go, workkit.DoneRecord): at every power loss the
+// slot record is what the last call that reported done left, unless a call
+// was in flight or the state was unpromised (a hostile write, a failed call
+// that changed it).
+//
 // Liveness: when the last controller ends, every remaining helper and
 // descendant is killed, faults stop and corruptions are repaired; a probe
 // process must then acquire within a bound. An indeterminate refusal is by
@@ -114,13 +119,16 @@ type admissionWorld struct {
 	corruption []byte
 	repairAt   int
 	swaps      int
-	failure    error
-	liveness   *admissionLiveness
+	// slot is the durability oracle of the slot record.
+	slot     workkit.DoneRecord
+	failure  error
+	liveness *admissionLiveness
 }
 
 func (aw *admissionWorld) setup() error {
 	w, opts := aw.world, aw.opts
 	aw.volume = w.AddVolume("disk0")
+	aw.slot = workkit.DoneRecord{Name: admissionFile, Read: workkit.FileState(aw.volume.Root(), admissionFile)}
 	aw.volume.FS().MkdirAll(admissionHome, 0o700, admissionUID)
 	aw.host = w.AddHost(sim.HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: aw.volume})
 	aw.StartLedger(w, aw.host)
@@ -338,8 +346,12 @@ func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.Admission
 		in.HelperHost = aw.host.Name()
 	}
 	op := p.Begin("transition", in)
+	aw.slot.Begin()
+	swaps := aw.swaps
 	err := update(context.Background())
+	aw.noteClaimLost(err, swaps)
 	kind, known := modelmap.AdmissionCAS(err)
+	aw.slot.End(known && kind == models.CASOK)
 	if !known {
 		p.End(op, models.Unknown{})
 		aw.world.Probe("admission-update-error")
@@ -365,8 +377,12 @@ func (aw *admissionWorld) release(p *sim.Proc, h *handle) bool {
 	in := models.AdmissionRelease{Proc: p.ID(), ClaimID: claim.ID, Revision: claim.Revision,
 		Phase: modelmap.AdmissionPhase(claim.Phase), HasHelper: claim.HelperOwner != nil}
 	op := p.Begin("release", in)
+	aw.slot.Begin()
+	swaps := aw.swaps
 	err := h.a.Release(context.Background())
+	aw.noteClaimLost(err, swaps)
 	kind, known := modelmap.AdmissionCAS(err)
+	aw.slot.End(known && kind == models.CASOK)
 	if !known {
 		p.End(op, models.Unknown{})
 		aw.world.Probe("admission-release-error")
@@ -395,9 +411,13 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 	op := p.Begin("acquire", models.AdmissionAcquire{Proc: p.ID(), Host: aw.host.Name()})
 	fsys := cfg.FS.(*admissionFS)
 	fsys.acquiring = true
+	aw.slot.Begin()
+	swaps := aw.swaps
 	a, err := admission.Acquire(context.Background(), cfg)
+	aw.noteClaimLost(err, swaps)
 	fsys.acquiring = false
 	out, known := modelmap.AdmissionAcquire(a, err)
+	aw.slot.End(known && out.Kind == models.AdmissionAcquired)
 	if !known {
 		p.End(op, models.Unknown{})
 		aw.world.Probe("admission-acquire-error")
@@ -472,7 +492,11 @@ func (aw *admissionWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 // record's presence, hostile repairs, and the liveness bound.
 func (aw *admissionWorld) check() error {
 	w := aw.world
+	boot := aw.Boot()
 	aw.NoteReboot()
+	if aw.Boot() != boot {
+		aw.judgeDurability()
+	}
 	if aw.legacy {
 		data, err := workkit.ReadRoot(aw.volume.Root(), admissionFile)
 		if err != nil || !strings.Contains(string(data), `"bootId"`) || strings.Contains(string(data), `"hostname"`) {

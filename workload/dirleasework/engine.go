@@ -50,6 +50,7 @@ func Engine() *campaign.Engine {
 			"dirlease-swap",
 			"dirlease-recover-raced-create",
 			"dirlease-liveness-recovered",
+			"dirlease-done-survives-power-loss", // the durability oracle judged a power loss
 			// simproc's rendered /proc, read by the real parser (internal/procfs)
 			"proc-comm-with-paren",
 			"proc-zombie-single-thread",

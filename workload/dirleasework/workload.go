@@ -28,6 +28,10 @@ import (
 // A hostile hook swaps a claimed directory for another by rename (DirSwap)
 // and an operator later removes the impostor (DirRemove).
 //
+// Durability (durability.go, workkit.DoneRecord): at every power loss the
+// claim files are what the last call that reported done left, unless a call
+// was in flight or the state was unpromised.
+//
 // Ground truth, checked when a recovery moves or removes a directory: the
 // directory is not foreign (swapped in), its owner is dead, and no child
 // the claim surely records is alive. Liveness: once every process is dead,
@@ -116,6 +120,8 @@ type dirWorld struct {
 	respawns int
 	paths    int
 	swaps    int
+	// claims is the durability oracle of the claim directory.
+	claims workkit.DoneRecord
 	workkit.LifeLedger
 	tracks map[string]*dirTrack
 	// quarantined maps a quarantine path to the directory moved there.
@@ -136,6 +142,7 @@ func (dw *dirWorld) setup() error {
 	dw.tracks = make(map[string]*dirTrack)
 	dw.quarantined = make(map[string]*dirMoved)
 	dw.volume = w.AddVolume("disk0")
+	dw.claims = workkit.DoneRecord{Name: dirClaimsPath, Read: workkit.DirState(dw.volume.Root(), dirClaimsPath, isClaimFile)}
 	dw.volume.FS().MkdirAll(dirleaseHome, 0o700, dirleaseUID)
 	dw.volume.FS().MkdirAll(dirleaseWork, 0o755, dirleaseUID)
 	dw.host = w.AddHost(sim.HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: dw.volume})
@@ -361,7 +368,9 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHe
 		dw.world.Probe("dirlease-recover-raced-create")
 	}
 	op := p.Begin("create", in)
+	dw.claims.Begin()
 	l, err := dirlease.Create(context.Background(), cfg, request)
+	dw.claims.End(err == nil)
 	dw.creating--
 	if err != nil {
 		p.End(op, models.Unknown{})
@@ -417,8 +426,10 @@ func (dw *dirWorld) update(p *sim.Proc, h *dirHeld, phase dirlease.Phase, child 
 		t.child = nil // unsure from now on: never blame a recovery for it
 	}
 	op := p.Begin("update", in)
+	dw.claims.Begin()
 	err := h.l.Update(context.Background(), phase, pid)
 	kind, known := modelmap.DirCAS(err)
+	dw.claims.End(known && kind == models.CASOK)
 	if !known {
 		p.End(op, models.Unknown{})
 		dw.world.Probe("dirlease-update-error")
@@ -443,8 +454,10 @@ func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
 		in.Child = h.child.ID()
 	}
 	op := p.Begin("release", in)
+	dw.claims.Begin()
 	err := h.l.Release(context.Background())
 	kind, known := modelmap.DirCAS(err)
+	dw.claims.End(known && kind == models.CASOK)
 	if !known {
 		p.End(op, models.Unknown{})
 		dw.world.Probe("dirlease-release-error")
@@ -573,7 +586,9 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 	}
 	fsys.recovering = true
 	op := p.Begin("recover", in)
+	dw.claims.Begin()
 	report, err := dirlease.Recover(context.Background(), cfg)
+	dw.claims.End(err == nil)
 	fsys.recovering = false
 	dw.recovering--
 	w := dw.world
@@ -645,7 +660,11 @@ func (dw *dirWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 
 func (dw *dirWorld) check() error {
 	w := dw.world
+	boot := dw.Boot()
 	dw.NoteReboot()
+	if dw.Boot() != boot {
+		dw.judgeDurability()
+	}
 	dw.repairDue(false)
 	if l := dw.liveness; l != nil && dw.failure == nil && !l.done && w.Step()-l.startStep > dw.opts.LivenessStepsMax {
 		dw.fail(fmt.Errorf("liveness: claims left %d steps after the workload ended", dw.opts.LivenessStepsMax), true)

@@ -99,8 +99,10 @@ func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.Acqu
 	in := models.LeaseAcquire{Namespace: space.key, Proc: p.ID(), Host: p.Host().Name(), Session: session}
 	epochFloor := space.epochMaxReturned
 	swapsBefore := lw.hostileSwaps()
+	guardEvents := lw.hostileGuardEvents()
 	op := p.Begin("acquire", in)
 	res, err := m.Acquire(context.Background(), lease.AcquireRequest{SessionID: session, SessionFile: "/sessions/" + session})
+	lw.judgeEngineSignal(p, "acquire", err, guardEvents)
 	lw.settleReclaims(p, true, err, sim.ExitFinished)
 	lw.noteReclaims(p, space, res.Reclaimed)
 	if err != nil {
@@ -166,8 +168,10 @@ func (lw *leaseWorld) noteReclaims(p *sim.Proc, space *leaseSpace, reclaimed []l
 func (lw *leaseWorld) release(p *sim.Proc, m *lease.Manager, h held) bool {
 	space := lw.space(p)
 	in := models.LeaseRelease{Namespace: space.key, Proc: p.ID(), Generation: h.generation, Session: h.session}
+	guardEvents := lw.hostileGuardEvents()
 	op := p.Begin("release", in)
 	res, err := m.Release(context.Background(), h.generation)
+	lw.judgeEngineSignal(p, "release", err, guardEvents)
 	if err != nil && res.Kind != lease.Released {
 		p.End(op, nil)
 		lw.world.Probe("lease-release-error")
@@ -222,12 +226,14 @@ func (lw *leaseWorld) withCurrent(p *sim.Proc, m *lease.Manager, h held) {
 	in := models.LeaseWithCurrent{Namespace: space.key, Proc: p.ID(), Generation: h.generation, Session: h.session}
 	op := p.Begin("with-current", in)
 	entered := false
+	guardEvents := lw.hostileGuardEvents()
 	err := m.WithCurrentLease(context.Background(), h.generation, func(ctx context.Context, owner lease.Owner) error {
 		entered = true
 		lw.enter(p, space, owner, h)
 		defer lw.leave(p, space)
 		return lw.fencedWork(p, owner)
 	})
+	lw.judgeEngineSignal(p, "with-current", err, guardEvents)
 	out, known := modelmap.LeaseFence(entered, err)
 	if !known {
 		p.End(op, nil)

@@ -29,7 +29,9 @@ type leaseFS struct {
 }
 
 func (f *leaseFS) RenameNoReplace(oldpath, newpath string) error {
+	f.garbleBeforeGuardReclaim(oldpath, newpath)
 	err := f.FS.RenameNoReplace(oldpath, newpath)
+	f.observeGuardMove(oldpath, newpath, err)
 	f.observe(oldpath, newpath, err)
 	return err
 }

@@ -31,7 +31,11 @@ import (
 //     the reclaimed generation, under quarantine/ (checked when reported and
 //     again at the end of the run);
 //   - liveness (see leaseLiveness): once the workload ends, faults stop and
-//     every holder is dead, a fresh process acquires within a bound.
+//     every holder is dead, a fresh process acquires within a bound;
+//   - engine signals (signals.go): a lease.GuardLostError is a violation
+//     unless a hostile guard fault struck during the call;
+//   - garbage kept (guardreclaim.go): hostile bytes a reclaimer moved from
+//     the guard into quarantine are never given back to the guard's name.
 //
 // The workload-specific faults are hostile: FaultCorrupt corrupts a lease
 // file from outside (truncates or garbles owner.json, the guard or an

@@ -1,0 +1,91 @@
+package leasework
+
+// The garbled guard at a reclaim (issue 16, the suspected false alarm): a
+// reclaimer has judged the lifecycle guard stale and re-read it; between the
+// re-read and its rename into quarantine, the hostile co-tenant garbles the
+// guard in place. The rename then moves the garbage, not the record it
+// judged, into quarantine, which makes the operator's one-shot repair of
+// that garbage moot. The engine must keep the garbage there: giving it back
+// (as it gives back a live guard it grabbed by mistake) would put a corrupt
+// guard that nobody holds, and that no repair is pending for, back in front
+// of every caller. That was an engine bug, not a gap in the check; the
+// oracle below (a give-back of hostile bytes is a violation) and the probes
+// keep it settled.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
+)
+
+// garbleAtReclaimChance is the chance, in runs whose plan enables
+// FaultCorrupt, that the co-tenant garbles a guard a reclaimer is about to
+// move: the window is one call wide, so the per-step hook almost never hits
+// it by itself.
+const garbleAtReclaimChance = 0.25
+
+// garbleBeforeGuardReclaim runs before a rename of the guard into
+// quarantine (a reclaimer's move of a stale guard).
+func (f *leaseFS) garbleBeforeGuardReclaim(oldpath, newpath string) {
+	lw := f.lw
+	w := lw.world
+	if oldpath != leaseGuardPath || !strings.HasPrefix(newpath, leaseQuarantinePath+"/") ||
+		w.Plan().Get(sim.FaultCorrupt) == 0 || !w.Decisions().Chance(garbleAtReclaimChance) {
+		return
+	}
+	space := lw.space(f.p)
+	if !lw.corruptable(space, leaseGuardPath) {
+		return
+	}
+	root := space.cotenant()
+	data, err := workkit.ReadRoot(root, leaseGuardPath)
+	record, ok := lw.parseRecord(data)
+	if err != nil || !ok {
+		return
+	}
+	d := w.Decisions()
+	c := leaseCorruption{kind: "guard", path: leaseGuardPath, repairAt: w.Step() + 1 + d.Intn(leaseRepairDelayMax),
+		writer: leaseWriter{host: record.Hostname, pid: record.PID, startTicks: record.Start}}
+	if record.Boot != nil {
+		c.writer.boot = *record.Boot
+	}
+	c.written = workkit.Garble(data, d)
+	if workkit.WriteRoot(root, leaseGuardPath, lease.O_TRUNC, c.written) != nil {
+		return
+	}
+	workkit.SyncRoot(root, leaseNamespace)
+	space.corruptions = append(space.corruptions, c)
+	space.hostileBytes = append(space.hostileBytes, c.written)
+	w.Probe("lease-hostile-corrupt-guard")
+	w.Probe("lease-hostile-garble-at-guard-reclaim")
+	w.Tracef("lease-hostile corrupt guard at a reclaim %s", leaseGuardPath)
+}
+
+// observeGuardMove checks a rename of the guard into or out of quarantine
+// against the hostile bytes: garbage moved in is kept (probe), garbage moved
+// back out to the guard's name is a violation.
+func (f *leaseFS) observeGuardMove(oldpath, newpath string, err error) {
+	if err != nil {
+		return
+	}
+	lw := f.lw
+	space := lw.space(f.p)
+	switch {
+	case oldpath == leaseGuardPath && strings.HasPrefix(newpath, leaseQuarantinePath+"/"):
+		if data, err := workkit.ReadRoot(space.volume.Root(), newpath); err == nil && space.hostileWrote(data) {
+			lw.world.Probe("lease-reclaim-quarantined-garbled-guard")
+		}
+	case newpath == leaseGuardPath && fspath.Dir(oldpath) == leaseQuarantinePath:
+		data, err := workkit.ReadRoot(space.volume.Root(), leaseGuardPath)
+		if err == nil && space.hostileWrote(data) {
+			lw.fail(fmt.Errorf("%s gave back garbage it had moved from the lifecycle guard into quarantine (%s): "+
+				"a corrupt guard nobody holds blocks %s again", f.p.Name(), oldpath, space.key), false)
+			return
+		}
+		lw.world.Probe("lease-guard-given-back")
+	}
+}

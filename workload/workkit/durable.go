@@ -1,0 +1,119 @@
+package workkit
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/leasekit/leasekit/lease"
+)
+
+// DoneRecord is the durability oracle of engine records (the admission
+// slot's file, the dirlease claim directory): whatever state of them the
+// engine reported done must survive every later power loss.
+//
+// The oracle snapshots the file (through the ground-truth root view) each
+// time an engine call returns done while no other call on the file is in
+// flight: that state was made by calls that have all answered, the last of
+// them with success, so the engine promised it. Any other return that
+// leaves the file different from the snapshot (an error, a refusal that
+// still wrote) spoils the snapshot until the next done return, and so does
+// a hostile write (Spoil). At a power loss the file must equal the snapshot,
+// unless a call was in flight when the power went (it may have written
+// anything, durably or not) or the snapshot is spoiled: then the run says
+// nothing, and the state the reboot left becomes the new snapshot (what
+// survived a power loss is on disk).
+type DoneRecord struct {
+	// Name says what is judged, for messages.
+	Name string
+	// Read returns the records' state as the ground truth sees it (ok false
+	// when it cannot be read, which spoils the judgement).
+	Read     func() (state string, ok bool)
+	inFlight int
+	known    bool
+	spoiled  bool
+	state    string
+}
+
+// FileState is a Read for one file through a root view: its bytes, or
+// "absent".
+func FileState(root lease.FS, name string) func() (string, bool) {
+	return func() (string, bool) {
+		data, err := ReadRoot(root, name)
+		switch {
+		case err == nil:
+			return fmt.Sprintf("%q", data), true
+		case errors.Is(err, fs.ErrNotExist):
+			return "absent", true
+		}
+		return "", false
+	}
+}
+
+// DirState is a Read for the files of one directory that keep pass
+// (their names and bytes, in name order).
+func DirState(root lease.FS, dir string, keep func(name string) bool) func() (string, bool) {
+	return func() (string, bool) {
+		entries, err := root.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "absent", true
+		}
+		if err != nil {
+			return "", false
+		}
+		var b strings.Builder
+		for _, e := range entries {
+			if !keep(e.Name) {
+				continue
+			}
+			data, err := ReadRoot(root, dir+"/"+e.Name)
+			if err != nil {
+				return "", false
+			}
+			fmt.Fprintf(&b, "%s=%q;", e.Name, data)
+		}
+		return b.String(), true
+	}
+}
+
+// Begin notes an engine call on the record starting.
+func (d *DoneRecord) Begin() { d.inFlight++ }
+
+// End notes an engine call returning; done says it reported success.
+func (d *DoneRecord) End(done bool) {
+	d.inFlight--
+	if d.inFlight != 0 {
+		return
+	}
+	state, ok := d.Read()
+	switch {
+	case !ok:
+		d.spoiled = true
+	case done:
+		d.known, d.spoiled, d.state = true, false, state
+	case state != d.state:
+		d.spoiled = true
+	}
+}
+
+// Spoil says the record was written by someone other than the engine.
+func (d *DoneRecord) Spoil() { d.spoiled = true }
+
+// AfterPowerLoss judges the record after a power loss of its host: judged
+// reports whether the oracle had a promise to check, err a broken one.
+// Every call in flight died with the power; the oracle starts over from the
+// state on disk.
+func (d *DoneRecord) AfterPowerLoss() (judged bool, err error) {
+	state, ok := d.Read()
+	judged = d.known && !d.spoiled && d.inFlight == 0 && ok
+	if judged && state != d.state {
+		err = fmt.Errorf("%s: the state the engine reported done (%s) did not survive a power loss: now %s",
+			d.Name, d.state, state)
+	}
+	d.inFlight, d.known, d.spoiled, d.state = 0, ok, !ok, state
+	return judged, err
+}
+
+// InFlight reports whether an engine call on the record is in flight.
+func (d *DoneRecord) InFlight() bool { return d.inFlight > 0 }

@@ -1,0 +1,66 @@
+package workkit
+
+import "testing"
+
+// TestDoneRecordJudgesOnlyWhatWasPromised walks the oracle through the
+// cases it must tell apart: a done state that survives or not, a call in
+// flight at the power loss, a failed call that changed the state, a
+// hostile write.
+func TestDoneRecordJudgesOnlyWhatWasPromised(t *testing.T) {
+	type step struct {
+		op    string // "begin", "done", "fail", "spoil", "write", "power"
+		state string // for write: the new state
+	}
+	cases := []struct {
+		name         string
+		steps        []step
+		judged, fail bool
+	}{
+		{"nothing done yet", []step{{"write", "a"}, {"power", ""}}, false, false},
+		{"done state survives", []step{{"begin", ""}, {"write", "a"}, {"done", ""}, {"power", ""}}, true, false},
+		{"done state lost", []step{{"begin", ""}, {"write", "a"}, {"done", ""}, {"write", "absent"}, {"power", ""}}, true, true},
+		{"call in flight", []step{{"begin", ""}, {"write", "a"}, {"done", ""}, {"begin", ""}, {"write", "b"}, {"power", ""}}, false, false},
+		{"failed call changed it", []step{{"begin", ""}, {"write", "a"}, {"done", ""}, {"begin", ""}, {"write", "b"}, {"fail", ""}, {"write", "a"}, {"power", ""}}, false, false},
+		{"failed call changed nothing", []step{{"begin", ""}, {"write", "a"}, {"done", ""}, {"begin", ""}, {"fail", ""}, {"write", "x"}, {"power", ""}}, true, true},
+		{"hostile write", []step{{"begin", ""}, {"write", "a"}, {"done", ""}, {"spoil", ""}, {"write", "x"}, {"power", ""}}, false, false},
+		{"overlapping calls: snapshot when the last answers", []step{{"begin", ""}, {"begin", ""}, {"write", "a"}, {"done", ""}, {"write", "b"}, {"done", ""}, {"power", ""}}, true, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			state := "absent"
+			d := DoneRecord{Name: "r", Read: func() (string, bool) { return state, true }}
+			var judged bool
+			var err error
+			for _, s := range c.steps {
+				switch s.op {
+				case "begin":
+					d.Begin()
+				case "done", "fail":
+					d.End(s.op == "done")
+				case "spoil":
+					d.Spoil()
+				case "write":
+					state = s.state
+				case "power":
+					judged, err = d.AfterPowerLoss()
+				}
+			}
+			if judged != c.judged || (err != nil) != c.fail {
+				t.Fatalf("judged %v, err %v; want judged %v, failure %v", judged, err, c.judged, c.fail)
+			}
+		})
+	}
+}
+
+// After a power loss the oracle starts over from what is on disk.
+func TestDoneRecordStartsOverAfterAPowerLoss(t *testing.T) {
+	state := "a"
+	d := DoneRecord{Name: "r", Read: func() (string, bool) { return state, true }}
+	d.Begin() // dies with the power
+	if judged, err := d.AfterPowerLoss(); judged || err != nil || d.InFlight() {
+		t.Fatalf("a call in flight at the power loss: judged %v, err %v, in flight %v", judged, err, d.InFlight())
+	}
+	if judged, err := d.AfterPowerLoss(); !judged || err != nil {
+		t.Fatalf("the state the reboot left is on disk: judged %v, err %v", judged, err)
+	}
+}
