@@ -75,6 +75,11 @@ type Options struct {
 	SeedDir string
 	// ShrinkRuns bounds the shrink of a failure; 0 means ShrinkRunsDefault.
 	ShrinkRuns int
+	// ReplayCommand renders the command printed (and written into the seed
+	// file) for a stored failure; nil means go test's -simtest.replay of
+	// the failing test. An engine that leasesim's catalog also holds can
+	// name `leasesim replay` instead (see workload's fuzz targets).
+	ReplayCommand campaign.ReplayCommand
 }
 
 // Failure is a failure a campaign found, shrunk and stored.
@@ -106,7 +111,8 @@ func Run(t *testing.T, engine *campaign.Engine, o Options) {
 	if t.Failed() {
 		return
 	}
-	failures, err := find(catalog, engine, o, t.Logf, replayCommand(t))
+	command := o.replayCommand(t)
+	failures, err := find(catalog, engine, o, t.Logf, command)
 	if err != nil {
 		t.Fatalf("simtest: %v", err)
 	}
@@ -116,7 +122,7 @@ func Run(t *testing.T, engine *campaign.Engine, o Options) {
 			continue
 		}
 		t.Errorf("simtest: %s found %s (seed %d, shrunk to %d choices): %s; replay: %s",
-			engine.Name, f.Class, f.Seed, f.Choices, firstLine(f.Message), replayCommand(t)(f.SeedFile))
+			engine.Name, f.Class, f.Seed, f.Choices, firstLine(f.Message), command(f.SeedFile))
 	}
 }
 
@@ -194,7 +200,7 @@ func ReplaySeeds(t *testing.T, engine *campaign.Engine, o Options) {
 		case err != nil:
 			t.Errorf("simtest: %s: %v", path, err)
 		case !finding.OK():
-			t.Errorf("simtest: %s still finds %v: %s; replay: %s", path, finding, firstLine(finding.Message), replayCommand(t)(path))
+			t.Errorf("simtest: %s still finds %v: %s; replay: %s", path, finding, firstLine(finding.Message), o.replayCommand(t)(path))
 		default:
 			t.Logf("simtest: %s passes (it found %v when written)", path, file.Expect)
 		}
@@ -225,6 +231,15 @@ func replayCommand(t testing.TB) campaign.ReplayCommand {
 	return func(path string) string {
 		return fmt.Sprintf("go test -run '^%s$' -simtest.replay=%s", name, path)
 	}
+}
+
+// replayCommand is o.ReplayCommand, or else the go test command replaying
+// a seed file in t's test.
+func (o Options) replayCommand(t testing.TB) campaign.ReplayCommand {
+	if o.ReplayCommand != nil {
+		return o.ReplayCommand
+	}
+	return replayCommand(t)
 }
 
 // resolve applies the defaults, the environment and the flags.
