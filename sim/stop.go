@@ -29,8 +29,9 @@ func (w *World) stop(p *Proc) {
 	w.stopped = append(w.stopped, p)
 	w.Probe("stop")
 	w.Tracef("fault=stop proc=%s pid=%d until=%d", p.name, p.table.PID, until)
-	w.noKills = "a stop hook"
-	defer func() { w.noKills = "" }()
+	// The hooks draw from the stop fault's own stream (World.Decisions).
+	w.noKills, w.firing = "a stop hook", w.decisions.Stream("fault/"+FaultStop)
+	defer func() { w.noKills, w.firing = "", nil }()
 	for _, f := range w.onStop {
 		f(p)
 	}
@@ -64,5 +65,6 @@ func (p *Proc) Stopped() bool { return p.stoppedUntil != 0 && p.status == procLi
 
 // OnStop registers a function called when the stop fault stops a process,
 // outside every process, after the stop: a workload notes what the paused
-// process holds. Like an invariant it observes and must not kill.
+// process holds, and may spawn (an operator). Like an invariant it must not
+// kill. Its draws (World.Decisions) come from the stop fault's stream.
 func (w *World) OnStop(f func(p *Proc)) { w.onStop = append(w.onStop, f) }
