@@ -18,6 +18,7 @@ const (
 	FaultRenameRace = "renamerace" // a workload hook renames under a process's feet
 	FaultClockStep  = "clockstep"  // a host's wall clock steps forward or backward
 	FaultProcfs     = "procfs"     // /proc hazards: a hostile comm at spawn, a zombie reaped between two reads
+	FaultStop       = "stop"       // SIGSTOP the process about to run, SIGCONT it a long virtual time later
 )
 
 // faultSpec is one fault's name and the largest per-step probability a swarm
@@ -40,6 +41,7 @@ var faultSpecs = []faultSpec{
 	{FaultRenameRace, 0.01},
 	{FaultClockStep, 0.002},
 	{FaultProcfs, 0.5},
+	{FaultStop, 0.002},
 }
 
 // probabilityLevels is how many probabilities a swarm plan chooses among for
@@ -54,7 +56,7 @@ type FaultPlan struct {
 }
 
 // faultCount is the number of faults; a constant so the plan is a comparable value.
-const faultCount = 11
+const faultCount = 12
 
 func init() {
 	if len(faultSpecs) != faultCount {
@@ -148,6 +150,7 @@ const (
 	faultIndexRenameRace
 	faultIndexClockStep
 	faultIndexProcfs
+	faultIndexStop
 )
 
 func init() {
@@ -155,7 +158,7 @@ func init() {
 		FaultCrash: faultIndexCrash, FaultPowerLoss: faultIndexPowerLoss, FaultPIDChurn: faultIndexPIDChurn,
 		FaultZombie: faultIndexZombie, FaultUpgrade: faultIndexUpgrade, FaultEACCES: faultIndexEACCES,
 		FaultFSError: faultIndexFSError, FaultCorrupt: faultIndexCorrupt, FaultRenameRace: faultIndexRenameRace,
-		FaultClockStep: faultIndexClockStep, FaultProcfs: faultIndexProcfs,
+		FaultClockStep: faultIndexClockStep, FaultProcfs: faultIndexProcfs, FaultStop: faultIndexStop,
 	} {
 		if faultSpecs[index].name != name {
 			panic("sim: fault index of " + name + " is wrong")

@@ -66,6 +66,9 @@ type Proc struct {
 	// sleeping is true while the process waits for wakeAt.
 	sleeping bool
 	wakeAt   int64
+	// stoppedUntil is the end of the process's stop (the stop fault), 0
+	// when it is not stopped.
+	stoppedUntil int64
 	// result is the outcome code of the last operation (0 = success).
 	result   uint64
 	priority int

@@ -2,8 +2,9 @@ package sim
 
 import "fmt"
 
-// A step is: choose a process, move the clock, reap zombies, draw the
-// global faults, draw the chosen process's crash, resume it to its next
+// A step is: choose a process, move the clock, reap zombies, continue the
+// stopped processes whose stop ended, draw the global faults, draw the
+// chosen process's crash, then its stop, resume it to its next
 // scheduling point, then fold the step into the hash, and check the
 // invariants. The main loop (runSteps) runs steps one phase after another.
 //
@@ -33,6 +34,8 @@ const (
 	phaseFault
 	// phaseCrash: the chosen process's crash was drawn yes.
 	phaseCrash
+	// phaseStop: the chosen process's stop was drawn yes.
+	phaseStop
 	// phaseRan: the chosen process ran its step (or died in it).
 	phaseRan
 	// phaseEnd: the run ended with w.endOutcome and w.endMessage.
@@ -59,6 +62,9 @@ func (w *World) runSteps() (Outcome, string) {
 			w.runChosen()
 		case phaseCrash:
 			w.Crash(w.stepProc)
+			w.phase = phaseRan
+		case phaseStop:
+			w.stop(w.stepProc)
 			w.phase = phaseRan
 		case phaseRan:
 			w.endStep(w.stepProc)
@@ -88,6 +94,7 @@ func (w *World) runEnded() bool {
 func (w *World) moveClockAndReap() {
 	w.now += int64(1+w.stepProc.draws.step.Intn(stepTimeMax)) * 1000
 	w.reapZombies()
+	w.continueStopped()
 }
 
 // runChosen draws the chosen process's crash and resumes it, after the
@@ -102,6 +109,8 @@ func (w *World) runChosen() {
 		w.stepEvent.kind = opStart
 	case p.draws.step.Chance(w.plan.probabilities[faultIndexCrash]):
 		w.Crash(p)
+	case p.draws.step.Chance(w.plan.probabilities[faultIndexStop]):
+		w.stop(p)
 	default:
 		w.resume(p)
 	}
@@ -162,6 +171,10 @@ func (w *World) inlineStep(p *Proc) bool {
 	w.stepEvent = p.pending
 	if p.draws.step.Chance(w.plan.probabilities[faultIndexCrash]) {
 		w.phase = phaseCrash
+		return false
+	}
+	if p.draws.step.Chance(w.plan.probabilities[faultIndexStop]) {
+		w.phase = phaseStop
 		return false
 	}
 	w.phase = phaseRan

@@ -182,7 +182,10 @@ type World struct {
 	hooks      []faultHook
 	onExit     []func(p *Proc, reason ExitReason)
 	onReap     []func(h *Host, proc *simproc.Proc)
-	trace      io.Writer
+	onStop     []func(p *Proc)
+	// stopped lists the processes the stop fault stopped, not yet continued.
+	stopped []*Proc
+	trace   io.Writer
 
 	// runnable is scratch space for each step.
 	runnable []*Proc

@@ -122,6 +122,9 @@ type Proc struct {
 	UID     uint32
 	State   State
 	Threads int
+	// Stopped is true while a Running process is stopped (SIGSTOP, state T
+	// in /proc): it is alive, it only does not run (Host.Stop, Continue).
+	Stopped bool
 	// NS is the index of the process's PID namespace.
 	NS int
 	// Boot is the host's boot count when the process started: a process of
@@ -340,7 +343,28 @@ func (h *Host) Exit(p *Proc) {
 	h.checkLive(p)
 	p.State = Gone
 	p.Threads = 0
+	p.Stopped = false // SIGKILL ends a stopped process too
 	delete(h.namespaces[p.NS].procs, p.PID)
+}
+
+// Stop stops a running process (SIGSTOP): /proc shows it in state T. It is
+// alive (its PID, start time and identity unchanged) and must never be
+// judged stale; it only does not run until Continue.
+func (h *Host) Stop(p *Proc) {
+	h.checkLive(p)
+	if p.State != Running || p.Stopped {
+		panic(fmt.Sprintf("simproc: stop of a %v process (stopped %v)", p.State, p.Stopped))
+	}
+	p.Stopped = true
+}
+
+// Continue resumes a stopped process (SIGCONT).
+func (h *Host) Continue(p *Proc) {
+	h.checkLive(p)
+	if p.State != Running || !p.Stopped {
+		panic(fmt.Sprintf("simproc: continue of a %v process (stopped %v)", p.State, p.Stopped))
+	}
+	p.Stopped = false
 }
 
 // ExitZombie ends p's thread-group leader without reaping it. threadsLeft is
@@ -356,6 +380,7 @@ func (h *Host) ExitZombie(p *Proc, threadsLeft int) {
 	}
 	p.State = Zombie
 	p.Threads = threadsLeft
+	p.Stopped = false
 }
 
 // Reap removes a zombie, freeing its PID.
@@ -460,7 +485,11 @@ func (p *Proc) hash() uint64 {
 	x := mix(uint64(p.PID) ^ uint64(p.NS)<<32)
 	x = mix(x ^ p.StartTicks)
 	x = mix(x ^ p.ExeIno ^ uint64(p.UID)<<40)
-	return mix(x ^ uint64(p.State)<<56 ^ uint64(p.Threads))
+	x = mix(x ^ uint64(p.State)<<56 ^ uint64(p.Threads))
+	if p.Stopped {
+		x = mix(x ^ 'T')
+	}
+	return x
 }
 
 // mix is splitmix64's finalizer.

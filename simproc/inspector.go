@@ -51,7 +51,8 @@ func (in *inspector) Current() (lease.ProcessIdentity, error) {
 func (in *inspector) Inspect(pid int) lease.Inspection {
 	h := in.host
 	in.view.reset()
-	if target := h.namespaces[in.self.NS].procs[pid]; target != nil {
+	target := h.namespaces[in.self.NS].procs[pid]
+	if target != nil {
 		switch {
 		case h.InspectFault != nil && h.InspectFault(pid):
 			in.view.eacces = eaccesFiles[(pid+h.eaccesInjected)%len(eaccesFiles)]
@@ -62,6 +63,9 @@ func (in *inspector) Inspect(pid int) lease.Inspection {
 	}
 	inspection := in.table.Inspect(pid)
 	in.fireProbes(inspection)
+	if target != nil && target.Stopped && inspection.Kind == lease.InspectLive && h.Probe != nil {
+		h.Probe(ProbeStopped)
+	}
 	return inspection
 }
 

@@ -55,10 +55,13 @@ const (
 	ProbeCommWithParen = "proc-comm-with-paren"
 	ProbeZombieSingle  = "proc-zombie-single-thread"
 	ProbeZombieMulti   = "proc-zombie-multithread"
-	ProbeExeDeleted    = "proc-exe-deleted"
-	ProbeEACCES        = "proc-eacces"
-	ProbeVanished      = "proc-vanished-between-reads"
-	ProbeESRCH         = "proc-esrch"
+	// ProbeStopped: an inspection of a stopped process (state T) that it
+	// read as live.
+	ProbeStopped    = "proc-stopped-live"
+	ProbeExeDeleted = "proc-exe-deleted"
+	ProbeEACCES     = "proc-eacces"
+	ProbeVanished   = "proc-vanished-between-reads"
+	ProbeESRCH      = "proc-esrch"
 )
 
 // What one inspection met, as bits of procView.seen.
@@ -292,8 +295,11 @@ func (v *procView) Hostname() (string, error) { return v.host.name, nil }
 // with the process's age, as CPU time does.
 func (h *Host) renderStat(b []byte, p *Proc) []byte {
 	state := byte('S')
-	if p.State == Zombie {
+	switch {
+	case p.State == Zombie:
 		state = 'Z'
+	case p.Stopped:
+		state = 'T'
 	}
 	age := h.TicksNow() - min(p.StartTicks, h.TicksNow())
 	b = strconv.AppendInt(b, int64(p.PID), 10)
@@ -324,8 +330,11 @@ var statTail = " 12345678 321 18446744073709551615" + strings.Repeat(" 0", 52-25
 // renderStatus renders the head of /proc/PID/status.
 func renderStatus(b []byte, p *Proc) []byte {
 	state := "S (sleeping)"
-	if p.State == Zombie {
+	switch {
+	case p.State == Zombie:
 		state = "Z (zombie)"
+	case p.Stopped:
+		state = "T (stopped)"
 	}
 	uid := strconv.FormatUint(uint64(p.UID), 10)
 	b = append(b, "Name:\t"...)

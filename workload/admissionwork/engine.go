@@ -62,6 +62,9 @@ func Engine() *campaign.Engine {
 			"proc-eacces",
 			"proc-vanished-between-reads",
 			"proc-esrch",
+			// the stop fault: a process stopped (SIGSTOP) and inspected as live in state T
+			"stop",
+			"proc-stopped-live",
 		},
 		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1},
 	}

@@ -59,6 +59,9 @@ func Engine() *campaign.Engine {
 			"proc-eacces",
 			"proc-vanished-between-reads",
 			"proc-esrch",
+			// the stop fault: a process stopped (SIGSTOP) and inspected as live in state T
+			"stop",
+			"proc-stopped-live",
 		},
 		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0},
 	}

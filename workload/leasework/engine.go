@@ -80,6 +80,19 @@ var declaredProbes = []string{
 	"proc-eacces",
 	"proc-vanished-between-reads",
 	"proc-esrch",
+	// the stop fault (paused.go): a holder stopped (SIGSTOP, state T) and
+	// read as live, refused to an acquirer and to an operator on its host;
+	// an operator's move from another host, after which the resumed
+	// holder is fenced
+	"stop",
+	"proc-stopped-live",
+	"lease-paused-holder",
+	"lease-paused-in-fence",
+	"lease-held-by-paused-holder",
+	"lease-operator-refused-paused-holder",
+	"lease-operator-reclaimed-paused-holder",
+	"lease-paused-holder-resumed-owner",
+	"lease-paused-holder-resumed-fenced",
 }
 
 // checkMessage reduces a CheckLeaseHistory error to a Verdict message

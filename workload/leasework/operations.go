@@ -127,6 +127,9 @@ func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.Acqu
 		}
 	case lease.Held:
 		lw.world.Probe("lease-held")
+		if holder := lw.acquirer[res.Owner.Generation]; holder != nil && holder.Stopped() {
+			lw.world.Probe("lease-held-by-paused-holder") // stopped, alive: never stale
+		}
 	case lease.Refused:
 		lw.world.Probe("lease-refused-" + string(res.Refusal.Reason))
 		if lw.hostileSwaps() != swapsBefore {
@@ -169,6 +172,7 @@ func (lw *leaseWorld) release(p *sim.Proc, m *lease.Manager, h held) bool {
 	space := lw.space(p)
 	in := models.LeaseRelease{Namespace: space.key, Proc: p.ID(), Generation: h.generation, Session: h.session}
 	guardEvents := lw.hostileGuardEvents()
+	callAt := lw.world.Now()
 	op := p.Begin("release", in)
 	res, err := m.Release(context.Background(), h.generation)
 	lw.judgeEngineSignal(p, "release", err, guardEvents)
@@ -185,11 +189,13 @@ func (lw *leaseWorld) release(p *sim.Proc, m *lease.Manager, h held) bool {
 	}
 	switch res.Kind {
 	case lease.Released:
+		lw.resumedCall(p, h.generation, true, callAt)
 		lw.world.Probe("lease-released")
 		if lw.acquirer[h.generation] != p {
 			lw.world.Probe("lease-released-by-capability")
 		}
 	case lease.NotOwner:
+		lw.resumedCall(p, h.generation, false, callAt)
 		lw.world.Probe("lease-release-not-owner")
 	case lease.ReleaseRefused:
 		lw.world.Probe("lease-release-refused")
@@ -224,6 +230,7 @@ func (lw *leaseWorld) inspect(p *sim.Proc, m *lease.Manager) (held, bool) {
 func (lw *leaseWorld) withCurrent(p *sim.Proc, m *lease.Manager, h held) {
 	space := lw.space(p)
 	in := models.LeaseWithCurrent{Namespace: space.key, Proc: p.ID(), Generation: h.generation, Session: h.session}
+	callAt := lw.world.Now()
 	op := p.Begin("with-current", in)
 	entered := false
 	guardEvents := lw.hostileGuardEvents()
@@ -241,8 +248,10 @@ func (lw *leaseWorld) withCurrent(p *sim.Proc, m *lease.Manager, h held) {
 	}
 	switch out.Kind {
 	case models.FenceOK:
+		lw.resumedCall(p, h.generation, true, callAt)
 		lw.world.Probe("lease-fence-ok")
 	case models.FenceFenced:
+		lw.resumedCall(p, h.generation, false, callAt)
 		lw.world.Probe("lease-fenced")
 		if lw.acquirer[h.generation] != p {
 			lw.world.Probe("lease-impostor-fenced")

@@ -50,6 +50,10 @@ func (f *leaseFS) observe(oldpath, newpath string, err error) {
 		return
 	}
 	lw, space := f.lw, f.lw.space(f.p)
+	if lw.paused.isOperator(f.p) {
+		lw.observeOperatorMove(space)
+		return
+	}
 	event := lw.world.RecordEvent("reclaim", models.LeaseReclaim{Namespace: space.key})
 	lw.reclaimsPending = append(lw.reclaimsPending, leasePendingReclaim{event: event,
 		space: space, path: newpath, proc: f.p})

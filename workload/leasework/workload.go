@@ -290,6 +290,8 @@ type leaseWorld struct {
 	// reported by the next invariant check.
 	failure  error
 	liveness *leaseLiveness
+	// paused holds the lease holders the stop fault paused (paused.go).
+	paused pausedHolders
 }
 
 func (lw *leaseWorld) setup() error {
@@ -337,6 +339,7 @@ func (lw *leaseWorld) setup() error {
 	w.FaultHook(sim.FaultRenameRace, lw.renameRace)
 	w.OnExit(lw.exited)
 	w.OnReap(lw.reaped)
+	w.OnStop(lw.stopped)
 	w.Invariant("lease", lw.check)
 	return nil
 }
@@ -385,6 +388,9 @@ func (lw *leaseWorld) fail(err error, liveness bool) {
 // crashed workers, and starts the liveness phase after the last worker.
 func (lw *leaseWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 	w := lw.world
+	if lw.paused.operatorExited(p) {
+		return // not a worker: no lane of lease calls, no restart
+	}
 	lw.settleReclaims(p, false, nil, reason)
 	for space, in := range lw.inside {
 		if in.proc == p {
