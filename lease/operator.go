@@ -217,6 +217,10 @@ func (m *Manager) forceReceiver(c *call, generation string) (ForceResult, error)
 			return ForceResult{Kind: ForceRefused, Why: why, Evidence: data}, nil
 		}
 		label = owner.Generation
+	default:
+		if why := corruptConfirmRefusal("receiver.lock", generation); why != "" {
+			return ForceResult{Kind: ForceRefused, Why: why, Evidence: data}, nil
+		}
 	}
 	target := m.forcedEntry("receiver", label, "")
 	if err := m.moveToQuarantine(m.receiverPath(), target); err != nil {
@@ -277,6 +281,19 @@ func (m *Manager) forceRefusal(recorded, confirmed string, rec ProcessIdentity, 
 	return ""
 }
 
+// corruptConfirmRefusal is why a corrupt entry is not moved under a
+// confirmation that names a generation: the operator judged a valid record
+// of that generation, and what is there now (garbage written since, by a
+// co-tenant or a torn write) is not it. A confirmation binds to the state
+// judged, as admission's and dirlease's content hashes do; a corrupt entry
+// is confirmed with no generation, after inspecting it again.
+func corruptConfirmRefusal(entry, generation string) string {
+	if generation == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s is corrupt now (no generation), not the record of generation %s that was confirmed: inspect again, then force it with no generation", entry, generation)
+}
+
 // forceRecordFile is ForceReclaim for the guard or an intent: file is
 // judged, moved into quarantine/ and the moved bytes compared with the
 // judged ones.
@@ -289,6 +306,11 @@ func (m *Manager) forceRecordFile(c *call, file, kind, record, generation string
 		return ForceResult{Kind: ForceNothing, Why: file + " does not exist"}, nil
 	}
 	label := ""
+	if read.corrupt != "" {
+		if why := corruptConfirmRefusal(file, generation); why != "" {
+			return ForceResult{Kind: ForceRefused, Why: why, Evidence: read.data}, nil
+		}
+	}
 	if read.corrupt == "" {
 		if why := m.forceRefusal(read.guard.Generation, generation, read.guard.Identity, read.guard.legacy(), c.current); why != "" {
 			return ForceResult{Kind: ForceRefused, Why: why, Evidence: read.data}, nil

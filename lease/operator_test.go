@@ -78,6 +78,16 @@ func TestEveryBlockerIsReportedAndForcedIntoQuarantine(t *testing.T) {
 			require.Equal(t, want, blocker.Path)
 
 			request := lease.ForceRequest{Kind: blocker.Kind, Path: blocker.Path}
+			if tc.generation == "" {
+				// A confirmation naming a generation judged a valid record:
+				// the corrupt entry there now is not it.
+				before := w.tree()
+				stale, err := m.ForceReclaim(ctx, lease.ForceRequest{Kind: blocker.Kind, Path: blocker.Path, Generation: generation})
+				require.NoError(t, err)
+				require.Equal(t, lease.ForceRefused, stale.Kind, "a corrupt entry under a generation's confirmation: %+v", stale)
+				require.Contains(t, stale.Why, "corrupt now")
+				require.Equal(t, before, w.tree())
+			}
 			if tc.generation != "" {
 				before := w.tree()
 				wrong, err := m.ForceReclaim(ctx, request)
