@@ -20,6 +20,7 @@ import (
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/simproc"
 	"github.com/leasekit/leasekit/workload/workkit"
 )
 
@@ -96,6 +97,12 @@ func (lw *leaseWorld) generationHeldBy(space *leaseSpace, p *sim.Proc) string {
 // record, confirmed with its generation.
 func (lw *leaseWorld) operate(op, holder *sim.Proc, generation string) {
 	w := lw.world
+	// An inspection that failed with EACCES during the call leaves the
+	// engine unable to see the holder alive: the operator's confirmation
+	// then decides, by design (an unverifiable owner is an operator's
+	// call). The count is world-wide, so this can only excuse too much,
+	// never flag a legal move.
+	eaccesBefore := w.ProbeCount(simproc.ProbeEACCES)
 	res, err := lw.manager(op).ForceReclaim(context.Background(),
 		lease.ForceRequest{Kind: lease.BlockerReceiver, Generation: generation})
 	if err != nil {
@@ -103,7 +110,11 @@ func (lw *leaseWorld) operate(op, holder *sim.Proc, generation string) {
 		return
 	}
 	local := op.Host() == holder.Host()
+	unverifiable := w.ProbeCount(simproc.ProbeEACCES) > eaccesBefore
 	switch {
+	case res.Kind == lease.ForceMoved && local && holder.Alive() && unverifiable:
+		w.Probe("lease-operator-forced-unverifiable-paused-holder")
+		lw.paused.forced[holder] = pausedHold{generation, w.Now()}
 	case res.Kind == lease.ForceMoved && local && holder.Alive():
 		lw.fail(fmt.Errorf("operator %s force-reclaimed generation %s of %s, alive on its own host (stopped: %v): %s",
 			op.Name(), generation, holder.Name(), holder.Stopped(), res.QuarantinePath), false)
