@@ -20,7 +20,6 @@ import (
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
-	"github.com/leasekit/leasekit/simproc"
 	"github.com/leasekit/leasekit/workload/workkit"
 )
 
@@ -97,22 +96,19 @@ func (lw *leaseWorld) generationHeldBy(space *leaseSpace, p *sim.Proc) string {
 // record, confirmed with its generation.
 func (lw *leaseWorld) operate(op, holder *sim.Proc, generation string) {
 	w := lw.world
-	// An inspection that failed with EACCES during the call leaves the
-	// engine unable to see the holder alive: the operator's confirmation
-	// then decides, by design (an unverifiable owner is an operator's
-	// call). The count is world-wide, so this can only excuse too much,
-	// never flag a legal move.
-	eaccesBefore := w.ProbeCount(simproc.ProbeEACCES)
-	res, err := lw.manager(op).ForceReclaim(context.Background(),
+	// The operator's own inspections of the holder: one that could not see
+	// it (InspectUnknown, e.g. EACCES) leaves the engine unable to prove it
+	// alive, and an unverifiable owner is the operator's call by design.
+	watch := &inspectWatch{Inspector: op.Inspector(), pid: holder.Table().PID}
+	res, err := lw.managerWith(op, watch).ForceReclaim(context.Background(),
 		lease.ForceRequest{Kind: lease.BlockerReceiver, Generation: generation})
 	if err != nil {
 		w.Probe("lease-operator-force-error")
 		return
 	}
 	local := op.Host() == holder.Host()
-	unverifiable := w.ProbeCount(simproc.ProbeEACCES) > eaccesBefore
 	switch {
-	case res.Kind == lease.ForceMoved && local && holder.Alive() && unverifiable:
+	case res.Kind == lease.ForceMoved && local && holder.Alive() && watch.unverified:
 		w.Probe("lease-operator-forced-unverifiable-paused-holder")
 		lw.paused.forced[holder] = pausedHold{generation, w.Now()}
 	case res.Kind == lease.ForceMoved && local && holder.Alive():
@@ -175,4 +171,20 @@ func (lw *leaseWorld) resumedCall(p *sim.Proc, generation string, owner bool, ca
 	case owner:
 		lw.world.Probe("lease-paused-holder-resumed-owner")
 	}
+}
+
+// inspectWatch is an Inspector that notes whether an inspection of pid
+// came back unknown (the engine could not tell it alive or dead).
+type inspectWatch struct {
+	lease.Inspector
+	pid        int
+	unverified bool
+}
+
+func (i *inspectWatch) Inspect(pid int) lease.Inspection {
+	inspection := i.Inspector.Inspect(pid)
+	if pid == i.pid && inspection.Kind == lease.InspectUnknown {
+		i.unverified = true
+	}
+	return inspection
 }

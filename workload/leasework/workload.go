@@ -360,8 +360,13 @@ func (lw *leaseWorld) spawnExe(h *sim.Host, name, exe string, body func(p *sim.P
 
 // manager returns a Manager over p's environment.
 func (lw *leaseWorld) manager(p *sim.Proc) *lease.Manager {
+	return lw.managerWith(p, p.Inspector())
+}
+
+// managerWith is manager with another view of p's process table.
+func (lw *leaseWorld) managerWith(p *sim.Proc, inspector lease.Inspector) *lease.Manager {
 	m, err := lease.NewManager(lease.Config{Namespace: leaseNamespace, RootID: leaseRootID, FS: &leaseFS{FS: p.FS(), lw: lw, p: p},
-		Clock: p.Clock(), Inspector: p.Inspector(), IDs: p.IDs(), GuardWait: lw.opts.GuardWait})
+		Clock: p.Clock(), Inspector: inspector, IDs: p.IDs(), GuardWait: lw.opts.GuardWait})
 	if err != nil {
 		panic(err)
 	}
