@@ -21,7 +21,7 @@ func (h *Host) Inspector(self *Proc) lease.Inspector {
 	}
 	in := &inspector{host: h, self: self}
 	in.view = procView{host: h, self: self}
-	in.table = procfs.New(procRoot, &in.view)
+	in.table = procfs.NewSingleCaller(procRoot, &in.view)
 	return in
 }
 

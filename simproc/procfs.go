@@ -336,7 +336,6 @@ func renderStatus(b []byte, p *Proc) []byte {
 	case p.Stopped:
 		state = "T (stopped)"
 	}
-	uid := strconv.FormatUint(uint64(p.UID), 10)
 	b = append(b, "Name:\t"...)
 	b = append(b, p.Comm...)
 	b = append(b, "\nUmask:\t0022\nState:\t"...)
@@ -346,9 +345,9 @@ func renderStatus(b []byte, p *Proc) []byte {
 	b = append(b, "\nNgid:\t0\nPid:\t"...)
 	b = strconv.AppendInt(b, int64(p.PID), 10)
 	b = append(b, "\nPPid:\t1\nTracerPid:\t0\nUid:"...)
-	for range 4 {
+	for range 4 { // real, effective, saved, filesystem
 		b = append(b, '\t')
-		b = append(b, uid...)
+		b = strconv.AppendUint(b, uint64(p.UID), 10)
 	}
 	b = append(b, "\nGid:\t0\t0\t0\t0\nThreads:\t"...)
 	b = strconv.AppendInt(b, int64(p.Threads), 10)

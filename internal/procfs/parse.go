@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"strconv"
-	"strings"
 
 	"github.com/leasekit/leasekit/lease"
 )
@@ -27,34 +26,66 @@ type Stat struct {
 // works on the bytes (the simulator parses stat at every inspection): only
 // the start time is copied out.
 func ParseStat(pid int, data []byte) (Stat, error) {
+	parsed, startTime, err := parseStat(pid, data)
+	if err != nil {
+		return Stat{}, err
+	}
+	parsed.StartTime = string(startTime)
+	return parsed, nil
+}
+
+// parseStat is ParseStat leaving the start time in data (the Table's memo
+// then decides whether it needs a copy).
+func parseStat(pid int, data []byte) (Stat, []byte, error) {
 	open := bytes.IndexByte(data, '(')
 	end := bytes.LastIndexByte(data, ')')
 	if open < 0 || end < open {
-		return Stat{}, fmt.Errorf("no parenthesised command name")
+		return Stat{}, nil, fmt.Errorf("no parenthesised command name")
 	}
 	var pidText [20]byte
 	if field := bytes.TrimSpace(data[:open]); !bytes.Equal(field, strconv.AppendInt(pidText[:0], int64(pid), 10)) {
-		return Stat{}, fmt.Errorf("PID field %q, want %d", field, pid)
+		return Stat{}, nil, fmt.Errorf("PID field %q, want %d", field, pid)
 	}
 	fields, count := statFields(data[end+1:])
 	if count < statFieldsAfterCommMin {
-		return Stat{}, fmt.Errorf("%d fields after the command name, want at least %d",
+		return Stat{}, nil, fmt.Errorf("%d fields after the command name, want at least %d",
 			count, statFieldsAfterCommMin)
 	}
 	state := fields[0] // field 3
 	if len(state) != 1 {
-		return Stat{}, fmt.Errorf("state %q is not one letter", state)
+		return Stat{}, nil, fmt.Errorf("state %q is not one letter", state)
 	}
 	threads, ok := parseCount(fields[1])
 	if !ok {
-		return Stat{}, fmt.Errorf("num_threads %q is not a count", fields[1])
+		return Stat{}, nil, fmt.Errorf("num_threads %q is not a count", fields[1])
 	}
-	startTime := string(fields[2])
-	if _, err := strconv.ParseUint(startTime, 10, 64); err != nil || strings.HasPrefix(startTime, "+") {
-		return Stat{}, fmt.Errorf("starttime %q is not a decimal tick count", startTime)
+	startTime := fields[2]
+	if !isDecimalTicks(startTime) {
+		return Stat{}, nil, fmt.Errorf("starttime %q is not a decimal tick count", startTime)
 	}
-	return Stat{State: state[0], Threads: threads, StartTime: startTime}, nil
+	return Stat{State: state[0], Threads: threads}, startTime, nil
 }
+
+// isDecimalTicks is strconv.ParseUint(s, 10, 64) succeeding (which takes
+// no sign and no underscore in base 10): digits only, one at least, whose
+// value is at most 2^64-1 (leading zeros allowed).
+func isDecimalTicks(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	for len(b) > 1 && b[0] == '0' {
+		b = b[1:]
+	}
+	return len(b) < len(maxUint64Text) || (len(b) == len(maxUint64Text) && string(b) <= maxUint64Text)
+}
+
+// maxUint64Text is 2^64-1 in decimal.
+const maxUint64Text = "18446744073709551615"
 
 // countDigitsMax bounds a parsed count: num_threads is far below 10^9.
 const countDigitsMax = 9
@@ -111,24 +142,64 @@ func isSpace(c byte) bool {
 }
 
 // ParseUID takes the real UID: the first number of the "Uid:" line of
-// /proc/PID/status.
+// /proc/PID/status. A plain ASCII count of up to countDigitsMax digits (every
+// uid the kernel prints below 10^9) is read in place; anything else takes
+// parseUIDField's general path, which also words the error. Both answer as
+// bytes.Fields and strconv.ParseUint would (TestParseUIDFastEqualsGeneral).
 func ParseUID(data []byte) (int, error) {
-	for line := range bytes.Lines(data) {
-		rest, found := bytes.CutPrefix(line, []byte("Uid:"))
+	for len(data) > 0 {
+		line := data
+		if end := bytes.IndexByte(data, '\n'); end >= 0 {
+			line, data = data[:end+1], data[end+1:]
+		} else {
+			data = nil
+		}
+		rest, found := bytes.CutPrefix(line, uidPrefix)
 		if !found {
 			continue
 		}
-		fields := bytes.Fields(rest)
-		if len(fields) == 0 {
-			break
+		if field, ok := firstField(rest); ok {
+			if uid, ok := parseCount(field); ok {
+				return uid, nil
+			}
 		}
-		uid, err := strconv.ParseUint(string(fields[0]), 10, 31)
-		if err != nil {
-			return 0, fmt.Errorf("status: Uid %q: %v", fields[0], err)
-		}
-		return int(uid), nil
+		return parseUIDField(rest)
 	}
-	return 0, errors.New("no Uid line")
+	return 0, errNoUIDLine
+}
+
+var (
+	uidPrefix    = []byte("Uid:")
+	errNoUIDLine = errors.New("no Uid line")
+)
+
+// parseUIDField parses the first field of a Uid line's rest in general.
+func parseUIDField(rest []byte) (int, error) {
+	fields := bytes.Fields(rest)
+	if len(fields) == 0 {
+		return 0, errNoUIDLine
+	}
+	uid, err := strconv.ParseUint(string(fields[0]), 10, 31)
+	if err != nil {
+		return 0, fmt.Errorf("status: Uid %q: %v", fields[0], err)
+	}
+	return int(uid), nil
+}
+
+// firstField is the first field of b split at ASCII spaces, or ok false
+// for none. It may differ from bytes.Fields(b)[0] only when b holds a
+// non-ASCII byte (bytes.Fields then splits at Unicode spaces too), and then
+// the field it returns holds one, which parseCount refuses.
+func firstField(b []byte) (field []byte, ok bool) {
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	start := i
+	for i < len(b) && !isSpace(b[i]) {
+		i++
+	}
+	return b[start:i], i > start
 }
 
 // readHost fills the host-wide fields: hostname and boot id. A host without
@@ -151,12 +222,11 @@ func (t *Table) readHost(identity *lease.ProcessIdentity) (lease.Inspection, boo
 		// Not under /proc/PID: no error here means the process is absent.
 		return unknown("reading %s: %v", name, err), false
 	}
-	identity.BootID = string(bytes.TrimSpace(data))
+	identity.BootID = t.keep(&t.memo.boot, bytes.TrimSpace(data))
 	return lease.Inspection{}, true
 }
 
-func (t *Table) readUID(dir string, identity *lease.ProcessIdentity) (lease.Inspection, bool) {
-	name := dir + "/status"
+func (t *Table) readUID(name string, identity *lease.ProcessIdentity) (lease.Inspection, bool) {
 	data, err := t.reader.ReadFile(name)
 	if err != nil {
 		return Failed(name, err), false
@@ -170,13 +240,12 @@ func (t *Table) readUID(dir string, identity *lease.ProcessIdentity) (lease.Insp
 }
 
 // readNamespace takes the PID namespace's id: the inode of /proc/PID/ns/pid.
-func (t *Table) readNamespace(dir string, identity *lease.ProcessIdentity) (lease.Inspection, bool) {
-	name := dir + "/ns/pid"
+func (t *Table) readNamespace(name string, identity *lease.ProcessIdentity) (lease.Inspection, bool) {
 	info, err := t.reader.Stat(name)
 	if err != nil {
 		return Failed(name, err), false
 	}
-	identity.PIDNamespace = strconv.FormatUint(info.Ino, 10)
+	identity.PIDNamespace = t.namespace(info.Ino)
 	return lease.Inspection{}, true
 }
 
@@ -189,8 +258,8 @@ func (t *Table) readNamespace(dir string, identity *lease.ProcessIdentity) (leas
 // threaded zombie keeps empty executable fields (ClassifyRecord calls it
 // stale before looking at them); any other process whose executable cannot
 // be read is unknown, never "changed".
-func (t *Table) readExecutable(pid int, dir string, identity *lease.ProcessIdentity) (lease.Inspection, bool) {
-	name := dir + "/exe"
+func (t *Table) readExecutable(pid int, names *pidNames, identity *lease.ProcessIdentity) (lease.Inspection, bool) {
+	name := names.exe
 	err := t.readExecutableAt(name, identity)
 	if err == nil {
 		return lease.Inspection{}, true
@@ -198,12 +267,12 @@ func (t *Table) readExecutable(pid int, dir string, identity *lease.ProcessIdent
 	if !errors.Is(err, fs.ErrNotExist) {
 		return Failed(name, err), false
 	}
-	if t.readTaskExecutable(dir, identity) {
+	if t.readTaskExecutable(names.dir, identity) {
 		return lease.Inspection{}, true
 	}
 	// The state now, not at the first read: the process may have exited
 	// since (then stat is gone too, and the PID is absent).
-	stat, failure, ok := t.readStat(pid, dir)
+	stat, failure, ok := t.readStat(pid, names)
 	if !ok {
 		return failure, false
 	}

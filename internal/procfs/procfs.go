@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"strconv"
 	"strings"
 
 	"github.com/leasekit/leasekit/lease"
@@ -65,6 +64,10 @@ type Table struct {
 	reader Reader
 	// bootIDPath is root/sys/kernel/random/boot_id, read at every inspection.
 	bootIDPath string
+	// single says the Table serves one caller at a time (NewSingleCaller)
+	// and keeps memo.
+	single bool
+	memo   memo
 }
 
 // New returns the Table of the /proc tree at root (an absolute path, or a
@@ -133,18 +136,18 @@ func Failed(path string, err error) lease.Inspection {
 }
 
 func (t *Table) inspectOnce(pid int) (inspection lease.Inspection, stable bool) {
-	dir := t.root + "/" + strconv.Itoa(pid)
-	first, failure, ok := t.readStat(pid, dir)
+	names := t.namesOf(pid)
+	first, failure, ok := t.readStat(pid, &names)
 	if !ok {
 		return failure, true
 	}
 	identity := lease.ProcessIdentity{PID: pid, StartTime: first.StartTime}
-	if failure, ok := t.readIdentity(pid, dir, &identity); !ok {
+	if failure, ok := t.readIdentity(pid, &names, &identity); !ok {
 		return failure, true
 	}
 	// Read stat again: fields read from a PID that changed hands after the
 	// first read describe the wrong process.
-	final, failure, ok := t.readStat(pid, dir)
+	final, failure, ok := t.readStat(pid, &names)
 	if !ok {
 		return failure, true
 	}
@@ -160,28 +163,29 @@ func (t *Table) inspectOnce(pid int) (inspection lease.Inspection, stable bool) 
 
 // readIdentity fills the fields stat does not hold, in the order the
 // files are read: host, status, ns/pid, exe.
-func (t *Table) readIdentity(pid int, dir string, identity *lease.ProcessIdentity) (lease.Inspection, bool) {
+func (t *Table) readIdentity(pid int, names *pidNames, identity *lease.ProcessIdentity) (lease.Inspection, bool) {
 	if failure, ok := t.readHost(identity); !ok {
 		return failure, false
 	}
-	if failure, ok := t.readUID(dir, identity); !ok {
+	if failure, ok := t.readUID(names.status, identity); !ok {
 		return failure, false
 	}
-	if failure, ok := t.readNamespace(dir, identity); !ok {
+	if failure, ok := t.readNamespace(names.nsPID, identity); !ok {
 		return failure, false
 	}
-	return t.readExecutable(pid, dir, identity)
+	return t.readExecutable(pid, names, identity)
 }
 
-func (t *Table) readStat(pid int, dir string) (Stat, lease.Inspection, bool) {
-	name := dir + "/stat"
+func (t *Table) readStat(pid int, names *pidNames) (Stat, lease.Inspection, bool) {
+	name := names.stat
 	data, err := t.reader.ReadFile(name)
 	if err != nil {
 		return Stat{}, Failed(name, err), false
 	}
-	parsed, err := ParseStat(pid, data)
+	parsed, startTime, err := parseStat(pid, data)
 	if err != nil {
 		return Stat{}, unknown("malformed %s: %v", name, err), false
 	}
+	parsed.StartTime = t.startTime(pid, startTime)
 	return parsed, lease.Inspection{}, true
 }
