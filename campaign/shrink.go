@@ -27,9 +27,11 @@ import (
 //     old list, and for the PCT scheduler in place of the random one, search
 //     a few fresh seeds of that input (passReseed);
 //  4. decisions: keep a prefix (binary search); zero (then clamp) every
-//     value above a threshold, for thresholds from 32 down; then for chunk sizes
-//     halving from half the list to one, zero chunks, then delete chunks;
-//     then halve single values.
+//     value above a threshold, for thresholds from 32 down; move the time
+//     that clock decisions buy onto fewer of them (passConcentrate); zero
+//     sets of choices (delta debugging over the non-zero decisions,
+//     passChoices); then for chunk sizes halving from half the list
+//     to one, delete chunks that hold a choice; then halve single values.
 //
 // The size that matters to a reader is the number of non-zero decisions
 // ("choices"): each is one place where the run deviates from the boring
@@ -154,18 +156,22 @@ func (s *shrinker) finalBudget(original int) (sim.Result, Finding) {
 
 // round runs every pass once and reports whether any made progress (and
 // budget remains).
+// A pass's adopted candidate may be no smaller (the same failure in
+// another way): only a lower shrinkSize counts, or rounds would go on
+// trading equal lists until the budget ran out.
 func (s *shrinker) round() bool {
-	progress := false
-	for _, pass := range []func() bool{s.passSteps, s.passFaults, s.passParams, s.passReseed, s.passPrefix,
-		s.passLarge, s.passChunks, s.passHalve} {
+	before := s.size()
+	for i, pass := range []func() bool{s.passSteps, s.passFaults, s.passParams, s.passReseed, s.passPrefix,
+		s.passLarge, s.passConcentrate, s.passChoices, s.passChunks, s.passHalve} {
 		if s.exhausted() {
 			return false
 		}
-		if pass() {
-			progress = true
+		if s.log != nil {
+			fmt.Fprintf(s.log, "pass %d at run %d: %+v\n", i, s.runs, s.size())
 		}
+		pass()
 	}
-	return progress && !s.exhausted()
+	return s.size().less(before) && !s.exhausted()
 }
 
 func (s *shrinker) exhausted() bool {
@@ -347,7 +353,7 @@ func (s *shrinker) passPrefix() bool {
 	return progress
 }
 
-// clockMax bounds the values passLarge and zeroChunks treat as clock steps
+// clockMax bounds the values passLarge treats as clock steps
 // (a step takes up to 50 µs, drawn below 50). Larger values are PCT
 // priorities and change points or fault details, and are left alone: they
 // change the schedule wholesale.
@@ -383,53 +389,17 @@ func (s *shrinker) passLarge() bool {
 	return progress
 }
 
-// passChunks works through chunk sizes from half the list down to one: at
-// each size it first zeroes every chunk that holds a choice (zeroing keeps
-// later decisions aligned, so it succeeds most), then deletes chunks from
-// the end backwards (later decisions matter least to earlier ones).
+// passChunks works through chunk sizes from half the list down to one,
+// deleting chunks that hold a choice from the end backwards (later
+// decisions matter least to earlier ones). Deleting, unlike zeroing
+// (passChoices), moves a stream's later decisions up to earlier draws:
+// sometimes the same failure with fewer choices. Chunks of zeros only are
+// left to passPrefix and the trailing-zero cut: deleting each of them
+// cost a run per position of a list of thousands.
 func (s *shrinker) passChunks() bool {
 	progress := false
 	for size := max(len(s.current.Decisions)/2, 1); size >= 1 && !s.exhausted(); size /= 2 {
-		if s.zeroChunks(size) {
-			progress = true
-		}
 		if s.deleteChunks(size) {
-			progress = true
-		}
-	}
-	return progress
-}
-
-// smallMax is the largest value zeroChunks keeps on its first try at a
-// chunk: process picks are mostly below it, clock steps mostly above.
-const smallMax = 2
-
-func (s *shrinker) zeroChunks(size int) bool {
-	progress := false
-	for start := 0; start < len(s.current.Decisions) && !s.exhausted(); start += size {
-		end := min(start+size, len(s.current.Decisions))
-		if Choices(s.current.Decisions[start:end]) == 0 {
-			continue
-		}
-		large := s.current.clone()
-		changed := false
-		for i := start; i < end; i++ {
-			if v := large.Decisions[i]; v > smallMax && v < clockMax {
-				large.Decisions[i], changed = 0, true
-			}
-		}
-		if changed && s.try(large) {
-			progress = true
-			// The adopted list is trimmed of trailing zeros: it may now
-			// end inside (or before) this chunk.
-			end = min(end, len(s.current.Decisions))
-			if end <= start || Choices(s.current.Decisions[start:end]) == 0 {
-				continue
-			}
-		}
-		c := s.current.clone()
-		clear(c.Decisions[start:end])
-		if s.try(c) {
 			progress = true
 		}
 	}
@@ -439,10 +409,12 @@ func (s *shrinker) zeroChunks(size int) bool {
 func (s *shrinker) deleteChunks(size int) bool {
 	progress := false
 	for end := len(s.current.Decisions); end-size >= 0 && !s.exhausted(); {
-		c := s.current.clone()
-		c.cut(end-size, end)
-		if s.try(c) {
-			progress = true
+		if Choices(s.current.Decisions[end-size:end]) > 0 {
+			c := s.current.clone()
+			c.cut(end-size, end)
+			if s.try(c) {
+				progress = true
+			}
 		}
 		end = min(end-size, len(s.current.Decisions))
 	}
