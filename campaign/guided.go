@@ -29,12 +29,9 @@ import (
 // guidedBatch is the number of candidates of one generation.
 const guidedBatch = 8
 
-// guidedFresh is the number of plain seeds that start a search of an empty
-// corpus; guidedFreshOneIn is how often a plain seed is run later on.
-const (
-	guidedFresh      = 16
-	guidedFreshOneIn = 10
-)
+// guidedFresh is the number of plain seeds that start a search; later a
+// plain seed is one of the operators (chooseOp).
+const guidedFresh = 16
 
 // guidedEntriesMax bounds the entries an engine's search mutates (memory:
 // an entry is a whole decision list).
@@ -57,6 +54,11 @@ type guidedSearch struct {
 	corpus  *Corpus
 	// made counts the candidates made (the next index).
 	made int
+	// tried and kept count each operator's candidates and those that
+	// reached new coverage (chooseOp); ops is each pending candidate's
+	// operator, by index.
+	tried, kept [opCount]int
+	ops         map[int]int
 }
 
 // outcome is what one candidate's run gives back to the search.
@@ -72,7 +74,7 @@ func newGuidedSearch(o *Options, engine string, corpus *Corpus) *guidedSearch {
 	}
 	salt := streamSalt(engine) ^ uint64(o.Shard)<<32 ^ uint64(o.Shards)
 	return &guidedSearch{o: o, e: e, engine: engine, rng: rand.New(rand.NewPCG(o.BaseSeed, salt)),
-		seen: map[uint64]struct{}{}, corpus: corpus}
+		seen: map[uint64]struct{}{}, corpus: corpus, ops: map[int]int{}}
 }
 
 // streamSalt hashes a name (FNV-1a).
@@ -98,10 +100,16 @@ func (g *guidedSearch) fresh(index int) Spec {
 func (g *guidedSearch) next() (int, Spec) {
 	index := g.made
 	g.made++
-	if len(g.entries) == 0 || index < guidedFresh || g.rng.IntN(guidedFreshOneIn) == 0 {
+	if len(g.entries) == 0 || index < guidedFresh {
 		return index, g.fresh(index)
 	}
-	return index, g.mutate()
+	op := g.chooseOp()
+	g.tried[op]++
+	g.ops[index] = op
+	if op == opFresh {
+		return index, g.fresh(index)
+	}
+	return index, g.mutate(op)
 }
 
 // absorb scores one run (in candidate order) and keeps it if it reached a
@@ -118,8 +126,13 @@ func (g *guidedSearch) absorb(out outcome) bool {
 			novel = append(novel, p.At)
 		}
 	}
+	op, mutated := g.ops[out.rec.job.index]
+	delete(g.ops, out.rec.job.index)
 	if !fresh {
 		return false
+	}
+	if mutated {
+		g.kept[op]++
 	}
 	if len(g.entries) >= guidedEntriesMax {
 		// Forget an old entry (not one of the newest half).

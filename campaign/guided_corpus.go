@@ -20,31 +20,44 @@ import (
 // under testdata/corpus.
 type Corpus struct {
 	entries map[string][]Spec
-	// names holds each engine's entry file names, so Add ignores an input
-	// already present.
-	names map[string]map[string]bool
+	// keys holds a hash of each engine's entries (inputKey), so Add
+	// ignores an input already present.
+	keys map[string]map[uint64]bool
 }
 
 // NewCorpus returns an empty corpus.
 func NewCorpus() *Corpus {
-	return &Corpus{entries: map[string][]Spec{}, names: map[string]map[string]bool{}}
+	return &Corpus{entries: map[string][]Spec{}, keys: map[string]map[uint64]bool{}}
 }
 
 // Add keeps spec (its Decisions, Tags and Keys the run's whole recorded
 // list) and reports whether it was new.
 func (c *Corpus) Add(spec Spec) bool {
-	spec = spec.clone()
 	spec.ThenDraw = false
-	name := corpusName(spec)
-	if c.names[spec.Engine] == nil {
-		c.names[spec.Engine] = map[string]bool{}
+	key := inputKey(spec)
+	if c.keys[spec.Engine] == nil {
+		c.keys[spec.Engine] = map[uint64]bool{}
 	}
-	if c.names[spec.Engine][name] {
+	if c.keys[spec.Engine][key] {
 		return false
 	}
-	c.names[spec.Engine][name] = true
+	c.keys[spec.Engine][key] = true
 	c.entries[spec.Engine] = append(c.entries[spec.Engine], spec)
 	return true
+}
+
+// inputKey hashes what a corpus entry's run depends on: the knobs, the
+// decisions and their streams (cheaper than the file name, which formats
+// the whole list).
+func inputKey(spec Spec) uint64 {
+	h := streamSalt(strings.Join(spec.knobLines(), "\n") + strings.Join(spec.Keys, ","))
+	for i, v := range spec.Decisions {
+		h = (h ^ uint64(v)) * 0x100000001b3
+		if spec.Tags != nil {
+			h = (h ^ uint64(spec.Tags[i])<<32) * 0x100000001b3
+		}
+	}
+	return h
 }
 
 // Entries returns the engine's entries in the order they were added.

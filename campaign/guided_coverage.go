@@ -28,10 +28,12 @@ type CoveragePoint struct {
 //     enum-like fields of its output (kind, refusal reason: the bool and
 //     8-bit fields of a struct), "?" when cut short;
 //   - each lane's pair of consecutive operation classes (an edge);
-//   - each operation's class with the on-disk shape when it returned (simfs
-//     Shape: names with identifiers folded, types, size classes), so a new
-//     layout of files after a known outcome counts;
-//   - the run's outcome and failure class, and the shape at its end.
+//   - each operation's class with each directory's shape when it returned
+//     (simfs Shapes: entry names with identifiers folded, types, size
+//     classes, whether the durable entries differ), so a new layout of a
+//     directory after a known outcome counts;
+//   - the run's outcome and failure class, and the directory shapes at its
+//     end.
 //
 // Go code coverage is not part of it: counters exist only in a -cover
 // build, and reading and clearing them per run (runtime/coverage) writes
@@ -55,14 +57,25 @@ func DefaultCoverage(result sim.Result) []CoveragePoint {
 	for _, op := range result.History {
 		class := opClass(op)
 		points = append(points, CoveragePoint{class, op.Decision},
-			CoveragePoint{mix(mix(hashOf("edge"), last[op.Lane]), class), op.Decision},
-			CoveragePoint{mix(mix(hashOf("shape-after"), class), op.Shape), op.Decision})
+			CoveragePoint{mix(mix(edgeSalt, last[op.Lane]), class), op.Decision})
+		for _, shape := range op.Shapes {
+			points = append(points, CoveragePoint{mix(mix(shapeSalt, class), shape), op.Decision})
+		}
 		last[op.Lane] = class
 	}
 	end := len(result.Decisions)
-	return append(points, CoveragePoint{hashOf("outcome", result.Outcome.String(), Class(result.Message)), end},
-		CoveragePoint{mix(hashOf("shape-end"), result.Shape), end})
+	points = append(points, CoveragePoint{hashOf("outcome", result.Outcome.String(), Class(result.Message)), end})
+	for _, shape := range result.Shapes {
+		points = append(points, CoveragePoint{mix(endSalt, shape), end})
+	}
+	return points
 }
+
+var (
+	edgeSalt  = hashOf("edge")
+	shapeSalt = hashOf("shape-after")
+	endSalt   = hashOf("shape-end")
+)
 
 // opClass hashes an operation's name and outcome.
 func opClass(op sim.Operation) uint64 {

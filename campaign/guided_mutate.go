@@ -29,20 +29,56 @@ import (
 // window sizes, in decisions (a default lease step draws about five).
 var guidedWindows = []int{4, 16, 64}
 
-// mutate picks an entry and applies one operator.
-func (g *guidedSearch) mutate() Spec {
+// The operators, as indices of guidedSearch.tried and .kept; opFresh is a
+// plain seed (no parent).
+const (
+	opFresh = iota
+	opTail
+	opWindow
+	opFault
+	opSplice
+	opPCT
+	opCount
+)
+
+// opName names the operators (docs, debugging).
+var opName = [opCount]string{"fresh", "tail", "window", "fault", "splice", "pct"}
+
+// chooseOp draws an operator with probability proportional to its share
+// of kept candidates so far (with a prior of one kept in two tries), so the
+// operators that find new coverage on this engine run more often. It
+// depends only on earlier absorbed results, so it stays deterministic.
+func (g *guidedSearch) chooseOp() int {
+	var weights [opCount]float64
+	total := 0.0
+	for op := range opCount {
+		weights[op] = (float64(g.kept[op]) + 1) / (float64(g.tried[op]) + 2)
+		total += weights[op]
+	}
+	x := g.rng.Float64() * total
+	for op := range opCount {
+		if x < weights[op] {
+			return op
+		}
+		x -= weights[op]
+	}
+	return opCount - 1
+}
+
+// mutate picks an entry and applies operator op.
+func (g *guidedSearch) mutate(op int) Spec {
 	parent := g.pick()
 	spec := parent.spec.clone()
 	k := g.point(parent)
 	w := guidedWindows[g.rng.IntN(len(guidedWindows))]
-	switch op := g.rng.IntN(20); {
-	case op < 7:
+	switch op {
+	case opTail:
 		spec.truncate(clamp(k+g.rng.IntN(2*w+1)-w, 0, len(spec.Decisions)))
-	case op < 12:
+	case opWindow:
 		g.window(&spec, k, w)
-	case op < 16:
+	case opFault:
 		g.fault(&spec, k, w)
-	case op < 18:
+	case opSplice:
 		g.splice(&spec, g.pick().spec, k)
 	default:
 		g.pct(&spec, k)

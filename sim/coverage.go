@@ -5,11 +5,11 @@ package sim
 // the decision list each operation returned and each probe first fired (so
 // a mutation can aim at the decisions around a novel event), and the shape
 // of the volumes' namespaces after each operation and at the end (simfs
-// Shape: names with identifiers folded, types, size classes). It costs a
+// Shapes: names with identifiers folded, types, size classes). It costs a
 // namespace walk per operation, so it is off in plain campaigns.
 
-// shaper is what coverage needs of a volume's filesystem: simfs's Shape.
-type shaper interface{ Shape() uint64 }
+// shaper is what coverage needs of a volume's filesystem: simfs's Shapes.
+type shaper interface{ Shapes(dst []uint64) []uint64 }
 
 // noteCoverage stamps a returned (or recorded) operation.
 func (w *World) noteCoverage(op *Operation) {
@@ -17,21 +17,26 @@ func (w *World) noteCoverage(op *Operation) {
 		return
 	}
 	op.Decision = w.decisions.Len()
-	op.Shape = w.shape()
+	op.Shapes = w.shapes()
 }
 
-// shape combines the shapes of every simfs volume.
-func (w *World) shape() uint64 {
-	h := uint64(0xcbf29ce484222325)
-	for _, v := range w.volumes {
+// shapes lists the directory shapes of every simfs volume (each volume's
+// mixed with its index).
+func (w *World) shapes() []uint64 {
+	var list []uint64
+	for i, v := range w.volumes {
 		s, ok := v.fs.(*SimfsVolume)
 		if !ok {
 			continue
 		}
 		var fs shaper = s.FS
-		h = (h ^ fs.Shape()) * 0x100000001b3
+		start := len(list)
+		list = fs.Shapes(list)
+		for k := start; k < len(list); k++ {
+			list[k] = (list[k] ^ uint64(i)) * 0x100000001b3
+		}
 	}
-	return h
+	return list
 }
 
 // finishCoverage fills the result's coverage fields.
@@ -45,5 +50,5 @@ func (w *World) finishCoverage(result *Result) {
 		}
 	}
 	result.ProbeAt = w.probeAt
-	result.Shape = w.shape()
+	result.Shapes = w.shapes()
 }

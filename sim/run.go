@@ -123,10 +123,10 @@ type Operation struct {
 	// step's events share a simulated time, so only these order them.
 	CallOrder, ReturnOrder int
 	// Decision is the number of decisions drawn when the operation
-	// returned (or was cut short); Shape is the volumes' shape then. Both
-	// are set only under Config.Coverage (coverage.go).
+	// returned (or was cut short); Shapes are the volumes' directory
+	// shapes then. Both are set only under Config.Coverage (coverage.go).
 	Decision int
-	Shape    uint64
+	Shapes   []uint64
 }
 
 // Result is the outcome of a run.
@@ -162,10 +162,11 @@ type Result struct {
 	// without switching to the main loop (step.go): a speed figure only,
 	// always 0 in a traced run, and never part of what a run is.
 	InlineSteps int
-	// ProbeAt is each probe's decision count at its first firing, and Shape
-	// the volumes' shape at the end: only under Config.Coverage.
+	// ProbeAt is each probe's decision count at its first firing, and
+	// Shapes the volumes' directory shapes at the end: only under
+	// Config.Coverage.
 	ProbeAt map[string]int
-	Shape   uint64
+	Shapes  []uint64
 }
 
 // ProbeLines returns the probes as sorted "name=count" lines.

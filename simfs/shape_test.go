@@ -8,7 +8,7 @@ func TestFoldName(t *testing.T) {
 		{"guard.3", "guard.#"},
 		{"s12-p3", "s#-p#"},
 		{"intent-deadbeefcafe", "intent-#"},
-		{"cafe", "cafe"},
+		{"cafe", "#"}, {"abc", "abc"}, {"x-adbe-1f", "x-#-#"},
 	} {
 		if got := foldName(c.in); got != c.want {
 			t.Errorf("foldName(%q) = %q, want %q", c.in, got, c.want)
