@@ -70,7 +70,7 @@ func guidedOptions(engine string, seeds int) Options {
 
 // TestGuidedSearch: the table of guided search's promises.
 func TestGuidedSearch(t *testing.T) {
-	const budget = 3000
+	const budget = 6000
 	for _, c := range []struct {
 		name string
 		run  func(t *testing.T)
@@ -86,14 +86,17 @@ func TestGuidedSearch(t *testing.T) {
 				t.Fatalf("random search found the deep bug in %d runs: %v", budget, r.Failures[0])
 			}
 			hunt, err := Hunt(context.Background(), HuntOptions{Campaign: guidedOptions("vault", 0), SeedsMax: budget,
-				Shrink: ShrinkOptions{RunsMax: -1}})
+				Shrink: ShrinkOptions{RunsMax: 3000}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !hunt.Found || hunt.Class != "invariant vault-closed" {
 				t.Fatalf("guided search did not find the deep bug in %d runs: %+v", budget, hunt)
 			}
-			t.Logf("guided: found after %d runs", hunt.Runs)
+			t.Logf("guided: found after %d runs, shrunk to %d choices", hunt.Runs, hunt.ShrunkChoices)
+			if hunt.ShrunkChoices > 15 || hunt.ShrunkChoices < vaultStages-1 {
+				t.Fatalf("the guided failure shrank to %d choices, want %d to 15", hunt.ShrunkChoices, vaultStages-1)
+			}
 			finding, err := RerunHunt(guidedOptions("vault", 0), hunt)
 			if err != nil || finding.Class != hunt.Class {
 				t.Fatalf("the detecting input reruns to %v, %v", finding, err)
