@@ -85,6 +85,11 @@ type Engine struct {
 	// when the workload's code changes what a run of a given input does, so
 	// a drifted seed file says whether its workload moved.
 	WorkloadVersion int
+	// Coverage scores a run for guided search (Options.Search "guided",
+	// guided.go): the distinct points it reached, each with the decision
+	// count at which it was reached. nil means DefaultCoverage (probes,
+	// operation outcomes, on-disk shapes).
+	Coverage func(result sim.Result) []CoveragePoint
 }
 
 // stepsMaxDefault is the per-run step budget when an engine names none.

@@ -24,6 +24,9 @@ type HuntOptions struct {
 	Duration time.Duration
 	// Shrink bounds the shrink of the first failure; RunsMax < 0 skips it.
 	Shrink ShrinkOptions
+	// Corpus, for a guided hunt (Campaign.Search "guided"), is the corpus
+	// it starts from (nil: none).
+	Corpus *Corpus
 }
 
 // HuntResult is what a hunt found. Its JSON form is what `leasesim hunt
@@ -52,6 +55,10 @@ type HuntResult struct {
 	// Knobs are the detecting spec's key=value lines (replay it with
 	// `leasesim replay --engine E SEED` and these knobs).
 	Knobs []string `json:"knobs,omitempty"`
+	// Search is the hunt's search ("random" or "guided"); Input is a
+	// guided detection's run input, as a seed file's text.
+	Search string `json:"search,omitempty"`
+	Input  string `json:"input,omitempty"`
 }
 
 // Hunt runs seeds in order until one fails, then shrinks that failure.
@@ -67,7 +74,12 @@ func Hunt(ctx context.Context, o HuntOptions) (HuntResult, error) {
 		defer cancel()
 	}
 	started := time.Now()
-	var hunt HuntResult
+	if campaign.Search == "guided" {
+		hunt, err := huntGuided(ctx, o, campaign, started)
+		hunt.Search = "guided"
+		return hunt, err
+	}
+	hunt := HuntResult{Search: "random"}
 	for index := 0; index < campaign.Seeds && ctx.Err() == nil; index++ {
 		hunt.Seeds = index + 1
 		for _, engine := range campaign.Engines {

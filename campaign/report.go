@@ -56,6 +56,12 @@ type Report struct {
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	// Merged counts the reports merged into this one (1 for a campaign).
 	Merged int `json:"merged"`
+	// Coverage is a guided campaign's distinct coverage points per engine
+	// (guided.go); absent for a random one.
+	Coverage map[string]int `json:"coverage,omitempty"`
+	// specs holds a guided campaign's failing inputs by engine/index (a
+	// failure's seed alone does not rerun it); not in the JSON form.
+	specs map[string]Spec
 }
 
 // Failure is one failing run.

@@ -49,6 +49,12 @@ type Options struct {
 	// DeterminismSample: every K-th index also runs twice and compares
 	// hash streams (zero: never).
 	DeterminismSample int
+	// Search is "random" (the default: seed indices in order) or "guided"
+	// (a coverage-guided search over decision lists, guided.go).
+	Search string
+	// Corpus, with Search "guided", is the corpus the search starts from
+	// and adds to (nil: a fresh one).
+	Corpus *Corpus
 	// Progress, when not nil, is called at most every ProgressPeriod.
 	Progress       func(Progress)
 	ProgressPeriod time.Duration
@@ -178,6 +184,11 @@ func (o *Options) validate() error {
 	if o.Workers == 0 {
 		o.Workers = runtime.NumCPU()
 	}
+	switch o.Search {
+	case "", "random", "guided":
+	default:
+		return &UsageError{Message: fmt.Sprintf("--search %q: random or guided", o.Search)}
+	}
 	for _, engine := range o.Engines {
 		if _, err := o.SpecFor(engine, o.BaseSeed); err != nil {
 			return err
@@ -220,6 +231,9 @@ func (o *Options) nextIndex(done int) int {
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
+	}
+	if o.Search == "guided" {
+		return runGuided(ctx, o)
 	}
 	if o.Duration > 0 {
 		var cancel context.CancelFunc

@@ -90,7 +90,7 @@ func ShrinkFailures(report *Report, o Options, dir string, limit int, options Sh
 		go func() {
 			defer group.Done()
 			defer func() { <-slots }()
-			errs[i] = shrinkFailure(f, o, dir, options, command)
+			errs[i] = shrinkFailure(f, o, report.specs, dir, options, command)
 		}()
 	}
 	group.Wait()
@@ -103,14 +103,17 @@ func ShrinkFailures(report *Report, o Options, dir string, limit int, options Sh
 	return failed
 }
 
-func shrinkFailure(f *Failure, o Options, dir string, options ShrinkOptions, command ReplayCommand) error {
+func shrinkFailure(f *Failure, o Options, specs map[string]Spec, dir string, options ShrinkOptions, command ReplayCommand) error {
 	if f.Outcome == sim.OutcomeNondeterminism.String() {
 		f.Replay = fmt.Sprintf("rerun twice: leasesim replay --engine %s %d (with the campaign's flags)", f.Engine, f.Seed)
 		return nil
 	}
-	spec, err := o.SpecFor(f.Engine, f.Seed)
-	if err != nil {
-		return err
+	spec, guided := specs[failureKey(f.Engine, f.Index)] // a guided campaign's input
+	if !guided {
+		var err error
+		if spec, err = o.SpecFor(f.Engine, f.Seed); err != nil {
+			return err
+		}
 	}
 	outcome, err := parseOutcome(f.Outcome)
 	if err != nil {

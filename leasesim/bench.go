@@ -18,7 +18,10 @@ import (
 // cmdBench prints the bench report of docs/BENCH.md: every figure measured
 // side by side in this one run.
 func (c *Command) cmdBench(args []string, stdout, stderr io.Writer) int {
-	set := newFlagSet("bench", "bench [flags]", stderr)
+	if len(args) > 0 && (args[0] == "--coverage" || args[0] == "-coverage") {
+		return c.cmdCoverageBench(args[1:], stdout, stderr)
+	}
+	set := newFlagSet("bench", "bench [--coverage] [flags]", stderr)
 	seeds := set.Int("seeds", 300, "seeds per engine measurement and per scaling measurement")
 	workers := set.String("workers", "1,2", "comma list of worker counts for the scaling measurement")
 	engines := set.String("engine", "all", "engines to measure: a comma list or all")

@@ -243,6 +243,8 @@ func (c *Command) cmdRun(args []string, stdout, stderr io.Writer) int {
 	flags.register(set)
 	var profile cpuProfileFlag
 	profile.register(set)
+	var search searchFlags
+	search.register(set)
 	if code, ok := parseFlags(set, args); !ok {
 		return code
 	}
@@ -268,6 +270,9 @@ func (c *Command) cmdRun(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, err)
 		}
 	}
+	if err := search.apply(&o); err != nil {
+		return fail(stderr, err)
+	}
 	progress := isTerminal(stdout) && !flags.json
 	if progress {
 		o.Progress = func(p campaign.Progress) { writeProgress(stdout, p, o.Seeds*len(o.Engines)/o.Shards) }
@@ -287,6 +292,9 @@ func (c *Command) cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if progress {
 		fmt.Fprint(stdout, "\r\033[K")
+	}
+	if err := search.save(o, stderr); err != nil {
+		return fail(stderr, err)
 	}
 	return c.finishRun(report, o, &flags, stdout, stderr)
 }
@@ -372,10 +380,14 @@ func writeProgress(w io.Writer, p campaign.Progress, planned int) {
 }
 
 func cmdMerge(args []string, stdout, stderr io.Writer) int {
-	set := newFlagSet("merge", "merge [--json] REPORT.json...", stderr)
+	set := newFlagSet("merge", "merge [--json] REPORT.json... | merge --corpus DIR SHARD-DIR...", stderr)
 	jsonOutput := set.Bool("json", false, "print the merged JSON report instead of the summary")
+	corpus := set.String("corpus", "", "merge guided corpus directories (the arguments) into this one instead")
 	if code, ok := parseFlags(set, args); !ok {
 		return code
+	}
+	if *corpus != "" {
+		return cmdMergeCorpus(*corpus, set.Args(), stdout, stderr)
 	}
 	if set.NArg() == 0 {
 		set.Usage()

@@ -1,6 +1,7 @@
 package leasesim
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +29,8 @@ type huntFlags struct {
 	duration, shrinkTime time.Duration
 	baseSeed             uint64
 	json                 bool
+	// search is the hunt's search (`mutants` sets it per mutant).
+	search string
 }
 
 func (f *huntFlags) register(set *flag.FlagSet) {
@@ -42,7 +45,7 @@ func (f *huntFlags) register(set *flag.FlagSet) {
 func (f *huntFlags) args() []string {
 	return []string{"--seeds-max", strconv.Itoa(f.seedsMax), "--duration", f.duration.String(),
 		"--base-seed", strconv.FormatUint(f.baseSeed, 10), "--shrink-runs", strconv.Itoa(f.shrinkRuns),
-		"--shrink-time", f.shrinkTime.String()}
+		"--shrink-time", f.shrinkTime.String(), "--search", cmp.Or(f.search, "random")}
 }
 
 // cmdHunt runs one hunt (seeds in order, one core, until the first failure;
@@ -54,6 +57,8 @@ func (c *Command) cmdHunt(args []string, stdout, stderr io.Writer) int {
 	spec.register(set, "all", c.Catalog)
 	var flags huntFlags
 	flags.register(set)
+	var search searchFlags
+	search.register(set)
 	if code, ok := parseFlags(set, args); !ok {
 		return code
 	}
@@ -64,8 +69,11 @@ func (c *Command) cmdHunt(args []string, stdout, stderr io.Writer) int {
 	o.BaseSeed = flags.baseSeed
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	hunt, err := campaign.Hunt(ctx, campaign.HuntOptions{Campaign: o, SeedsMax: flags.seedsMax, Duration: flags.duration,
-		Shrink: campaign.ShrinkOptions{RunsMax: flags.shrinkRuns, Time: flags.shrinkTime}})
+	if err := search.apply(&o); err != nil {
+		return fail(stderr, err)
+	}
+	hunt, err := searchHunt(ctx, search.search, campaign.HuntOptions{Campaign: o, SeedsMax: flags.seedsMax, Duration: flags.duration,
+		Shrink: campaign.ShrinkOptions{RunsMax: flags.shrinkRuns, Time: flags.shrinkTime}, Corpus: o.Corpus})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -105,6 +113,10 @@ type MutantRow struct {
 	// can find it. Such a mutant is hunted only when --only names it, and
 	// never counts as missed.
 	Equivalent string `json:"equivalent,omitempty"`
+	// Search is the hunt's search; Searches, under --search with several,
+	// are each search's row side by side (this row is the first found).
+	Search   string      `json:"search,omitempty"`
+	Searches []MutantRow `json:"searches,omitempty"`
 }
 
 // confoundedMax bounds how often a hunt restarts after a detection the
@@ -121,6 +133,7 @@ func (c *Command) cmdMutants(args []string, stdout, stderr io.Writer) int {
 	root := set.String("root", "", "root of the module to overlay and build (default: the go.mod of this binary's main module, found from the working directory up)")
 	mainPkg := set.String("package", "", "main package to build with each mutant, relative to --root (default: this binary's, e.g. ./cmd/leasesim)")
 	faults := set.String("faults", "swarm", "fault plan of the hunts (as run --faults); a mutant's faults: line overrides swarm")
+	searches := set.String("search", "", "searches to hunt with, side by side: a comma list of random, guided, explore (default: each mutant's search: line, else random)")
 	var flags huntFlags
 	flags.register(set)
 	if code, ok := parseFlags(set, args); !ok {
@@ -151,7 +164,7 @@ func (c *Command) cmdMutants(args []string, stdout, stderr io.Writer) int {
 	defer os.RemoveAll(work)
 	var rows []MutantRow
 	for _, name := range names {
-		row := c.huntMutant(*root, pkg, name, work, *faults, flags, *only != "")
+		row := c.huntMutantSearches(*root, pkg, name, work, *faults, flags, *only != "", *searches)
 		if !flags.json {
 			fmt.Fprintln(stderr, mutantLine(row))
 		}
@@ -187,7 +200,8 @@ func (c *Command) huntMutant(root, pkg, name, work, faults string, flags huntFla
 	if err != nil {
 		return MutantRow{Name: name, Error: err.Error()}
 	}
-	row := MutantRow{Name: name, Engines: m.Engines, File: m.File, Bug: m.Bug, Equivalent: m.Equivalent}
+	flags.search = cmp.Or(flags.search, m.Search, "random")
+	row := MutantRow{Name: name, Engines: m.Engines, File: m.File, Bug: m.Bug, Equivalent: m.Equivalent, Search: flags.search}
 	if m.Equivalent != "" && !named {
 		return row
 	}
@@ -241,7 +255,7 @@ func (c *Command) confounded(hunt campaign.HuntResult, engines, faults string) b
 	if err != nil {
 		return false
 	}
-	finding, err := campaign.Rerun(campaign.Options{Catalog: c.Catalog, Engines: names, Faults: setting}, hunt.Engine, hunt.Seed)
+	finding, err := campaign.RerunHunt(campaign.Options{Catalog: c.Catalog, Engines: names, Faults: setting}, hunt)
 	return err == nil && !finding.OK() && finding.Class == hunt.Class
 }
 
@@ -273,6 +287,9 @@ func buildMutant(root, pkg string, m mutant.Mutation, work string) (string, erro
 		return "", err
 	}
 	binary := filepath.Join(work, "leasesim-"+m.Name)
+	if _, err := os.Stat(binary); err == nil {
+		return binary, nil // built for another search of the same mutant
+	}
 	build := exec.Command("go", "build", "-overlay", overlay, "-o", binary, pkg)
 	build.Dir = root
 	if output, err := build.CombinedOutput(); err != nil {
@@ -339,6 +356,8 @@ func printMutants(rows []MutantRow, asJSON bool, stdout, stderr io.Writer) int {
 		if err := encoder.Encode(rows); err != nil {
 			return fail(stderr, err)
 		}
+	} else if len(rows) > 0 && len(rows[0].Searches) > 1 {
+		writeSearchTable(stdout, rows)
 	} else {
 		writeMutantTable(stdout, rows)
 		sort.Float64s(seconds)

@@ -275,6 +275,7 @@ func (p *Proc) End(handle int, output any) {
 	op.Output = output
 	op.Return = w.now
 	op.ReturnOrder = w.nextOrder()
+	w.noteCoverage(op)
 	if op.Return < op.Call {
 		panic(fmt.Sprintf("sim: operation %s returns at %d before its call at %d", op.Op, op.Return, op.Call))
 	}

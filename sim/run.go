@@ -57,6 +57,10 @@ type Config struct {
 	// Coroutines, when not nil, lends the run its process coroutines (see
 	// Coroutines); nil gives the run its own, stopped when it ends.
 	Coroutines *Coroutines
+	// Coverage records what guided search scores a run by (coverage.go):
+	// each operation's decision count and the volumes' shape when it
+	// returned, each probe's first firing, the shape at the end.
+	Coverage bool
 }
 
 const (
@@ -118,6 +122,11 @@ type Operation struct {
 	// call, return and event of the run, in the order they happened: one
 	// step's events share a simulated time, so only these order them.
 	CallOrder, ReturnOrder int
+	// Decision is the number of decisions drawn when the operation
+	// returned (or was cut short); Shapes are the volumes' directory
+	// shapes then. Both are set only under Config.Coverage (coverage.go).
+	Decision int
+	Shapes   []uint64
 }
 
 // Result is the outcome of a run.
@@ -153,6 +162,11 @@ type Result struct {
 	// without switching to the main loop (step.go): a speed figure only,
 	// always 0 in a traced run, and never part of what a run is.
 	InlineSteps int
+	// ProbeAt is each probe's decision count at its first firing, and
+	// Shapes the volumes' directory shapes at the end: only under
+	// Config.Coverage.
+	ProbeAt map[string]int
+	Shapes  []uint64
 }
 
 // ProbeLines returns the probes as sorted "name=count" lines.
@@ -201,6 +215,9 @@ func newWorld(cfg Config) (*World, *Result) {
 		cfg.StateHashPeriod = stateHashPeriodDefault
 	}
 	w := &World{config: cfg, probes: make(map[string]int), trace: cfg.Trace, coroutines: &coroutinePool{}}
+	if cfg.Coverage {
+		w.probeAt = map[string]int{}
+	}
 	if cfg.Coroutines != nil {
 		w.coroutines = &cfg.Coroutines.pool
 	}
@@ -265,6 +282,7 @@ func (w *World) finish(result *Result, outcome Outcome, message string) Result {
 	result.Decisions = w.decisions.Recorded()
 	result.DecisionTags, result.StreamKeys = w.decisions.Tags(), w.decisions.Keys()
 	result.Probes = w.probes
+	w.finishCoverage(result)
 	result.Hash = w.hash
 	result.Processes = w.procsTotal
 	result.InlineSteps = w.inlineSteps

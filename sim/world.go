@@ -156,7 +156,9 @@ func (r ExitReason) String() string {
 // World is one run's state. Workloads build it in Config.Setup: volumes,
 // hosts, processes, invariants and fault hooks.
 type World struct {
-	config    Config
+	config Config
+	// probeAt is Result.ProbeAt (nil unless Config.Coverage).
+	probeAt   map[string]int
 	decisions *Decisions
 	// firing is the stream of the global fault being fired (fireGlobalFault).
 	firing    *Decisions
@@ -392,7 +394,12 @@ func (w *World) nextOrder() int {
 }
 
 // Probe counts a named "sometimes" event.
-func (w *World) Probe(name string) { w.probes[name]++ }
+func (w *World) Probe(name string) {
+	if w.probeAt != nil && w.probes[name] == 0 {
+		w.probeAt[name] = w.decisions.Len()
+	}
+	w.probes[name]++
+}
 
 // RecordEvent appends an environment event (a process death, a corruption,
 // an operator action) to the history at the current time: Call == Return,
@@ -402,6 +409,7 @@ func (w *World) RecordEvent(op string, input any) int {
 	order := w.nextOrder()
 	w.history = append(w.history, Operation{Lane: 0, Op: op, Input: input, Call: w.now, Return: w.now,
 		CallOrder: order, ReturnOrder: order})
+	w.noteCoverage(&w.history[len(w.history)-1])
 	return len(w.history) - 1
 }
 

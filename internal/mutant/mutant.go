@@ -36,6 +36,9 @@ type Mutation struct {
 	// fault model: `leasesim mutants` lists it without hunting it (unless
 	// --only names it) and does not count it as missed.
 	Equivalent string
+	// Search, when set ("search:" header: random, guided or explore), is
+	// the search `leasesim mutants` hunts the mutant with (default random).
+	Search string
 	// Old is the exact block replaced by New.
 	Old, New string
 }
@@ -72,8 +75,10 @@ func Parse(name, text string) (Mutation, error) {
 			m.Faults = value
 		case ok && key == "equivalent":
 			m.Equivalent = value
+		case ok && key == "search":
+			m.Search = value
 		default:
-			return Mutation{}, fmt.Errorf("mutant %s: header line %q has no known key (file, engine, bug, faults, equivalent)", name, line)
+			return Mutation{}, fmt.Errorf("mutant %s: header line %q has no known key (file, engine, bug, faults, equivalent, search)", name, line)
 		}
 	}
 	if m.File == "" || m.Old == "" {

@@ -1,0 +1,122 @@
+package simfs
+
+import "slices"
+
+// Shapes appends to dst the shape of each directory and returns it, sorted
+// and without repeats: a hash of the directory's path and of its entries,
+// each entry's name folded (runs of hex digits that hold a digit or are
+// four or more long, generations, PIDs, UUIDs, become '#'), its type and
+// size class (empty, small, large), each distinct folded entry once with
+// its count bucketed (1, 2, 3+), and whether the directory's durable
+// entries differ from its volatile ones (a crash now would lose or bring
+// back names). Per directory, not of the whole tree, so that states of
+// different directories do not multiply: a coverage signal for guided
+// search (campaign), not a state hash.
+func (f *FS) Shapes(dst []uint64) []uint64 {
+	start := len(dst)
+	dst = shapeDir(dst, f.root, fnvOffset, 0)
+	tail := dst[start:]
+	slices.Sort(tail)
+	return append(dst[:start], slices.Compact(tail)...)
+}
+
+// shapeDepthMax bounds the walk.
+const shapeDepthMax = 8
+
+func shapeDir(dst []uint64, n *inode, path fnv64, depth int) []uint64 {
+	volatile, durable := shapeEntries(n.entries, false), shapeEntries(n.syncedEntries, true)
+	h := path
+	for _, e := range volatile {
+		h.u64(e)
+	}
+	if !slices.Equal(volatile, durable) {
+		h.byte('|')
+	}
+	dst = append(dst, uint64(h))
+	if depth >= shapeDepthMax {
+		return dst
+	}
+	names := make([]string, 0, len(n.entries))
+	for name, child := range n.entries {
+		if child.isDir() {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		sub := path
+		sub.str(foldName(name))
+		dst = shapeDir(dst, n.entries[name], sub, depth+1)
+	}
+	return dst
+}
+
+// shapeEntries hashes each entry (folded name, type, size class), sorted,
+// each distinct one once followed by its count bucket.
+func shapeEntries(entries map[string]*inode, synced bool) []uint64 {
+	list := make([]uint64, 0, len(entries))
+	for name, child := range entries {
+		h := fnvOffset
+		h.str(foldName(name))
+		switch {
+		case child.isDir():
+			h.byte('/')
+		case child.isSymlink():
+			h.byte('@')
+		case synced:
+			h.byte(sizeClass(len(child.synced)))
+		default:
+			h.byte(sizeClass(len(child.data)))
+		}
+		list = append(list, uint64(h))
+	}
+	slices.Sort(list)
+	out := list[:0]
+	for i := 0; i < len(list); {
+		j := i
+		for j < len(list) && list[j] == list[i] {
+			j++
+		}
+		out = append(out, list[i], uint64(min(j-i, 3)))
+		i = j
+	}
+	return out
+}
+
+func sizeClass(n int) byte {
+	switch {
+	case n == 0:
+		return '0'
+	case n < 64:
+		return 's'
+	}
+	return 'L'
+}
+
+// foldName replaces each run of hex digits that holds a digit or is four or
+// more long (a generation, PID, nonce, UUID part) with '#'.
+func foldName(name string) string {
+	b := make([]byte, 0, len(name))
+	for i := 0; i < len(name); {
+		j, digit := i, false
+		for j < len(name) && isHex(name[j]) {
+			digit = digit || isDigit(name[j])
+			j++
+		}
+		switch {
+		case j > i && (digit || j-i >= 4):
+			b = append(b, '#')
+		case j > i:
+			b = append(b, name[i:j]...)
+		default:
+			b = append(b, name[i])
+			j = i + 1
+		}
+		i = j
+	}
+	return string(b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isHex(c byte) bool { return isDigit(c) || (c >= 'a' && c <= 'f') }
