@@ -73,6 +73,11 @@ type DeepOptions struct {
 	// Cache and POR turn on the visited-state cache and the sleep sets.
 	Cache bool
 	POR   bool
+	// Sticky runs the scenario under sim.SchedulerSticky: the default
+	// schedule keeps the running process while it is runnable, so a
+	// choice is a preemption and lets the process it picks run on; without
+	// it the default is the first runnable process at every step.
+	Sticky bool
 	// Independent decides whether two steps commute; nil means
 	// Independent. Tests plant a wrong rule through it.
 	Independent func(a, b Footprint) bool
@@ -257,12 +262,17 @@ type deepScan struct {
 	reached   bool
 	powerloss bool
 	crash     bool
+	sticky    bool
 	halted    string
 }
 
 func (c *deepScan) observe(info sim.StepInfo) bool {
 	x, n := c.x, c.n
-	step := observedStep(info, c.previous, c.powerloss, c.crash)
+	last := -1
+	if c.sticky && len(c.steps) > 0 {
+		last = c.previous.Proc
+	}
+	step := observedStep(info, c.previous, last, c.powerloss, c.crash)
 	c.previous = step.info
 	c.steps = append(c.steps, step)
 	c.sleeps = append(c.sleeps, nil)
@@ -411,6 +421,9 @@ func sleepMask(sleep []Footprint) uint64 {
 func (x *deepExplorer) run(n deepNode) (*deepScan, bool) {
 	spec := x.o.Spec.clone()
 	spec.Seed, spec.Scheduler, spec.Decisions = 1, sim.SchedulerRandom, n.list
+	if x.o.Sticky {
+		spec.Scheduler = sim.SchedulerSticky
+	}
 	if spec.Decisions == nil {
 		spec.Decisions = []uint32{}
 	}
@@ -419,7 +432,8 @@ func (x *deepExplorer) run(n deepNode) (*deepScan, bool) {
 	inner := cfg.Setup
 	var scan *deepScan
 	cfg.Setup = func(w *sim.World) error {
-		scan = &deepScan{x: x, n: n, world: w, powerloss: spec.Faults.Get("powerloss") > 0, crash: spec.Faults.Get("crash") > 0}
+		scan = &deepScan{x: x, n: n, world: w, powerloss: spec.Faults.Get("powerloss") > 0, crash: spec.Faults.Get("crash") > 0,
+			sticky: x.o.Sticky}
 		w.ObserveSteps(scan.observe)
 		return inner(w)
 	}
@@ -463,6 +477,20 @@ func (x *deepExplorer) judge(n deepNode, result sim.Result) {
 	}
 }
 
+// stickyOrder is runnable with last moved first (a copy).
+func stickyOrder(runnable []int, last int) []int {
+	order := make([]int, 0, len(runnable))
+	if slices.Contains(runnable, last) {
+		order = append(order, last)
+	}
+	for _, id := range runnable {
+		if id != last {
+			order = append(order, id)
+		}
+	}
+	return order
+}
+
 func (x *deepExplorer) progress() {
 	if x.o.Progress == nil || time.Since(x.lastProgress) < x.o.ProgressEvery {
 		return
@@ -478,9 +506,11 @@ func (x *deepExplorer) progress() {
 // footprint. A step's decisions are: the pick (when two or more processes
 // were runnable), the clock draw, the power-loss draw (when enabled), then
 // the chosen process's crash draw (when enabled and it was still alive),
-// then whatever its code draws.
-func observedStep(info, previous sim.StepInfo, powerloss, crash bool) deepStep {
-	step := deepStep{info: info, runnable: slices.Clone(info.Runnable), pick: -1}
+// then whatever its code draws. Under the sticky scheduler the process
+// that ran last (last, -1 for none) is answer 0 when runnable: runnable is
+// put in the scheduler's order, so answer v runs runnable[v].
+func observedStep(info, previous sim.StepInfo, last int, powerloss, crash bool) deepStep {
+	step := deepStep{info: info, runnable: stickyOrder(info.Runnable, last), pick: -1}
 	step.info.Runnable = step.runnable
 	step.info.Exits = slices.Clone(info.Exits)
 	next := info.Start

@@ -32,8 +32,12 @@ func (c *Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	deep.register(set)
 	var profile cpuProfileFlag
 	profile.register(set)
+	mutantName := set.String("mutant", "", "explore a build with this catalog mutant planted (mutants/NAME; go build -overlay, as `leasesim mutants`)")
 	if code, ok := parseFlags(set, args); !ok {
 		return code
+	}
+	if *mutantName != "" {
+		return c.exploreMutant(*mutantName, args, stdout, stderr)
 	}
 	stopProfile, err := profile.start()
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 type deepFlags struct {
 	procs, crashes int
 	cache, por     bool
+	schedule       string
 	progress       time.Duration
 }
 
@@ -26,6 +27,7 @@ func (f *deepFlags) register(set *flag.FlagSet) {
 	set.IntVar(&f.crashes, "crashes", -1, "fault budget: crashes (and, with --powerloss, power losses) per execution; selects the deep explorer")
 	set.BoolVar(&f.cache, "cache", true, "deep explorer: prune states already visited")
 	set.BoolVar(&f.por, "por", true, "deep explorer: prune reorderings of independent steps (sleep sets)")
+	set.StringVar(&f.schedule, "schedule", "sticky", "deep explorer: the default schedule a choice deviates from: sticky (the running process runs on; a choice is a preemption) or first (the first runnable process at every step)")
 	set.DurationVar(&f.progress, "progress", 10*time.Second, "deep explorer: progress line period on stderr (0: none)")
 }
 
@@ -56,7 +58,10 @@ func (c *Command) runDeep(ctx context.Context, f *deepFlags, spec campaign.Spec,
 	stdout, stderr io.Writer) (campaign.DeepResult, error) {
 	deep := campaign.DeepOptions{Catalog: c.Catalog, Spec: spec, ChoicesMax: o.ChoicesMax, FaultsMax: max(f.crashes, 0),
 		DecisionsMax: o.DecisionsMax, RunsMax: o.RunsMax, Duration: o.Duration, StopAtFirst: o.StopAtFirst,
-		Cache: f.cache, POR: f.por}
+		Cache: f.cache, POR: f.por, Sticky: f.schedule == "sticky"}
+	if f.schedule != "sticky" && f.schedule != "first" {
+		return campaign.DeepResult{}, &campaign.UsageError{Message: fmt.Sprintf("--schedule %q: sticky or first", f.schedule)}
+	}
 	if f.progress > 0 {
 		deep.ProgressEvery = f.progress
 		deep.Progress = func(r campaign.DeepResult) { writeDeepProgress(stderr, r) }
@@ -70,7 +75,7 @@ func (c *Command) runDeep(ctx context.Context, f *deepFlags, spec campaign.Spec,
 		encoder.SetIndent("", "  ")
 		return result, encoder.Encode(result)
 	}
-	writeDeep(stdout, spec, result)
+	writeDeep(stdout, spec, deep.Sticky, result)
 	return result, nil
 }
 
@@ -80,7 +85,7 @@ func writeDeepProgress(w io.Writer, r campaign.DeepResult) {
 		r.Seconds, r.Executions, float64(r.Executions)/max(r.Seconds, 1e-9), r.States, r.Branches, 100*cache, 100*por, r.Failures)
 }
 
-func writeDeep(w io.Writer, spec campaign.Spec, r campaign.DeepResult) {
+func writeDeep(w io.Writer, spec campaign.Spec, sticky bool, r campaign.DeepResult) {
 	cache, por := r.PrunedShare()
 	bound := "complete (every execution within the bounds run or pruned)"
 	if !r.Complete {
@@ -93,7 +98,11 @@ func writeDeep(w io.Writer, spec campaign.Spec, r campaign.DeepResult) {
 	fmt.Fprintf(w, "  branch points %d; pruned by the cache: %d executions halted at a visited state (%.1f%%); by POR: %d halted at an asleep step + %d asleep picks not run (%.1f%%); mismatches %d\n",
 		r.Branches, r.HaltedCache, 100*cache, r.HaltedPOR, r.SkippedPOR, 100*por, r.Mismatches)
 	if r.Found {
-		fmt.Fprintf(w, "  FOUND at execution %d: %v\n  counterexample decisions=%s (%d choices)\n", r.FoundAt, r.Finding,
-			sim.FormatDecisions(r.Counterexample), campaign.Choices(r.Counterexample))
+		scheduler := sim.SchedulerRandom
+		if sticky {
+			scheduler = sim.SchedulerSticky
+		}
+		fmt.Fprintf(w, "  FOUND at execution %d: %v\n  counterexample scheduler=%v decisions=%s (%d choices)\n", r.FoundAt, r.Finding,
+			scheduler, sim.FormatDecisions(r.Counterexample), campaign.Choices(r.Counterexample))
 	}
 }
