@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"time"
 
@@ -73,6 +74,7 @@ func (l *toyLock) setup(processes, attempts int) func(w *sim.World) error {
 				return err
 			}
 		}
+		w.SetStateKey(l.stateKey)
 		w.Invariant("mutual-exclusion", func() error {
 			if l.inside > 1 {
 				return fmt.Errorf("%d holders inside at once: %v", l.inside, l.holders)
@@ -81,6 +83,13 @@ func (l *toyLock) setup(processes, attempts int) func(w *sim.World) error {
 		})
 		return nil
 	}
+}
+
+// stateKey is the toy's part of the world's state key: its ledger.
+func (l *toyLock) stateKey() uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d %d %q", l.inside, l.attempts, l.holders)
+	return h.Sum64()
 }
 
 func (l *toyLock) body(p *sim.Proc) {

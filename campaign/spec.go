@@ -214,8 +214,10 @@ func parseScheduler(name string) (sim.SchedulerKind, error) {
 		return sim.SchedulerRandom, nil
 	case "pct":
 		return sim.SchedulerPCT, nil
+	case "sticky":
+		return sim.SchedulerSticky, nil
 	}
-	return 0, &UsageError{Message: fmt.Sprintf("unknown scheduler %q (random or pct)", name)}
+	return 0, &UsageError{Message: fmt.Sprintf("unknown scheduler %q (random, pct or sticky)", name)}
 }
 
 // formatPlan prints a fault plan exactly (sim's String rounds to 4 places,

@@ -28,19 +28,43 @@ func (c *Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	powerloss := set.Bool("powerloss", false, "also branch on a power loss at every step")
 	stopAtFirst := set.Bool("stop-at-first", true, "stop at the first failing execution")
 	asJSON := set.Bool("json", false, "print the result as JSON")
+	var deep deepFlags
+	deep.register(set)
+	var profile cpuProfileFlag
+	profile.register(set)
+	mutantName := set.String("mutant", "", "explore a build with this catalog mutant planted (mutants/NAME; go build -overlay, as `leasesim mutants`)")
 	if code, ok := parseFlags(set, args); !ok {
 		return code
 	}
+	if *mutantName != "" {
+		return c.exploreMutant(*mutantName, args, stdout, stderr)
+	}
+	stopProfile, err := profile.start()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer func() { _ = stopProfile() }()
 	e, err := c.Catalog.Lookup(*engine)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	spec := e.ExploreScenario()
+	spec, err := deep.deepSpec(e)
+	if err != nil {
+		return fail(stderr, err)
+	}
 	if *powerloss {
 		spec.Faults.Set("powerloss", 0.01)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if deep.selected() {
+		result, err := c.runDeep(ctx, &deep, spec, campaign.ExploreOptions{ChoicesMax: *choicesMax, DecisionsMax: *decisionsMax,
+			RunsMax: *runsMax, Duration: *duration, StopAtFirst: *stopAtFirst}, *asJSON, stdout, stderr)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		return exploreExit(result.Found, result.Finding)
+	}
 	result, err := campaign.Explore(ctx, campaign.ExploreOptions{Catalog: c.Catalog, Spec: spec, ChoicesMax: *choicesMax,
 		DecisionsMax: *decisionsMax, ValuesMax: *valuesMax, RunsMax: *runsMax, Duration: *duration, StopAtFirst: *stopAtFirst})
 	if err != nil {
@@ -55,10 +79,15 @@ func (c *Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	} else {
 		writeExplore(stdout, *engine, result)
 	}
+	return exploreExit(result.Found, result.Finding)
+}
+
+// exploreExit is explore's exit code: 1 for a violation, 3 for liveness.
+func exploreExit(found bool, finding campaign.Finding) int {
 	switch {
-	case !result.Found:
+	case !found:
 		return campaign.ExitOK
-	case result.Finding.Outcome == sim.OutcomeLiveness:
+	case finding.Outcome == sim.OutcomeLiveness:
 		return campaign.ExitLiveness
 	}
 	return campaign.ExitViolation

@@ -126,6 +126,7 @@ func (f *procFS) MkdirTemp(dir, pattern string) (string, error) {
 	f.p.point(opMkdirTemp, dir)
 	name, err := f.p.view.MkdirTemp(dir, pattern)
 	f.p.result = resultCode(err)
+	f.p.observeString(name)
 	return name, err
 }
 
@@ -170,6 +171,7 @@ func (f *procFS) ReadDir(name string) ([]lease.DirEntry, error) {
 	f.p.point(opReadDir, name)
 	entries, err := f.p.view.ReadDir(name)
 	f.p.result = resultCode(err)
+	f.p.observeEntries(entries)
 	return entries, err
 }
 
@@ -177,6 +179,7 @@ func (f *procFS) Lstat(name string) (lease.FileInfo, error) {
 	f.p.point(opLstat, name)
 	info, err := f.p.view.Lstat(name)
 	f.p.result = resultCode(err)
+	f.p.observeInfo(info)
 	return info, err
 }
 
@@ -184,6 +187,7 @@ func (f *procFS) Stat(name string) (lease.FileInfo, error) {
 	f.p.point(opStat, name)
 	info, err := f.p.view.Stat(name)
 	f.p.result = resultCode(err)
+	f.p.observeInfo(info)
 	return info, err
 }
 
@@ -191,6 +195,7 @@ func (f *procFS) Readlink(name string) (string, error) {
 	f.p.point(opReadlink, name)
 	target, err := f.p.view.Readlink(name)
 	f.p.result = resultCode(err)
+	f.p.observeString(target)
 	return target, err
 }
 
@@ -230,6 +235,7 @@ func (f *procFile) Read(b []byte) (int, error) {
 	f.p.point(opFileRead, f.inner.Name())
 	n, err := f.inner.Read(b)
 	f.p.result = resultCode(err)
+	f.p.observeBytes(b[:max(n, 0)])
 	return n, err
 }
 
@@ -237,6 +243,7 @@ func (f *procFile) Write(b []byte) (int, error) {
 	f.p.point(opFileWrite, f.inner.Name())
 	n, err := f.inner.Write(b)
 	f.p.result = resultCode(err)
+	f.p.observeValue(uint64(n))
 	return n, err
 }
 
@@ -252,6 +259,7 @@ func (f *procFile) Stat() (lease.FileInfo, error) {
 	f.p.point(opFileStat, f.inner.Name())
 	info, err := f.inner.Stat()
 	f.p.result = resultCode(err)
+	f.p.observeInfo(info)
 	return info, err
 }
 
@@ -269,6 +277,7 @@ func (f *procFile) ReadDir() ([]lease.DirEntry, error) {
 	f.p.point(opFileReadDir, f.inner.Name())
 	entries, err := f.inner.ReadDir()
 	f.p.result = resultCode(err)
+	f.p.observeEntries(entries)
 	return entries, err
 }
 
@@ -286,6 +295,7 @@ func (f *procFile) StatAt(name string) (lease.FileInfo, error) {
 	f.p.point(opFileStatAt, fspath.Join(f.inner.Name(), name))
 	info, err := f.inner.StatAt(name)
 	f.p.result = resultCode(err)
+	f.p.observeInfo(info)
 	return info, err
 }
 
@@ -301,12 +311,16 @@ type procClock struct{ p *Proc }
 
 func (c *procClock) Now() time.Time {
 	c.p.point(opNow, "")
-	return c.p.host.Wall()
+	now := c.p.host.Wall()
+	c.p.observeTime(now)
+	return now
 }
 
 func (c *procClock) Monotonic() time.Duration {
 	c.p.point(opMonotonic, "")
-	return c.p.host.Monotonic()
+	monotonic := c.p.host.Monotonic()
+	c.p.observeValue(uint64(monotonic))
+	return monotonic
 }
 
 // Sleep blocks the process until the simulated time reaches now+d. A
@@ -339,6 +353,7 @@ func (in *procInspector) Current() (lease.ProcessIdentity, error) {
 	in.p.point(opCurrent, "")
 	id, err := in.p.inspector.Current()
 	in.p.result = resultCode(err)
+	in.p.observeIdentity(id)
 	return id, err
 }
 
@@ -346,6 +361,7 @@ func (in *procInspector) Inspect(pid int) lease.Inspection {
 	in.p.point(opInspect, "")
 	inspection := in.p.inspector.Inspect(pid)
 	in.p.result = uint64(inspection.Kind)
+	in.p.observeInspection(inspection)
 	return inspection
 }
 
@@ -358,6 +374,7 @@ func (s *procIDs) NewID() string {
 	s.p.point(opNewID, "")
 	w := s.p.world
 	w.idsTotal++
+	s.p.observeValue(w.idsTotal)
 	return formatUUID(w.idsTotal)
 }
 

@@ -249,6 +249,8 @@ func newWorld(cfg Config) (*World, *Result) {
 	switch kind {
 	case SchedulerRandom:
 		w.scheduler = &randomScheduler{decisions: w.decisions.Stream(streamSched)}
+	case SchedulerSticky:
+		w.scheduler = &stickyScheduler{decisions: w.decisions.Stream(streamSched)}
 	case SchedulerPCT:
 		w.scheduler = newPCTScheduler(w.decisions.Stream(streamSched), cfg.PCTDepth, cfg.PCTSteps)
 		result.Knobs = append(result.Knobs, fmt.Sprintf("pct_depth=%d", cfg.PCTDepth), fmt.Sprintf("pct_steps=%d", cfg.PCTSteps))

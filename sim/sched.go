@@ -17,6 +17,12 @@ const (
 	// 2010): random distinct priorities, the highest runnable runs, and at
 	// depth-1 random change points the running process drops below all others.
 	SchedulerPCT
+	// SchedulerSticky keeps running the process that ran the last step
+	// while it is runnable (answer 0); an answer v > 0 preempts it for the
+	// v-th other runnable process in spawn order. With it an explorer's
+	// choices are preemptions (a context-bounded search, as CHESS's), and
+	// one choice lets a process run a whole window of steps.
+	SchedulerSticky
 )
 
 func (k SchedulerKind) String() string {
@@ -27,6 +33,8 @@ func (k SchedulerKind) String() string {
 		return "random"
 	case SchedulerPCT:
 		return "pct"
+	case SchedulerSticky:
+		return "sticky"
 	}
 	return fmt.Sprintf("SchedulerKind(%d)", int(k))
 }
@@ -51,6 +59,35 @@ func (s *randomScheduler) admit(*Proc) {}
 func (s *randomScheduler) pick(_ int, runnable []*Proc) int { return s.decisions.Intn(len(runnable)) }
 
 func (s *randomScheduler) ran(int, *Proc) {}
+
+// stickyScheduler is SchedulerSticky.
+type stickyScheduler struct {
+	decisions *Decisions
+	last      *Proc
+}
+
+func (s *stickyScheduler) admit(*Proc) {}
+
+func (s *stickyScheduler) pick(_ int, runnable []*Proc) int {
+	v := s.decisions.Intn(len(runnable))
+	current := -1
+	for i, p := range runnable {
+		if p == s.last {
+			current = i
+		}
+	}
+	switch {
+	case current < 0:
+		return v
+	case v == 0:
+		return current
+	case v-1 >= current:
+		return v
+	}
+	return v - 1
+}
+
+func (s *stickyScheduler) ran(_ int, p *Proc) { s.last = p }
 
 // pctPriorityRange is the range initial priorities are drawn from, above the
 // change-point priorities 0..depth-2.

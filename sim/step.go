@@ -45,6 +45,9 @@ const (
 // runSteps runs steps until the run ends, and returns how it ended.
 func (w *World) runSteps() (Outcome, string) {
 	w.step, w.phase = 0, phaseStart
+	if w.keyer != nil {
+		w.keyer.start = w.decisions.Len()
+	}
 	for {
 		switch w.phase {
 		case phaseStart:
@@ -121,6 +124,9 @@ func (w *World) runChosen() {
 func (w *World) endStep(p *Proc) {
 	w.scheduler.ran(w.step, p)
 	w.hashStep(p, w.stepEvent)
+	if w.keyer != nil {
+		w.keyer.stepEnded(w, p)
+	}
 	w.stepsRun++
 	if w.config.HashStream {
 		w.stream = append(w.stream, w.hash)
@@ -131,6 +137,10 @@ func (w *World) endStep(p *Proc) {
 	}
 	if outcome, message := w.checkInvariants(); outcome != 0 {
 		w.endOutcome, w.endMessage, w.phase = outcome, message, phaseEnd
+		return
+	}
+	if w.keyer != nil && w.keyer.halted {
+		w.endOutcome, w.endMessage, w.phase = OutcomeOK, HaltedMessage, phaseEnd
 		return
 	}
 	w.step++

@@ -227,6 +227,9 @@ type World struct {
 	// noKills names the code running that must not kill a process (an
 	// invariant, a reap hook), "" otherwise.
 	noKills string
+	// keyer is the step observer and state key (statekey.go), nil unless
+	// an explorer or a workload asked for one.
+	keyer *stateKeyer
 }
 
 // zombie is a process left unreaped by the zombie fault.

@@ -341,6 +341,7 @@ func (lw *leaseWorld) setup() error {
 	w.OnReap(lw.reaped)
 	w.OnStop(lw.stopped)
 	w.Invariant("lease", lw.check)
+	w.SetStateKey(lw.stateKey)
 	return nil
 }
 

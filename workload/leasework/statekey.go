@@ -1,0 +1,110 @@
+package leasework
+
+import (
+	"slices"
+
+	"github.com/leasekit/leasekit/sim"
+)
+
+// stateKey is the lease workload's part of the world's state key
+// (sim.World.SetStateKey): every ledger the invariants, the exit hooks and
+// the history check read, with processes by ID (a pointer is no state).
+// An explorer caches visited states by it, so a ledger left out here would
+// let it merge two states whose futures differ: when a field is added to
+// leaseWorld or leaseSpace, add it here.
+func (lw *leaseWorld) stateKey() uint64 {
+	var k keyHash
+	k.ints(lw.workers, lw.respawns, lw.sessions, boolInt(lw.failure != nil))
+	if lw.failure != nil {
+		k.str(lw.failure.Error())
+	}
+	for _, s := range lw.spaces {
+		k.ints(s.index, int(s.lastFencedEpoch), int(s.epochMaxReturned), len(s.epochs), len(s.corruptions), len(s.carried),
+			boolInt(s.ownerCorrupted), s.hostileSerial, int(s.hostileClearedAt), len(s.hostileBytes), boolInt(s.tracked))
+		epochs := make([]uint64, 0, len(s.epochs))
+		for e := range s.epochs {
+			epochs = append(epochs, e)
+		}
+		slices.Sort(epochs)
+		for _, e := range epochs {
+			k.ints(int(e))
+			k.str(s.epochs[e])
+		}
+		if in := lw.inside[s]; in != nil {
+			k.ints(procID(in.proc), int(in.epoch))
+			k.str(in.generation)
+		}
+	}
+	k.procMap(lw.acquirer)
+	k.procMap(lw.sessionProc)
+	deaths := make([][2]int, 0, len(lw.deathAt))
+	for p, at := range lw.deathAt {
+		deaths = append(deaths, [2]int{p.ID(), int(at)})
+	}
+	slices.SortFunc(deaths, func(a, b [2]int) int { return a[0] - b[0] })
+	for _, d := range deaths {
+		k.ints(d[0], d[1])
+	}
+	k.ints(len(lw.checks), len(lw.allReclaims), len(lw.moves), len(lw.reclaimsPending))
+	for _, c := range lw.checks {
+		k.ints(c.space.index)
+		k.str(c.path + "|" + c.generation + "|" + c.proc)
+	}
+	for _, m := range lw.moves {
+		k.ints(m.space.index, procID(m.proc))
+		k.str(m.path)
+	}
+	for _, r := range lw.reclaimsPending {
+		k.ints(r.event, r.space.index, procID(r.proc))
+		k.str(r.path)
+	}
+	if l := lw.liveness; l != nil {
+		k.ints(1, l.startStep, len(l.pending), l.hops, procID(l.probe), boolInt(l.done))
+	}
+	k.ints(len(lw.paused.held), len(lw.paused.forced), len(lw.paused.operators))
+	return k.h
+}
+
+func procID(p *sim.Proc) int {
+	if p == nil {
+		return -1
+	}
+	return p.ID()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// keyHash folds values into a state key without fmt (it runs every step).
+type keyHash struct{ h uint64 }
+
+func (k *keyHash) ints(values ...int) {
+	for _, v := range values {
+		k.h = (k.h ^ uint64(v)) * 0x100000001b3
+		k.h ^= k.h >> 29
+	}
+}
+
+func (k *keyHash) str(s string) {
+	k.ints(len(s))
+	for i := 0; i < len(s); i++ {
+		k.h = (k.h ^ uint64(s[i])) * 0x100000001b3
+	}
+}
+
+// procMap folds a generation-to-process map in key order.
+func (k *keyHash) procMap(m map[string]*sim.Proc) {
+	keys := make([]string, 0, len(m))
+	for key := range m {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		k.str(key)
+		k.ints(procID(m[key]))
+	}
+}
