@@ -67,6 +67,9 @@ type AdmissionOptions struct {
 	Legacy int
 	// LivenessStepsMax bounds the liveness phase (default 20000).
 	LivenessStepsMax int
+	// PIDImpostors: 0 lets a crashed controller's PID be taken by an
+	// impostor with its handle (impostors.go) in some runs, -1 never.
+	PIDImpostors int
 }
 
 func (o AdmissionOptions) withDefaults() AdmissionOptions {
@@ -123,6 +126,8 @@ type admissionWorld struct {
 	slot     workkit.DoneRecord
 	failure  error
 	liveness *admissionLiveness
+	// impostors are the PID-reuse impostors and the race probes (impostors.go).
+	impostors admissionImpostors
 }
 
 func (aw *admissionWorld) setup() error {
@@ -142,6 +147,7 @@ func (aw *admissionWorld) setup() error {
 			return err
 		}
 	}
+	aw.impostors.start(aw)
 	for i := 0; i < opts.Controllers; i++ {
 		if _, err := aw.spawn(fmt.Sprintf("controller-%d", i), aw.controller); err != nil {
 			return err
@@ -210,6 +216,7 @@ type admissionFS struct {
 func (f *admissionFS) Remove(name string) error {
 	err := f.FS.Remove(name)
 	if err == nil && name == admissionFile && f.acquiring {
+		f.aw.impostors.removed(f.p)
 		f.aw.world.Probe("admission-stale-owner-reclaimed")
 		if f.aw.legacy {
 			f.aw.world.Probe("admission-legacy-recovered")
@@ -260,6 +267,7 @@ func (aw *admissionWorld) controller(p *sim.Proc) {
 				mine = &keep
 			}
 		}
+		aw.impostors.know(p, mine)
 		_ = p.Clock().Sleep(context.Background(), time.Duration(d.Intn(3))*time.Millisecond)
 	}
 	if mine != nil && mine.a.Claim().Phase == admission.PhaseParentOwned && mine.helper == 0 && d.Intn(2) == 0 {
@@ -357,6 +365,7 @@ func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.Admission
 		aw.world.Probe("admission-update-error")
 		return false
 	}
+	aw.impostors.noteCall(p, "update", claim.ID, kind)
 	out := models.AdmissionTransitionResult{Kind: kind}
 	if kind == models.CASOK {
 		out.Revision = h.a.Claim().Revision
@@ -388,6 +397,7 @@ func (aw *admissionWorld) release(p *sim.Proc, h *handle) bool {
 		aw.world.Probe("admission-release-error")
 		return false
 	}
+	aw.impostors.noteCall(p, "release", claim.ID, kind)
 	switch kind {
 	case models.CASOK:
 		aw.world.Probe("admission-released")
@@ -413,10 +423,12 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 	fsys.acquiring = true
 	aw.slot.Begin()
 	swaps := aw.swaps
+	aw.impostors.begin(p)
 	a, err := admission.Acquire(context.Background(), cfg)
 	aw.noteClaimLost(err, swaps)
 	fsys.acquiring = false
 	out, known := modelmap.AdmissionAcquire(a, err)
+	aw.impostors.end(p, out, known)
 	aw.slot.End(known && out.Kind == models.AdmissionAcquired)
 	if !known {
 		p.End(op, models.Unknown{})
@@ -468,8 +480,16 @@ func (aw *admissionWorld) fail(err error, liveness bool) {
 // liveness phase after the last controller.
 func (aw *admissionWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 	aw.NoteExit(p)
+	aw.impostors.exited(p, reason)
 	if aw.liveness != nil {
 		aw.liveness.exited(p)
+		return
+	}
+	if isPIDImpostor(p) {
+		aw.controllers--
+		if aw.controllers == 0 {
+			aw.startLiveness()
+		}
 		return
 	}
 	if !strings.HasPrefix(p.Name(), "controller-") || strings.Contains(p.Name(), "-helper") {
