@@ -82,6 +82,8 @@ func Engine() *campaign.Engine {
 			"admission-double-stale-reclaim",
 			"admission-update-after-takeover",
 			"admission-release-after-takeover",
+			// the mutation-claim ground truth (claimwatch.go) judged a refusal
+			"admission-mutation-busy-live-claimant",
 		},
 		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1, "pid_impostors": 0},
 	}

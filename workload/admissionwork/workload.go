@@ -128,6 +128,8 @@ type admissionWorld struct {
 	liveness *admissionLiveness
 	// impostors are the PID-reuse impostors and the race probes (impostors.go).
 	impostors admissionImpostors
+	// claims is the mutation-claim ground truth (claimwatch.go).
+	claims claimWatch
 }
 
 func (aw *admissionWorld) setup() error {
@@ -148,6 +150,7 @@ func (aw *admissionWorld) setup() error {
 		}
 	}
 	aw.impostors.start(aw)
+	aw.claims.aw = aw
 	for i := 0; i < opts.Controllers; i++ {
 		if _, err := aw.spawn(fmt.Sprintf("controller-%d", i), aw.controller); err != nil {
 			return err
@@ -215,6 +218,7 @@ type admissionFS struct {
 
 func (f *admissionFS) Remove(name string) error {
 	err := f.FS.Remove(name)
+	f.aw.claims.observeRemove(name, err)
 	if err == nil && name == admissionFile && f.acquiring {
 		f.aw.impostors.removed(f.p)
 		f.aw.world.Probe("admission-stale-owner-reclaimed")
@@ -228,6 +232,15 @@ func (f *admissionFS) Remove(name string) error {
 func (f *admissionFS) RenameNoReplace(oldpath, newpath string) error {
 	err := f.FS.RenameNoReplace(oldpath, newpath)
 	workkit.NoteClaimRename(f.aw.world, "admission", oldpath, newpath, err)
+	f.aw.claims.observeRename(f.p, oldpath, newpath, err)
+	return err
+}
+
+func (f *admissionFS) Link(oldpath, newpath string) error {
+	err := f.FS.Link(oldpath, newpath)
+	if err == nil && newpath == admissionClaimPath {
+		f.aw.claims.published(f.p)
+	}
 	return err
 }
 
@@ -356,7 +369,9 @@ func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.Admission
 	op := p.Begin("transition", in)
 	aw.slot.Begin()
 	swaps := aw.swaps
+	aw.claims.begin(p)
 	err := update(context.Background())
+	aw.claims.end(p, "update", err)
 	aw.noteClaimLost(err, swaps)
 	kind, known := modelmap.AdmissionCAS(err)
 	aw.slot.End(known && kind == models.CASOK)
@@ -388,7 +403,9 @@ func (aw *admissionWorld) release(p *sim.Proc, h *handle) bool {
 	op := p.Begin("release", in)
 	aw.slot.Begin()
 	swaps := aw.swaps
+	aw.claims.begin(p)
 	err := h.a.Release(context.Background())
+	aw.claims.end(p, "release", err)
 	aw.noteClaimLost(err, swaps)
 	kind, known := modelmap.AdmissionCAS(err)
 	aw.slot.End(known && kind == models.CASOK)
@@ -424,7 +441,9 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 	aw.slot.Begin()
 	swaps := aw.swaps
 	aw.impostors.begin(p)
+	aw.claims.begin(p)
 	a, err := admission.Acquire(context.Background(), cfg)
+	aw.claims.end(p, "acquire", err)
 	aw.noteClaimLost(err, swaps)
 	fsys.acquiring = false
 	out, known := modelmap.AdmissionAcquire(a, err)
@@ -480,6 +499,7 @@ func (aw *admissionWorld) fail(err error, liveness bool) {
 // liveness phase after the last controller.
 func (aw *admissionWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 	aw.NoteExit(p)
+	aw.claims.forget(p)
 	aw.impostors.exited(p, reason)
 	if aw.liveness != nil {
 		aw.liveness.exited(p)
@@ -515,6 +535,7 @@ func (aw *admissionWorld) check() error {
 	boot := aw.Boot()
 	aw.NoteReboot()
 	if aw.Boot() != boot {
+		aw.claims.powerLoss()
 		aw.judgeDurability()
 	}
 	if aw.legacy {
