@@ -45,6 +45,10 @@ import (
 // was in flight or the state was unpromised (a hostile write, a failed call
 // that changed it).
 //
+// PID-reuse impostors take a crashed controller's PID and acquire over its
+// record (impostors.go); the claim watch (claimwatch.go) judges every
+// refusal for a mutation in progress against who holds the mutation claim.
+//
 // Liveness: when the last controller ends, every remaining helper and
 // descendant is killed, faults stop and corruptions are repaired; a probe
 // process must then acquire within a bound. An indeterminate refusal is by

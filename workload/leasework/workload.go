@@ -16,13 +16,16 @@ import (
 // The lease workload: processes on several hosts acquire, inspect and
 // release the lease of one namespace (package lease), run fenced work inside
 // WithCurrentLease that writes a protected file, present stale generations,
-// and impostors present generations they learned from Inspect. Every call
+// and impostors present generations they learned from Inspect; one to three
+// RootIDs share each namespace (roots.go) and PID-reuse impostors take a
+// crashed worker's PID to present its lease (pidimpostor.go). Every call
 // and return goes into the history as the models package's lease types, so
 // CheckLeaseHistory can run porcupine on it.
 //
 // Ground truth, checked after every step (World.Invariant):
 //   - fenced-exclusive: at most one process is inside a WithCurrentLease fn
-//     at any time, it entered with a generation it acquired itself, and its
+//     at any time, it entered with a generation it acquired itself (through
+//     a Manager of the root it acquired with), and its
 //     epoch is not below the last epoch that entered (fencing tokens only
 //     grow at the protected resource);
 //   - epoch-increase: every Acquired epoch is new, and larger than every
