@@ -47,13 +47,15 @@ import (
 //	                                       every earlier one.
 //	Release  released              owned, and (Generation, Session) is the
 //	                               owner's: the generation is a capability,
-//	                               whoever presents it may release.
+//	                               whoever presents it may release, through
+//	                               a Manager of the owner's Root (several
+//	                               roots share one namespace).
 //	         not-owner             empty, or owned by someone else.
 //	         refused corrupt-owner corrupt only; lifecycle-* in any state.
 //	Inspect  empty | owned(gen, session, epoch) | corrupt, matching exactly.
 //	WithCurrentLease
 //	         ok                    owned by the caller: same Proc, Session,
-//	                               Generation. Anything else is the bug
+//	                               Generation, Root. Anything else is the bug
 //	                               "fenced op allowed".
 //	         fenced                every other state.
 //	         busy, unverifiable    any state (the guard).
@@ -110,6 +112,9 @@ type LeaseAcquire struct {
 	// as the session ID it records in the owner file. It is how the model
 	// tells which attempt holds the lease.
 	Session string
+	// Root is the caller's Manager RootID ("" and any other value are
+	// roots like any other): a grant records it as the owner's root.
+	Root string
 }
 
 // LeaseAcquireKind is the class of an acquire result.
@@ -145,6 +150,9 @@ type LeaseRelease struct {
 	Proc       int
 	Generation string
 	Session    string
+	// Root is the caller's Manager RootID: only the owner's root may
+	// release (several roots share one namespace).
+	Root string
 }
 
 // LeaseReleaseKind is the class of a release result.
@@ -196,6 +204,9 @@ type LeaseWithCurrent struct {
 	Proc       int
 	Generation string
 	Session    string
+	// Root is the caller's Manager RootID: a Manager of another root is
+	// fenced even in the owning process.
+	Root string
 }
 
 // LeaseFenceKind is the outcome of WithCurrentLease.
@@ -281,6 +292,7 @@ type leaseState struct {
 	// The owner, when kind is leaseStateOwned.
 	ownerProc       int
 	ownerHost       string
+	ownerRoot       string
 	ownerSession    string
 	ownerGeneration string // "" until bound
 	ownerEpoch      int64  // 0 until bound
@@ -319,7 +331,7 @@ func (s leaseState) bind(generation string, epoch int64) (leaseState, bool) {
 
 func (s leaseState) grant(in LeaseAcquire, generation string, epoch int64) leaseState {
 	next := leaseState{
-		kind: leaseStateOwned, ownerProc: in.Proc, ownerHost: in.Host, ownerSession: in.Session,
+		kind: leaseStateOwned, ownerProc: in.Proc, ownerHost: in.Host, ownerRoot: in.Root, ownerSession: in.Session,
 		ownerGeneration: generation, ownerAlive: true, epochCorrupt: s.epochCorrupt,
 	}
 	if epoch == 0 {
@@ -460,7 +472,7 @@ func guardRefusal(s leaseState, reason RefusalReason) bool {
 }
 
 func leaseStepRelease(s leaseState, in LeaseRelease, output any) []leaseState {
-	capable := s.ownedBy(in.Session, in.Generation)
+	capable := s.ownedBy(in.Session, in.Generation) && s.ownerRoot == in.Root
 	out, known := output.(LeaseReleaseResult)
 	if !known {
 		mustUnknown(output)
@@ -525,7 +537,7 @@ func leaseStepInspect(s leaseState, output any) []leaseState {
 }
 
 func leaseStepWithCurrent(s leaseState, in LeaseWithCurrent, output any) []leaseState {
-	current := s.ownedBy(in.Session, in.Generation) && s.ownerProc == in.Proc
+	current := s.ownedBy(in.Session, in.Generation) && s.ownerProc == in.Proc && s.ownerRoot == in.Root
 	out, known := output.(LeaseFenceResult)
 	if !known {
 		mustUnknown(output)
@@ -564,6 +576,7 @@ func leaseHash(s leaseState) uint64 {
 	h.bool(s.epochCorrupt)
 	h.int(int64(s.ownerProc))
 	h.string(s.ownerSession)
+	h.string(s.ownerRoot)
 	h.string(s.ownerGeneration)
 	h.int(s.ownerEpoch)
 	h.bool(s.ownerAlive)

@@ -22,6 +22,9 @@ type ProcSpec struct {
 	// StartTicks, when set, is an earlier start tick of this boot (a
 	// boot-time daemon): see simproc.SpawnSpec.StartTicks.
 	StartTicks *uint64
+	// PID, when not zero, is the free PID to take (simproc.SpawnSpec.PID):
+	// a PID-reuse impostor on a dead process's PID.
+	PID int
 }
 
 // procStatus is where a process is in its life.
@@ -130,7 +133,7 @@ func (w *World) Spawn(h *Host, spec ProcSpec, body func(p *Proc)) (*Proc, error)
 		spec.Exe = "/usr/bin/leasekit"
 	}
 	table, err := h.table.Spawn(simproc.SpawnSpec{Exe: spec.Exe, UID: spec.UID, Namespace: spec.Namespace,
-		Threads: spec.Threads, StartTicks: spec.StartTicks})
+		Threads: spec.Threads, StartTicks: spec.StartTicks, PID: spec.PID})
 	if err != nil {
 		return nil, fmt.Errorf("sim: spawn %s on %s: %w", spec.Name, h.Name(), err)
 	}

@@ -105,7 +105,14 @@ type SpawnSpec struct {
 	// and often gets the same PID every boot. It must not exceed the
 	// host's current tick: a process cannot start in the future.
 	StartTicks *uint64
+	// PID, when not zero, is the PID to take instead of the next free one:
+	// a process that lands on a chosen dead process's PID (a PID-reuse
+	// impostor). It must be free; the allocation cursor does not move.
+	PID int
 }
+
+// ErrPIDInUse says SpawnSpec.PID names a PID that is in use.
+var ErrPIDInUse = errors.New("simproc: the chosen PID is in use")
 
 // Proc is one process incarnation. Its fields are read-only for callers; the
 // Host changes State and Threads.
@@ -284,7 +291,7 @@ func (h *Host) Spawn(spec SpawnSpec) (*Proc, error) {
 		startTicks = *spec.StartTicks
 	}
 	ns := &h.namespaces[spec.Namespace]
-	pid, err := h.allocate(ns)
+	pid, err := h.pidFor(ns, spec.PID)
 	if err != nil {
 		return nil, err
 	}
@@ -305,6 +312,21 @@ func (h *Host) Spawn(spec SpawnSpec) (*Proc, error) {
 	}
 	ns.procs[pid] = p
 	return p, nil
+}
+
+// pidFor returns chosen if it is a free PID, or the next free one when
+// chosen is zero.
+func (h *Host) pidFor(ns *namespace, chosen int) (int, error) {
+	if chosen == 0 {
+		return h.allocate(ns)
+	}
+	if chosen < 1 || chosen >= h.pidMax {
+		panic(fmt.Sprintf("simproc: host %s: PID %d is outside 1..%d", h.name, chosen, h.pidMax-1))
+	}
+	if _, used := ns.procs[chosen]; used {
+		return 0, ErrPIDInUse
+	}
+	return chosen, nil
 }
 
 // allocate returns the next free PID after the cursor, wrapping from

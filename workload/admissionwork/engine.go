@@ -27,11 +27,14 @@ func Engine() *campaign.Engine {
 			{Name: "respawns", Default: 4, Min: 0, Max: 32, Doc: "crashed controllers restarted per run"},
 			{Name: "legacy", Default: 0, Min: 0, Max: 3, Fixed: true,
 				Doc: "legacy record at setup: 0 drawn per run, 1 none, 2 schema 1, 3 schema 2"},
+			{Name: "pid_impostors", Default: 1, Min: 0, Max: 1, Fixed: true,
+				Doc: "1: in some runs a crashed controller's PID is taken by an impostor with its handle; 0 never"},
 		},
 		Setup: func(p campaign.Params) func(w *sim.World) error {
 			return AdmissionWorkload(AdmissionOptions{
 				Controllers: p["controllers"], OpsPerProc: p["ops_per_proc"],
 				RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]), Legacy: p["legacy"],
+				PIDImpostors: p["pid_impostors"] - 1,
 			})
 		},
 		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
@@ -65,8 +68,24 @@ func Engine() *campaign.Engine {
 			// the stop fault: a process stopped (SIGSTOP) and inspected as live in state T
 			"stop",
 			"proc-stopped-live",
+			// PID-reuse impostors (impostors.go): a crashed controller's PID
+			// taken by a process (with its executable, or across a reboot)
+			// that acquires over the dead controller's record
+			"admission-pid-impostor",
+			"admission-pid-impostor-same-exe",
+			"admission-pid-impostor-across-boot",
+			"admission-pid-impostor-acquire-acquired",
+			"admission-pid-impostor-acquire-indeterminate",
+			"admission-pid-impostor-release-ok",
+			// races over the slot: two reclaimers of one stale record, and
+			// a former owner's update or release after a takeover
+			"admission-double-stale-reclaim",
+			"admission-update-after-takeover",
+			"admission-release-after-takeover",
+			// the mutation-claim ground truth (claimwatch.go) judged a refusal
+			"admission-mutation-busy-live-claimant",
 		},
-		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1},
+		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1, "pid_impostors": 0},
 	}
 	e.Check = workkit.Check(e, CheckAdmissionHistory, workkit.CheckMessage)
 	return e

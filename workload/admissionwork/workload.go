@@ -45,6 +45,10 @@ import (
 // was in flight or the state was unpromised (a hostile write, a failed call
 // that changed it).
 //
+// PID-reuse impostors take a crashed controller's PID and acquire over its
+// record (impostors.go); the claim watch (claimwatch.go) judges every
+// refusal for a mutation in progress against who holds the mutation claim.
+//
 // Liveness: when the last controller ends, every remaining helper and
 // descendant is killed, faults stop and corruptions are repaired; a probe
 // process must then acquire within a bound. An indeterminate refusal is by
@@ -67,6 +71,9 @@ type AdmissionOptions struct {
 	Legacy int
 	// LivenessStepsMax bounds the liveness phase (default 20000).
 	LivenessStepsMax int
+	// PIDImpostors: 0 lets a crashed controller's PID be taken by an
+	// impostor with its handle (impostors.go) in some runs, -1 never.
+	PIDImpostors int
 }
 
 func (o AdmissionOptions) withDefaults() AdmissionOptions {
@@ -123,6 +130,10 @@ type admissionWorld struct {
 	slot     workkit.DoneRecord
 	failure  error
 	liveness *admissionLiveness
+	// impostors are the PID-reuse impostors and the race probes (impostors.go).
+	impostors admissionImpostors
+	// claims is the mutation-claim ground truth (claimwatch.go).
+	claims claimWatch
 }
 
 func (aw *admissionWorld) setup() error {
@@ -142,6 +153,8 @@ func (aw *admissionWorld) setup() error {
 			return err
 		}
 	}
+	aw.impostors.start(aw)
+	aw.claims.aw = aw
 	for i := 0; i < opts.Controllers; i++ {
 		if _, err := aw.spawn(fmt.Sprintf("controller-%d", i), aw.controller); err != nil {
 			return err
@@ -209,7 +222,9 @@ type admissionFS struct {
 
 func (f *admissionFS) Remove(name string) error {
 	err := f.FS.Remove(name)
+	f.aw.claims.observeRemove(name, err)
 	if err == nil && name == admissionFile && f.acquiring {
+		f.aw.impostors.removed(f.p)
 		f.aw.world.Probe("admission-stale-owner-reclaimed")
 		if f.aw.legacy {
 			f.aw.world.Probe("admission-legacy-recovered")
@@ -221,6 +236,15 @@ func (f *admissionFS) Remove(name string) error {
 func (f *admissionFS) RenameNoReplace(oldpath, newpath string) error {
 	err := f.FS.RenameNoReplace(oldpath, newpath)
 	workkit.NoteClaimRename(f.aw.world, "admission", oldpath, newpath, err)
+	f.aw.claims.observeRename(f.p, oldpath, newpath, err)
+	return err
+}
+
+func (f *admissionFS) Link(oldpath, newpath string) error {
+	err := f.FS.Link(oldpath, newpath)
+	if err == nil && newpath == admissionClaimPath {
+		f.aw.claims.published(f.p)
+	}
 	return err
 }
 
@@ -260,6 +284,7 @@ func (aw *admissionWorld) controller(p *sim.Proc) {
 				mine = &keep
 			}
 		}
+		aw.impostors.know(p, mine)
 		_ = p.Clock().Sleep(context.Background(), time.Duration(d.Intn(3))*time.Millisecond)
 	}
 	if mine != nil && mine.a.Claim().Phase == admission.PhaseParentOwned && mine.helper == 0 && d.Intn(2) == 0 {
@@ -348,7 +373,9 @@ func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.Admission
 	op := p.Begin("transition", in)
 	aw.slot.Begin()
 	swaps := aw.swaps
+	aw.claims.begin(p)
 	err := update(context.Background())
+	aw.claims.end(p, "update", err)
 	aw.noteClaimLost(err, swaps)
 	kind, known := modelmap.AdmissionCAS(err)
 	aw.slot.End(known && kind == models.CASOK)
@@ -357,6 +384,7 @@ func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.Admission
 		aw.world.Probe("admission-update-error")
 		return false
 	}
+	aw.impostors.noteCall(p, "update", claim.ID, kind)
 	out := models.AdmissionTransitionResult{Kind: kind}
 	if kind == models.CASOK {
 		out.Revision = h.a.Claim().Revision
@@ -379,7 +407,9 @@ func (aw *admissionWorld) release(p *sim.Proc, h *handle) bool {
 	op := p.Begin("release", in)
 	aw.slot.Begin()
 	swaps := aw.swaps
+	aw.claims.begin(p)
 	err := h.a.Release(context.Background())
+	aw.claims.end(p, "release", err)
 	aw.noteClaimLost(err, swaps)
 	kind, known := modelmap.AdmissionCAS(err)
 	aw.slot.End(known && kind == models.CASOK)
@@ -388,6 +418,7 @@ func (aw *admissionWorld) release(p *sim.Proc, h *handle) bool {
 		aw.world.Probe("admission-release-error")
 		return false
 	}
+	aw.impostors.noteCall(p, "release", claim.ID, kind)
 	switch kind {
 	case models.CASOK:
 		aw.world.Probe("admission-released")
@@ -413,10 +444,14 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 	fsys.acquiring = true
 	aw.slot.Begin()
 	swaps := aw.swaps
+	aw.impostors.begin(p)
+	aw.claims.begin(p)
 	a, err := admission.Acquire(context.Background(), cfg)
+	aw.claims.end(p, "acquire", err)
 	aw.noteClaimLost(err, swaps)
 	fsys.acquiring = false
 	out, known := modelmap.AdmissionAcquire(a, err)
+	aw.impostors.end(p, out, known)
 	aw.slot.End(known && out.Kind == models.AdmissionAcquired)
 	if !known {
 		p.End(op, models.Unknown{})
@@ -468,8 +503,17 @@ func (aw *admissionWorld) fail(err error, liveness bool) {
 // liveness phase after the last controller.
 func (aw *admissionWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 	aw.NoteExit(p)
+	aw.claims.forget(p)
+	aw.impostors.exited(p, reason)
 	if aw.liveness != nil {
 		aw.liveness.exited(p)
+		return
+	}
+	if isPIDImpostor(p) {
+		aw.controllers--
+		if aw.controllers == 0 {
+			aw.startLiveness()
+		}
 		return
 	}
 	if !strings.HasPrefix(p.Name(), "controller-") || strings.Contains(p.Name(), "-helper") {
@@ -495,6 +539,7 @@ func (aw *admissionWorld) check() error {
 	boot := aw.Boot()
 	aw.NoteReboot()
 	if aw.Boot() != boot {
+		aw.claims.powerLoss()
 		aw.judgeDurability()
 	}
 	if aw.legacy {

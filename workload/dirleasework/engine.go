@@ -26,11 +26,13 @@ func Engine() *campaign.Engine {
 			{Name: "recoverers", Default: 2, Min: 1, Max: 4, Doc: "recovery processes racing the creators"},
 			{Name: "ops_per_proc", Default: 6, Min: 1, Max: 64, Doc: "loop steps per process"},
 			{Name: "respawns", Default: 4, Min: 0, Max: 32, Doc: "crashed processes restarted per run"},
+			{Name: "pid_impostors", Default: 1, Min: 0, Max: 1, Fixed: true,
+				Doc: "1: in some runs a crashed creator's PID is taken by an impostor; 0 never"},
 		},
 		Setup: func(p campaign.Params) func(w *sim.World) error {
 			return DirleaseWorkload(DirleaseOptions{
 				Creators: p["creators"], Recoverers: p["recoverers"], OpsPerProc: p["ops_per_proc"],
-				RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]),
+				RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]), PIDImpostors: p["pid_impostors"] - 1,
 			})
 		},
 		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
@@ -62,8 +64,16 @@ func Engine() *campaign.Engine {
 			// the stop fault: a process stopped (SIGSTOP) and inspected as live in state T
 			"stop",
 			"proc-stopped-live",
+			// PID-reuse impostors (races.go): a crashed creator's PID taken
+			// by a live process while recoverers judge its claim
+			"dirlease-pid-impostor",
+			"dirlease-pid-impostor-same-exe",
+			"dirlease-pid-impostor-across-boot",
+			"dirlease-pid-impostor-owner-recovered",
+			// two recoveries set out against one stale claim; one loses
+			"dirlease-double-stale-reclaim",
 		},
-		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0},
+		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0, "pid_impostors": 0},
 	}
 	e.Check = workkit.Check(e, CheckDirleaseHistory, workkit.CheckMessage)
 	return e

@@ -17,4 +17,5 @@ func ExampleEngine() {
 	// recoverers=2 (min 1): recovery processes racing the creators
 	// ops_per_proc=6 (min 1): loop steps per process
 	// respawns=4 (min 0): crashed processes restarted per run
+	// pid_impostors=1 (min 0): 1: in some runs a crashed creator's PID is taken by an impostor; 0 never
 }

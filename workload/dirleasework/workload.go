@@ -53,6 +53,9 @@ type DirleaseOptions struct {
 	PIDMax int
 	// LivenessStepsMax bounds the liveness phase (default 20000).
 	LivenessStepsMax int
+	// PIDImpostors: 0 lets a crashed creator's PID be taken by an impostor
+	// (races.go) in some runs, -1 never.
+	PIDImpostors int
 }
 
 func (o DirleaseOptions) withDefaults() DirleaseOptions {
@@ -130,6 +133,8 @@ type dirWorld struct {
 	creating, recovering int
 	failure              error
 	liveness             *dirLiveness
+	// races are the PID-reuse impostors and the double-reclaim probe (races.go).
+	races dirRaces
 
 	// modelBoot and modelBoots are the last boot modelNowMs saw and how
 	// many it saw.
@@ -148,6 +153,7 @@ func (dw *dirWorld) setup() error {
 	dw.host = w.AddHost(sim.HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: dw.volume})
 	dw.StartLedger(w, dw.host)
 	w.Tracef("dirlease-workload creators=%d recoverers=%d ops=%d", opts.Creators, opts.Recoverers, opts.OpsPerProc)
+	dw.races.start(dw)
 	for i := 0; i < opts.Creators; i++ {
 		if _, err := dw.spawn(fmt.Sprintf("creator-%d", i), dw.creator); err != nil {
 			return err
@@ -219,6 +225,7 @@ func (f *dirFS) judgeMove(oldpath, newpath string) {
 		return
 	}
 	f.judgeLive(t, "moves")
+	f.dw.races.moved(t, f.p)
 	f.dw.quarantined[newpath] = &dirMoved{track: t, foreign: t.foreign}
 }
 
@@ -587,7 +594,9 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 	fsys.recovering = true
 	op := p.Begin("recover", in)
 	dw.claims.Begin()
+	dw.races.begin(p)
 	report, err := dirlease.Recover(context.Background(), cfg)
+	dw.races.end(p)
 	dw.claims.End(err == nil)
 	fsys.recovering = false
 	dw.recovering--
@@ -634,11 +643,19 @@ func (dw *dirWorld) fail(err error, liveness bool) {
 func (dw *dirWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 	dw.settlePublish(p, reason)
 	dw.NoteExit(p)
+	dw.races.exited(p, reason)
 	if dw.liveness != nil {
 		dw.liveness.exited(p)
 		return
 	}
 	if strings.HasSuffix(p.Name(), "-child") {
+		return
+	}
+	if isPIDImpostor(p) {
+		dw.creators--
+		if dw.creators == 0 {
+			dw.startLiveness()
+		}
 		return
 	}
 	dw.creators--

@@ -30,12 +30,16 @@ func Engine() *campaign.Engine {
 			{Name: "respawns", Default: 8, Min: 0, Max: 32, Doc: "crashed workers restarted per run"},
 			{Name: "layout", Default: int(LeaseLayoutDrawn), Min: 0, Max: int(LeaseLayoutPerHost), Fixed: true,
 				Doc: "0 drawn per run, 1 one shared volume, 2 a volume per host"},
+			{Name: "roots", Default: 0, Min: 0, Max: 3, Fixed: true,
+				Doc: "RootIDs sharing each namespace: 0 drawn per run (1 to 3)"},
+			{Name: "pid_impostors", Default: 1, Min: 0, Max: 1, Fixed: true,
+				Doc: "1: in some runs a crashed worker's PID is taken by an impostor presenting its lease; 0 never"},
 		},
 		Setup: func(p campaign.Params) func(w *sim.World) error {
 			return LeaseWorkload(LeaseOptions{
 				Hosts: p["hosts"], ProcsPerHost: p["procs_per_host"], OpsPerProc: p["ops_per_proc"],
 				Impostors: workkit.NoneIsMinusOne(p["impostors"]), RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]),
-				Layout: LeaseLayout(p["layout"]),
+				Layout: LeaseLayout(p["layout"]), Roots: p["roots"], PIDImpostors: p["pid_impostors"] - 1,
 			})
 		},
 		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
@@ -43,7 +47,7 @@ func Engine() *campaign.Engine {
 		},
 		Probes: declaredProbes,
 		Explore: campaign.Params{"hosts": 1, "procs_per_host": 2, "ops_per_proc": 2, "impostors": 0, "respawns": 0,
-			"layout": int(LeaseLayoutShared)},
+			"layout": int(LeaseLayoutShared), "roots": 1, "pid_impostors": 0},
 	}
 	e.Check = workkit.Check(e, CheckLeaseHistory, checkMessage)
 	return e
@@ -93,6 +97,23 @@ var declaredProbes = []string{
 	"lease-operator-reclaimed-paused-holder",
 	"lease-paused-holder-resumed-owner",
 	"lease-paused-holder-resumed-fenced",
+	// several roots in one namespace (roots.go): a generation presented
+	// through a Manager of another root is refused and fenced
+	"lease-roots-shared-namespace",
+	"lease-foreign-root-release-not-owner",
+	"lease-foreign-root-fence-fenced",
+	// PID-reuse impostors (pidimpostor.go): a crashed worker's PID taken
+	// by a process (with its executable, or across a reboot) presenting
+	// its lease at every fenced call
+	"lease-pid-impostor",
+	"lease-pid-impostor-same-exe",
+	"lease-pid-impostor-across-boot",
+	"lease-pid-impostor-fence-fenced",
+	"lease-pid-impostor-release-released",
+	// races over one record: two reclaimers of one stale record (one
+	// loses), and a release by a former owner after a takeover
+	"lease-double-stale-reclaim",
+	"lease-release-after-takeover",
 }
 
 // checkMessage reduces a CheckLeaseHistory error to a Verdict message

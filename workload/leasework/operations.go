@@ -31,6 +31,8 @@ func (lw *leaseWorld) worker(p *sim.Proc) {
 	for i := 0; i < lw.opts.OpsPerProc; i++ {
 		choice := d.Intn(100)
 		switch {
+		case mine != nil && choice < 6 && len(lw.roots.names) > 1:
+			lw.crossRoot(p, *mine)
 		case mine != nil && choice < 55:
 			lw.withCurrent(p, m, *mine)
 		case mine != nil && choice < 85:
@@ -86,7 +88,9 @@ func (lw *leaseWorld) acquire(p *sim.Proc, m *lease.Manager) (held, bool) {
 	if err != nil || res.Kind != lease.Acquired {
 		return held{}, false
 	}
-	return held{generation: res.Owner.Generation, session: session, epoch: res.Owner.Epoch}, true
+	h := held{generation: res.Owner.Generation, session: session, epoch: res.Owner.Epoch}
+	lw.impostors.acquired(p, h)
+	return h, true
 }
 
 // acquireRecorded runs Acquire with a fresh session nonce, records it, and
@@ -96,15 +100,17 @@ func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.Acqu
 	lw.sessions++
 	session := fmt.Sprintf("s%d-p%d", lw.sessions, p.ID())
 	lw.sessionProc[session] = p
-	in := models.LeaseAcquire{Namespace: space.key, Proc: p.ID(), Host: p.Host().Name(), Session: session}
+	in := models.LeaseAcquire{Namespace: space.key, Proc: p.ID(), Host: p.Host().Name(), Session: session, Root: lw.rootOf(m)}
 	epochFloor := space.epochMaxReturned
 	swapsBefore := lw.hostileSwaps()
 	guardEvents := lw.hostileGuardEvents()
 	op := p.Begin("acquire", in)
+	lw.impostors.begin(p, space)
 	res, err := m.Acquire(context.Background(), lease.AcquireRequest{SessionID: session, SessionFile: "/sessions/" + session})
 	lw.judgeEngineSignal(p, "acquire", err, guardEvents)
 	lw.settleReclaims(p, true, err, sim.ExitFinished)
 	lw.noteReclaims(p, space, res.Reclaimed)
+	lw.impostors.end(p, space, res.Reclaimed, err)
 	if err != nil {
 		p.End(op, nil)
 		lw.world.Probe("lease-acquire-error")
@@ -121,6 +127,7 @@ func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.Acqu
 	case lease.Acquired:
 		lw.noteEpoch(p, space, res.Owner, epochFloor)
 		lw.acquirer[res.Owner.Generation] = p
+		lw.roots.byGeneration[res.Owner.Generation] = lw.rootOf(m)
 		lw.world.Probe("lease-acquired")
 		if len(res.Reclaimed) > 0 {
 			lw.world.Probe("lease-acquired-after-reclaim")
@@ -170,7 +177,8 @@ func (lw *leaseWorld) noteReclaims(p *sim.Proc, space *leaseSpace, reclaimed []l
 
 func (lw *leaseWorld) release(p *sim.Proc, m *lease.Manager, h held) bool {
 	space := lw.space(p)
-	in := models.LeaseRelease{Namespace: space.key, Proc: p.ID(), Generation: h.generation, Session: h.session}
+	in := models.LeaseRelease{Namespace: space.key, Proc: p.ID(), Generation: h.generation, Session: h.session,
+		Root: lw.rootOf(m)}
 	guardEvents := lw.hostileGuardEvents()
 	callAt := lw.world.Now()
 	op := p.Begin("release", in)
@@ -187,14 +195,23 @@ func (lw *leaseWorld) release(p *sim.Proc, m *lease.Manager, h held) bool {
 		lw.fail(fmt.Errorf("%s: release refused %s: %s", p.Name(), res.Refusal.Reason, res.Refusal.Diagnostic), true)
 		return false
 	}
+	lw.noteTakeover(p, h, res)
 	switch res.Kind {
 	case lease.Released:
+		lw.impostors.released(p, h.generation)
+		lw.noteRootCall(m, h.generation, "release", "released")
+		lw.impostors.noteCall(p, "release", "released")
 		lw.resumedCall(p, h.generation, true, callAt)
 		lw.world.Probe("lease-released")
 		if lw.acquirer[h.generation] != p {
 			lw.world.Probe("lease-released-by-capability")
 		}
 	case lease.NotOwner:
+		if lw.rootOf(m) == lw.roots.byGeneration[h.generation] {
+			lw.impostors.released(p, h.generation)
+		}
+		lw.noteRootCall(m, h.generation, "release", "not-owner")
+		lw.impostors.noteCall(p, "release", "not-owner")
 		lw.resumedCall(p, h.generation, false, callAt)
 		lw.world.Probe("lease-release-not-owner")
 	case lease.ReleaseRefused:
@@ -229,13 +246,15 @@ func (lw *leaseWorld) inspect(p *sim.Proc, m *lease.Manager) (held, bool) {
 // owner's epoch and generation, and a sleep while holding the guard.
 func (lw *leaseWorld) withCurrent(p *sim.Proc, m *lease.Manager, h held) {
 	space := lw.space(p)
-	in := models.LeaseWithCurrent{Namespace: space.key, Proc: p.ID(), Generation: h.generation, Session: h.session}
+	in := models.LeaseWithCurrent{Namespace: space.key, Proc: p.ID(), Generation: h.generation, Session: h.session,
+		Root: lw.rootOf(m)}
 	callAt := lw.world.Now()
 	op := p.Begin("with-current", in)
 	entered := false
 	guardEvents := lw.hostileGuardEvents()
 	err := m.WithCurrentLease(context.Background(), h.generation, func(ctx context.Context, owner lease.Owner) error {
 		entered = true
+		lw.checkEnterRoot(p, m, owner.Generation)
 		lw.enter(p, space, owner, h)
 		defer lw.leave(p, space)
 		return lw.fencedWork(p, owner)
@@ -246,6 +265,8 @@ func (lw *leaseWorld) withCurrent(p *sim.Proc, m *lease.Manager, h held) {
 		p.End(op, nil)
 		return
 	}
+	lw.noteRootCall(m, h.generation, "fence", fenceName(out.Kind))
+	lw.impostors.noteCall(p, "fence", fenceName(out.Kind))
 	switch out.Kind {
 	case models.FenceOK:
 		lw.resumedCall(p, h.generation, true, callAt)
@@ -313,4 +334,17 @@ func (lw *leaseWorld) fencedWork(p *sim.Proc, owner lease.Owner) error {
 		err = sleepErr
 	}
 	return err
+}
+
+// fenceName names a fence outcome in probe names.
+func fenceName(kind models.LeaseFenceKind) string {
+	switch kind {
+	case models.FenceOK:
+		return "ok"
+	case models.FenceFenced:
+		return "fenced"
+	case models.FenceBusy:
+		return "busy"
+	}
+	return "unverifiable"
 }

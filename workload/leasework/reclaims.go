@@ -142,9 +142,13 @@ func (lw *leaseWorld) checkMove(m leaseMove) error {
 	if err != nil || !ok {
 		return fmt.Errorf("%s moved receiver.lock into %s without a valid owner.json (%v, %q)", m.proc.Name(), m.path, err, data)
 	}
-	if owner := lw.sessionProc[record.Session]; owner != nil && lw.deathByProc[owner.Table()] == owner {
+	owner := lw.sessionProc[record.Session]
+	if owner != nil && lw.deathByProc[owner.Table()] == owner {
 		return fmt.Errorf("%s reclaimed the lease of live owner %s (generation %s, PID %d on %s)", m.proc.Name(),
 			owner.Name(), record.Generation, record.PID, record.Hostname)
+	}
+	if diedAt, dead := lw.deathAt[owner]; dead {
+		lw.impostors.reclaimed(m.space, m.proc, record.Generation, diedAt)
 	}
 	return nil
 }

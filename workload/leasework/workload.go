@@ -16,13 +16,16 @@ import (
 // The lease workload: processes on several hosts acquire, inspect and
 // release the lease of one namespace (package lease), run fenced work inside
 // WithCurrentLease that writes a protected file, present stale generations,
-// and impostors present generations they learned from Inspect. Every call
+// and impostors present generations they learned from Inspect; one to three
+// RootIDs share each namespace (roots.go) and PID-reuse impostors take a
+// crashed worker's PID to present its lease (pidimpostor.go). Every call
 // and return goes into the history as the models package's lease types, so
 // CheckLeaseHistory can run porcupine on it.
 //
 // Ground truth, checked after every step (World.Invariant):
 //   - fenced-exclusive: at most one process is inside a WithCurrentLease fn
-//     at any time, it entered with a generation it acquired itself, and its
+//     at any time, it entered with a generation it acquired itself (through
+//     a Manager of the root it acquired with), and its
 //     epoch is not below the last epoch that entered (fencing tokens only
 //     grow at the protected resource);
 //   - epoch-increase: every Acquired epoch is new, and larger than every
@@ -133,6 +136,12 @@ type LeaseOptions struct {
 	GuardWait time.Duration
 	// LivenessStepsMax bounds the steps of the final liveness probe (default 20000).
 	LivenessStepsMax int
+	// Roots is how many Manager RootIDs share each namespace (roots.go):
+	// 0 draws one to three per run.
+	Roots int
+	// PIDImpostors: 0 lets a crashed worker's PID be taken by an impostor
+	// presenting its lease (pidimpostor.go) in some runs, -1 never.
+	PIDImpostors int
 }
 
 func (o LeaseOptions) withDefaults() LeaseOptions {
@@ -292,6 +301,10 @@ type leaseWorld struct {
 	liveness *leaseLiveness
 	// paused holds the lease holders the stop fault paused (paused.go).
 	paused pausedHolders
+	// roots are the run's RootIDs (roots.go).
+	roots leaseRoots
+	// impostors are the PID-reuse impostors and the reclaim races (pidimpostor.go).
+	impostors pidImpostors
 }
 
 func (lw *leaseWorld) setup() error {
@@ -300,6 +313,8 @@ func (lw *leaseWorld) setup() error {
 	if lw.layout == LeaseLayoutDrawn {
 		lw.layout = LeaseLayoutShared + LeaseLayout(w.Decisions().Intn(2))
 	}
+	lw.drawRoots()
+	lw.impostors.start(lw)
 	w.Tracef("lease-workload layout=%v hosts=%d procs=%d ops=%d impostors=%d", lw.layout, opts.Hosts,
 		opts.ProcsPerHost, opts.OpsPerProc, opts.Impostors)
 	lw.spaceOf = make(map[*sim.Host]*leaseSpace)
@@ -366,11 +381,17 @@ func (lw *leaseWorld) manager(p *sim.Proc) *lease.Manager {
 
 // managerWith is manager with another view of p's process table.
 func (lw *leaseWorld) managerWith(p *sim.Proc, inspector lease.Inspector) *lease.Manager {
-	m, err := lease.NewManager(lease.Config{Namespace: leaseNamespace, RootID: leaseRootID, FS: &leaseFS{FS: p.FS(), lw: lw, p: p},
+	return lw.managerRoot(p, inspector, lw.rootFor(p.Name()))
+}
+
+// managerRoot is managerWith for the given root.
+func (lw *leaseWorld) managerRoot(p *sim.Proc, inspector lease.Inspector, root string) *lease.Manager {
+	m, err := lease.NewManager(lease.Config{Namespace: leaseNamespace, RootID: root, FS: &leaseFS{FS: p.FS(), lw: lw, p: p},
 		Clock: p.Clock(), Inspector: inspector, IDs: p.IDs(), GuardWait: lw.opts.GuardWait})
 	if err != nil {
 		panic(err)
 	}
+	lw.roots.byManager[m] = root
 	return m
 }
 
@@ -397,6 +418,7 @@ func (lw *leaseWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 	if lw.paused.operatorExited(p) {
 		return // not a worker: no lane of lease calls, no restart
 	}
+	lw.impostors.exited(p, reason)
 	lw.settleReclaims(p, false, nil, reason)
 	for space, in := range lw.inside {
 		if in.proc == p {

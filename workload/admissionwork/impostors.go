@@ -1,0 +1,194 @@
+package admissionwork
+
+// PID-reuse impostors (issue 16 item 2) and the races over one record.
+//
+// When a controller that holds a handle crashes, in some runs a new process
+// is spawned on its PID at once (sim.ProcSpec.PID), in half of those with
+// the dead controller's executable too (never together with its start
+// tick: that would be its exact twin, which no identity rule can tell), and
+// after a power loss across a reboot. It calls Acquire and Inspect, where
+// the dead owner's record must be judged by its full identity (the model:
+// "active" only while the owner or its helper is alive): an engine that
+// matched the owner by PID would take the impostor for it. The lifecycle
+// updates and Release are not fenced by "is this the owner": they are
+// compare-and-swaps through the handle, an object in the acquirer's memory
+// bound to its environment, which no other process can present (the seed's
+// rule: the handle is the capability). The identity checks inside them are
+// the mutation-claim owner's, which an impostor on a dead claimant's PID
+// meets at every later update (statecas).
+//
+// The races: an acquire that was called after the slot's owner had died,
+// and was still in flight when another acquire removed that owner's record,
+// set out to reclaim the same stale record and lost
+// (admission-double-stale-reclaim); an update or release with a handle whose
+// claim is no longer the slot's latest acquired claim arrives after a
+// takeover (admission-update-after-takeover, admission-release-after-takeover)
+// and must lose its compare-and-swap (the model).
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+)
+
+// admissionImpostorsMax bounds the PID-reuse impostors of one run.
+const admissionImpostorsMax = 3
+
+type admissionImpostors struct {
+	aw      *admissionWorld
+	enabled bool
+	spawned int
+	// holding says which live controllers hold a handle.
+	holding map[*sim.Proc]bool
+	// slotClaim and slotOwner are the claim of the last acquire that
+	// answered Acquired, while no release of it has answered.
+	slotClaim string
+	slotOwner *sim.Proc
+	deathAt   map[*sim.Proc]int64
+	inflight  []admissionRace
+}
+
+// admissionRace is an acquire in flight; raced says another acquire removed
+// a dead owner's record after this one was called.
+type admissionRace struct {
+	proc   *sim.Proc
+	callAt int64
+	raced  bool
+}
+
+func (ai *admissionImpostors) start(aw *admissionWorld) {
+	ai.aw = aw
+	ai.holding = make(map[*sim.Proc]bool)
+	ai.deathAt = make(map[*sim.Proc]int64)
+	ai.enabled = aw.opts.PIDImpostors == 0 && aw.world.Decisions().Intn(2) == 0
+}
+
+// know remembers whether p holds a handle after each of its steps.
+func (ai *admissionImpostors) know(p *sim.Proc, mine *handle) {
+	ai.holding[p] = mine != nil && !mine.a.Released()
+}
+
+// exited records p's death time and spawns an impostor on the PID of a
+// crashed controller that held a handle, in runs that draw them.
+func (ai *admissionImpostors) exited(dead *sim.Proc, reason sim.ExitReason) {
+	aw := ai.aw
+	ai.deathAt[dead] = aw.world.Now()
+	ai.forget(dead)
+	knew := ai.holding[dead]
+	delete(ai.holding, dead)
+	if !ai.enabled || !knew || reason == sim.ExitFinished || ai.spawned >= admissionImpostorsMax || aw.liveness != nil {
+		return
+	}
+	table := dead.Table()
+	if aw.host.Table().Lookup(table.NS, table.PID) != nil {
+		return // a zombie still holds the PID
+	}
+	ai.spawned++
+	aw.exes++
+	exe := fmt.Sprintf("/usr/bin/export-%d", aw.exes)
+	sameExe := aw.world.Decisions().Intn(2) == 0 && aw.host.Table().TicksNow() != table.StartTicks
+	if sameExe {
+		exe = table.ExePath
+	}
+	p, err := aw.world.Spawn(aw.host, sim.ProcSpec{Name: fmt.Sprintf("impostor-pid-%d", ai.spawned), UID: admissionUID,
+		Exe: exe, PID: table.PID}, ai.body)
+	if err != nil {
+		return
+	}
+	aw.Track(p)
+	aw.controllers++ // the liveness phase waits for it too
+	aw.world.Probe("admission-pid-impostor")
+	if sameExe {
+		aw.world.Probe("admission-pid-impostor-same-exe")
+	}
+	if p.Table().Boot != table.Boot {
+		aw.world.Probe("admission-pid-impostor-across-boot")
+	}
+}
+
+// body acquires (releasing what it gets) and inspects, a few times.
+func (ai *admissionImpostors) body(p *sim.Proc) {
+	aw := ai.aw
+	d := aw.world.Decisions()
+	cfg := aw.config(p)
+	for i := 0; i < 3; i++ {
+		if mine := aw.acquire(p, cfg); mine != nil {
+			aw.release(p, mine)
+		}
+		aw.inspect(p, cfg)
+		_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(5))*time.Millisecond)
+	}
+}
+
+// isPIDImpostor reports whether p is a PID-reuse impostor (not one of its
+// helpers or their descendants).
+func isPIDImpostor(p *sim.Proc) bool {
+	return strings.HasPrefix(p.Name(), "impostor-pid-") && !strings.Contains(p.Name(), "-helper")
+}
+
+// noteCall fires the probes of an update ("update") or release: a PID
+// impostor's call, and a call with a claim another acquire took over.
+func (ai *admissionImpostors) noteCall(p *sim.Proc, call, claimID string, kind models.CASKind) {
+	w := ai.aw.world
+	name := [...]string{"", "ok", "changed", "invalid"}[kind]
+	if isPIDImpostor(p) {
+		w.Probe("admission-pid-impostor-" + call + "-" + name)
+	}
+	if kind != models.CASInvalid && ai.slotClaim != "" && ai.slotClaim != claimID {
+		w.Probe("admission-" + call + "-after-takeover")
+	}
+	if call == "release" && kind == models.CASOK && ai.slotClaim == claimID {
+		ai.slotClaim, ai.slotOwner = "", nil
+	}
+}
+
+// begin and end bracket an acquire for the reclaim race.
+func (ai *admissionImpostors) begin(p *sim.Proc) {
+	ai.forget(p)
+	ai.inflight = append(ai.inflight, admissionRace{proc: p, callAt: ai.aw.world.Now()})
+}
+
+func (ai *admissionImpostors) end(p *sim.Proc, out models.AdmissionAcquireResult, known bool) {
+	acquired, claimID := known && out.Kind == models.AdmissionAcquired, out.ClaimID
+	if known && isPIDImpostor(p) {
+		ai.aw.world.Probe("admission-pid-impostor-acquire-" + [...]string{"", "acquired", "active", "indeterminate",
+			"contention", "corrupt"}[out.Kind])
+	}
+	for _, c := range ai.inflight {
+		if c.proc == p && c.raced {
+			ai.aw.world.Probe("admission-double-stale-reclaim")
+		}
+	}
+	ai.forget(p)
+	if acquired {
+		ai.slotClaim, ai.slotOwner = claimID, p
+	}
+}
+
+func (ai *admissionImpostors) forget(p *sim.Proc) {
+	for i, c := range ai.inflight {
+		if c.proc == p {
+			ai.inflight = append(ai.inflight[:i], ai.inflight[i+1:]...)
+			return
+		}
+	}
+}
+
+// removed is called when reclaimer's acquire removed the slot: every other
+// acquire called after the slot owner's death raced it for the same record.
+func (ai *admissionImpostors) removed(reclaimer *sim.Proc) {
+	diedAt, dead := ai.deathAt[ai.slotOwner]
+	if ai.slotOwner == nil || !dead {
+		return
+	}
+	for i := range ai.inflight {
+		if c := &ai.inflight[i]; c.proc != reclaimer && c.callAt > diedAt {
+			c.raced = true
+		}
+	}
+	ai.slotClaim, ai.slotOwner = "", nil
+}
