@@ -62,6 +62,23 @@ func Engine() *campaign.Engine {
 			// the stop fault: a process stopped (SIGSTOP) and inspected as live in state T
 			"stop",
 			"proc-stopped-live",
+			// the hostile co-tenant (cotenant.go, parents.go)
+			"cotenant",
+			"dirlease-several-parents",
+			"cotenant-parent-swapped",
+			"cotenant-symlink-parent",
+			"dirlease-parent-changed-refused",
+			"dirlease-symlink-refused",
+			"dirlease-operator-parent-repair",
+			"cotenant-dir-recreated",
+			"dir-inode-reused",
+			"cotenant-trap-armed",
+			"cotenant-raced-recovery-check",
+			"cotenant-symlink-at-path",
+			"cotenant-symlink-planted",
+			"cotenant-hardlink",
+			"cotenant-aba-restored",
+			"dirlease-aba-refused",
 		},
 		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0},
 	}
