@@ -93,6 +93,9 @@ var declaredProbes = []string{
 	"lease-operator-reclaimed-paused-holder",
 	"lease-paused-holder-resumed-owner",
 	"lease-paused-holder-resumed-fenced",
+	// the co-tenant (cotenant.go): a record hard-linked outside the tree
+	"cotenant",
+	"cotenant-hardlink",
 }
 
 // checkMessage reduces a CheckLeaseHistory error to a Verdict message
