@@ -459,4 +459,4 @@ func trimZeros(list []uint32) []uint32 {
 
 // faultNames lists the simulator's faults in plan order.
 var faultNames = []string{sim.FaultCrash, sim.FaultPowerLoss, sim.FaultPIDChurn, sim.FaultZombie, sim.FaultUpgrade,
-	sim.FaultEACCES, sim.FaultFSError, sim.FaultCorrupt, sim.FaultRenameRace, sim.FaultClockStep, sim.FaultProcfs, sim.FaultStop}
+	sim.FaultEACCES, sim.FaultFSError, sim.FaultCorrupt, sim.FaultRenameRace, sim.FaultClockStep, sim.FaultProcfs, sim.FaultStop, sim.FaultCotenant}

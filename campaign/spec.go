@@ -226,7 +226,7 @@ func parseScheduler(name string) (sim.SchedulerKind, error) {
 // when on, so a spec without it keeps its text, hence its hash and its seed
 // file's name (a missing fault parses as off).
 // faultsPrintedWhenOn are the faults added after seed format v1.
-var faultsPrintedWhenOn = []string{sim.FaultProcfs, sim.FaultStop}
+var faultsPrintedWhenOn = []string{sim.FaultProcfs, sim.FaultStop, sim.FaultCotenant}
 
 func formatPlan(plan sim.FaultPlan) string {
 	fields := make([]string, 0, len(faultNames))

@@ -93,7 +93,7 @@ func ValidateDirLeaseHistory(ops []porcupine.Operation) error {
 			return procOp{deathProc: in.Proc}, in.Proc > 0
 		case Reboot:
 			return procOp{rebootHost: in.Host}, in.Host != ""
-		case PIDReuse, DirSwap, DirPublish, DirRemove:
+		case PIDReuse, DirSwap, DirPublish, DirRemove, DirRestore:
 			return procOp{}, true
 		}
 		return procOp{}, false
@@ -163,6 +163,8 @@ func DescribeDirLeaseOperation(input, output any) string {
 		return escape("Publish(" + in.Path + ")")
 	case DirRemove:
 		return escape("Remove(" + in.Path + ")")
+	case DirRestore:
+		return escape(fmt.Sprintf("Restore(%s, %s, child p%d)", in.Path, in.Phase, in.ChildProc))
 	default:
 		call = fmt.Sprintf("%T", input)
 	}

@@ -37,6 +37,9 @@ func encodeDirWorld(w dirWorld) dirState {
 		if c.maybeGone {
 			flags |= 2
 		}
+		if c.restored {
+			flags |= 4
+		}
 		appendInt(flags)
 		appendInt(int64(len(c.contents)))
 		for _, content := range c.contents {
@@ -62,7 +65,7 @@ func decodeDirState(s dirState) dirWorld {
 		c.role, c.ownerProc = DirRole(r.int()), int(r.int())
 		c.recoverAfterMs, c.dir = r.int(), dirAt(r.int())
 		flags := r.int()
-		c.ownerAlive, c.maybeGone = flags&1 != 0, flags&2 != 0
+		c.ownerAlive, c.maybeGone, c.restored = flags&1 != 0, flags&2 != 0, flags&4 != 0
 		c.contents = make([]dirContent, r.int())
 		for j := range c.contents {
 			c.contents[j].phase, c.contents[j].childProc = DirPhase(r.int()), int(r.int())

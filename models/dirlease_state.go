@@ -68,6 +68,9 @@ type dirClaim struct {
 	// directory) may already be gone. Set by operations of unknown outcome
 	// and by recoveries whose counts do not say which claims they took.
 	maybeGone bool
+	// restored: a co-tenant wrote an earlier version back (DirRestore), so
+	// no handle's view matches the file any more (revisions never repeat).
+	restored bool
 	// contents: what the claim file may hold, sorted, never empty; more
 	// than one after an update of unknown outcome.
 	contents []dirContent
@@ -174,6 +177,9 @@ func (c dirClaim) withContents(contents []dirContent) dirClaim {
 
 // matching splits c's contents by whether they equal the caller's view.
 func (c dirClaim) matching(phase DirPhase, child int) (matched, others []dirContent) {
+	if c.restored {
+		return nil, c.contents
+	}
 	for _, content := range c.contents {
 		if content.phase == phase && content.childProc == child {
 			matched = append(matched, content)

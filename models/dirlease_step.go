@@ -67,6 +67,8 @@ func dirStepWorld(s dirWorld, input, output any) (dirWorld, bool) {
 		return s.moveDir(in.Path, dirPublished), true
 	case DirRemove:
 		return s.moveDir(in.Path, dirAbsent), true
+	case DirRestore:
+		return s.restored(in), true
 	}
 	panic(fmt.Sprintf("models: dirlease model got input %T", input))
 }

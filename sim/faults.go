@@ -19,6 +19,7 @@ const (
 	FaultClockStep  = "clockstep"  // a host's wall clock steps forward or backward
 	FaultProcfs     = "procfs"     // /proc hazards: a hostile comm at spawn, a zombie reaped between two reads
 	FaultStop       = "stop"       // SIGSTOP the process about to run, SIGCONT it a long virtual time later
+	FaultCotenant   = "cotenant"   // a workload hook: a hostile co-tenant (same uid) plants symlinks, swaps parents, restores old records
 )
 
 // faultSpec is one fault's name and the largest per-step probability a swarm
@@ -42,6 +43,7 @@ var faultSpecs = []faultSpec{
 	{FaultClockStep, 0.002},
 	{FaultProcfs, 0.5},
 	{FaultStop, 0.002},
+	{FaultCotenant, 0.01},
 }
 
 // probabilityLevels is how many probabilities a swarm plan chooses among for
@@ -56,7 +58,7 @@ type FaultPlan struct {
 }
 
 // faultCount is the number of faults; a constant so the plan is a comparable value.
-const faultCount = 12
+const faultCount = 13
 
 func init() {
 	if len(faultSpecs) != faultCount {
@@ -151,6 +153,7 @@ const (
 	faultIndexClockStep
 	faultIndexProcfs
 	faultIndexStop
+	faultIndexCotenant
 )
 
 func init() {
@@ -159,6 +162,7 @@ func init() {
 		FaultZombie: faultIndexZombie, FaultUpgrade: faultIndexUpgrade, FaultEACCES: faultIndexEACCES,
 		FaultFSError: faultIndexFSError, FaultCorrupt: faultIndexCorrupt, FaultRenameRace: faultIndexRenameRace,
 		FaultClockStep: faultIndexClockStep, FaultProcfs: faultIndexProcfs, FaultStop: faultIndexStop,
+		FaultCotenant: faultIndexCotenant,
 	} {
 		if faultSpecs[index].name != name {
 			panic("sim: fault index of " + name + " is wrong")

@@ -52,6 +52,10 @@ func Engine() *campaign.Engine {
 			"admission-disposition-indeterminate",
 			"admission-disposition-recoverable",
 			"admission-aba-refused",
+			// the hostile co-tenant (cotenant.go): a symlink at the slot's path
+			"cotenant-symlink-planted",
+			"admission-symlink-refused",
+			"admission-operator-repair-symlink",
 			"admission-helper-bound",
 			"admission-cleanup-unsafe",
 			"admission-liveness-acquired",

@@ -55,6 +55,10 @@ func (aw *admissionWorld) corrupt(w *sim.World) {
 // inside a compare-and-swap (the engine never removes a corrupt record).
 // force repairs under an orphaned claim too (every process is dead).
 func (aw *admissionWorld) repair(force bool) {
+	if aw.symlinked {
+		aw.repairSymlink(force)
+		return
+	}
 	if !force && aw.claimBusy() {
 		return
 	}

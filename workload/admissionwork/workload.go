@@ -126,6 +126,12 @@ type admissionWorld struct {
 	corruption []byte
 	repairAt   int
 	swaps      int
+	// symlinked is set while the co-tenant's symlink sits at the slot's
+	// path (symlinkID its identity), and outsideData holds the bytes of the
+	// record it moved out of the state tree (cotenant.go).
+	symlinked   bool
+	symlinkID   lease.FileIdentity
+	outsideData []byte
 	// slot is the durability oracle of the slot record.
 	slot     workkit.DoneRecord
 	failure  error
@@ -163,6 +169,7 @@ func (aw *admissionWorld) setup() error {
 	}
 	w.FaultHook(sim.FaultCorrupt, aw.corrupt)
 	w.FaultHook(sim.FaultRenameRace, aw.renameRace)
+	w.FaultHook(sim.FaultCotenant, aw.cotenant)
 	w.OnExit(aw.exited)
 	w.Invariant("admission", aw.check)
 	return nil
@@ -456,6 +463,7 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 	if !known {
 		p.End(op, models.Unknown{})
 		aw.world.Probe("admission-acquire-error")
+		aw.noteSymlinkRefusal(err)
 		aw.world.Tracef("admission-error proc=%s acquire: %v", p.Name(), err)
 		return nil, 0, false
 	}
@@ -548,6 +556,7 @@ func (aw *admissionWorld) check() error {
 			aw.legacy = false
 		}
 	}
+	aw.checkOutside()
 	if aw.corrupted && w.Step() >= aw.repairAt {
 		aw.repair(false)
 	}

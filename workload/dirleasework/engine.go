@@ -72,6 +72,23 @@ func Engine() *campaign.Engine {
 			"dirlease-pid-impostor-owner-recovered",
 			// two recoveries set out against one stale claim; one loses
 			"dirlease-double-stale-reclaim",
+			// the hostile co-tenant (cotenant.go, parents.go)
+			"cotenant",
+			"dirlease-several-parents",
+			"cotenant-parent-swapped",
+			"cotenant-symlink-parent",
+			"dirlease-parent-changed-refused",
+			"dirlease-symlink-refused",
+			"dirlease-operator-parent-repair",
+			"cotenant-dir-recreated",
+			"dir-inode-reused",
+			"cotenant-trap-armed",
+			"cotenant-raced-recovery-check",
+			"cotenant-symlink-at-path",
+			"cotenant-symlink-planted",
+			"cotenant-hardlink",
+			"cotenant-aba-restored",
+			"dirlease-aba-refused",
 		},
 		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0, "pid_impostors": 0},
 	}

@@ -41,7 +41,7 @@ func (dw *dirWorld) swap(w *sim.World) {
 	var candidates []*dirTrack
 	root := dw.volume.FS().View(dirleaseUID)
 	for _, t := range dw.sortedTracks() {
-		if !t.claimed || !t.created || t.foreign || t.bundle {
+		if !t.claimed || !t.created || t.foreign || t.bundle || dw.parentSwapped(t.path) {
 			continue
 		}
 		if info, err := root.Lstat(t.path); err == nil && info.IsDir() {
@@ -59,7 +59,7 @@ func (dw *dirWorld) swap(w *sim.World) {
 	if err := root.Mkdir(t.path, 0o700); err != nil {
 		panic(fmt.Sprintf("sim: dirlease swap: %v", err))
 	}
-	workkit.SyncRoot(root, dirleaseWork)
+	workkit.SyncRoot(root, fspath.Dir(t.path))
 	info, err := root.Lstat(t.path)
 	if err != nil {
 		panic(fmt.Sprintf("sim: dirlease swap: %v", err))
@@ -96,7 +96,7 @@ func (dw *dirWorld) repairDue(force bool) {
 			continue // an injected error: the operator retries at a later step
 		}
 		t.foreign = false
-		workkit.SyncRoot(root, dirleaseWork)
+		workkit.SyncRoot(root, fspath.Dir(t.path))
 		delete(dw.quarantined, at)
 		if at != t.path {
 			dw.world.Probe("dirlease-operator-repair-quarantined")
@@ -110,8 +110,8 @@ func (dw *dirWorld) repairDue(force bool) {
 // under another name in the parent (a recovery's quarantine name).
 func (dw *dirWorld) findForeign(root lease.FS, t *dirTrack) (string, bool) {
 	holds := func(name string) bool {
-		info, err := root.Lstat(name)
-		if err != nil || !info.IsDir() {
+		info, err := root.Lstat(name) // a directory or a symlink
+		if err != nil {
 			return false
 		}
 		id, ok := info.Identity()
@@ -120,12 +120,13 @@ func (dw *dirWorld) findForeign(root lease.FS, t *dirTrack) (string, bool) {
 	if holds(t.path) {
 		return t.path, true
 	}
-	entries, err := root.ReadDir(dirleaseWork)
+	parent := fspath.Dir(t.path)
+	entries, err := root.ReadDir(parent)
 	if err != nil {
-		panic(fmt.Sprintf("sim: dirlease operator: read %s: %v", dirleaseWork, err))
+		panic(fmt.Sprintf("sim: dirlease operator: read %s: %v", parent, err))
 	}
 	for _, e := range entries {
-		if name := fspath.Join(dirleaseWork, e.Name); holds(name) {
+		if name := fspath.Join(parent, e.Name); holds(name) {
 			return name, true
 		}
 	}
@@ -149,6 +150,7 @@ func (dw *dirWorld) startLiveness() {
 			w.Crash(p)
 		}
 	}
+	dw.repairParents(true)
 	dw.repairDue(true)
 	w.Tracef("dirlease-liveness start")
 	probe, err := dw.spawn("probe", dw.liveness.body)

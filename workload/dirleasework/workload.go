@@ -111,6 +111,20 @@ type dirTrack struct {
 	// publishOut is the output root of a publish rename done but not yet
 	// known durable ("" if none).
 	publishOut string
+	// trap is the co-tenant's replacement armed for the next recovery's
+	// look at path, sprung once it looked; planted is set once a symlink is
+	// planted inside.
+	trap    dirReplaceKind
+	sprung  bool
+	planted bool
+	// linked is set once the co-tenant hard-linked the claim file.
+	linked bool
+	// claimID and versions are the claim's ID and the bytes its owner
+	// wrote, in order (cotenant.go's ABA); aba is set once the co-tenant
+	// wrote an earlier version back.
+	claimID  string
+	versions []dirVersion
+	aba      bool
 }
 
 type dirWorld struct {
@@ -127,6 +141,11 @@ type dirWorld struct {
 	claims workkit.DoneRecord
 	workkit.LifeLedger
 	tracks map[string]*dirTrack
+	// parents are the creators' parent directories (parents.go); outside
+	// the identities of the directory and file outside the state tree.
+	parents []*dirParent
+	outside [2]lease.FileIdentity
+	links   []outsideLink
 	// quarantined maps a quarantine path to the directory moved there.
 	quarantined map[string]*dirMoved
 	// creating and recovering count calls in flight (the race probe).
@@ -149,7 +168,8 @@ func (dw *dirWorld) setup() error {
 	dw.volume = w.AddVolume("disk0")
 	dw.claims = workkit.DoneRecord{Name: dirClaimsPath, Read: workkit.DirState(dw.volume.Root(), dirClaimsPath, isClaimFile)}
 	dw.volume.FS().MkdirAll(dirleaseHome, 0o700, dirleaseUID)
-	dw.volume.FS().MkdirAll(dirleaseWork, 0o755, dirleaseUID)
+	dw.setupParents()
+	dw.setupOutside()
 	dw.host = w.AddHost(sim.HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: dw.volume})
 	dw.StartLedger(w, dw.host)
 	w.Tracef("dirlease-workload creators=%d recoverers=%d ops=%d", opts.Creators, opts.Recoverers, opts.OpsPerProc)
@@ -167,6 +187,7 @@ func (dw *dirWorld) setup() error {
 		dw.creators++
 	}
 	w.FaultHook(sim.FaultRenameRace, dw.swap)
+	w.FaultHook(sim.FaultCotenant, dw.cotenant)
 	w.OnExit(dw.exited)
 	w.Invariant("dirlease", dw.check)
 	return nil
@@ -210,7 +231,18 @@ func (f *dirFS) RenameNoReplace(oldpath, newpath string) error {
 
 func (f *dirFS) Remove(name string) error {
 	f.judgeRemove(name)
+	f.judgeClaimRelease(name)
 	return f.FS.Remove(name)
+}
+
+// Lstat springs a co-tenant's trap armed on a tracked path when a recovery
+// looks at it (cotenant.go's fireTraps acts before the next step).
+func (f *dirFS) Lstat(name string) (lease.FileInfo, error) {
+	info, err := f.FS.Lstat(name)
+	if t := f.dw.tracks[name]; t != nil && f.recovering && t.trap != replaceNone && err == nil {
+		t.sprung = true
+	}
+	return info, err
 }
 
 // judgeMove runs after the scheduling point of a recovery's rename, so the
@@ -352,8 +384,14 @@ func (dw *dirWorld) creator(p *sim.Proc) {
 
 // create makes a fresh private directory and leases it.
 func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHeld {
+	parent := dw.pickParent()
+	if parent == nil {
+		return nil
+	}
+	parent.busy++
+	defer func() { parent.busy-- }()
 	dw.paths++
-	name := fspath.Join(dirleaseWork, fmt.Sprintf("w%d", dw.paths))
+	name := fspath.Join(parent.path, fmt.Sprintf("w%d", dw.paths))
 	if err := p.FS().Mkdir(name, 0o700); err != nil {
 		return nil
 	}
@@ -386,6 +424,7 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHe
 	}
 	p.End(op, models.DirCreateResult{ClaimID: l.Claim().ID})
 	t.created = true
+	dw.noteVersion(t, l.Claim().ID, models.DirPreparing, nil)
 	dw.world.Probe("dirlease-created")
 	h.l = l
 	return h
@@ -432,6 +471,7 @@ func (dw *dirWorld) update(p *sim.Proc, h *dirHeld, phase dirlease.Phase, child 
 	if phase != dirlease.PhaseRunning {
 		t.child = nil // unsure from now on: never blame a recovery for it
 	}
+	stale := t.aba
 	op := p.Begin("update", in)
 	dw.claims.Begin()
 	err := h.l.Update(context.Background(), phase, pid)
@@ -443,9 +483,13 @@ func (dw *dirWorld) update(p *sim.Proc, h *dirHeld, phase dirlease.Phase, child 
 		return
 	}
 	p.End(op, models.DirUpdateResult{Kind: kind})
+	if kind == models.CASChanged && stale {
+		dw.world.Probe("dirlease-aba-refused")
+	}
 	if kind == models.CASOK {
 		h.child = child
 		t.child = child
+		dw.noteVersion(t, claim.ID, in.ToPhase, child)
 		dw.world.Probe("dirlease-updated-" + string(phase))
 	}
 }
@@ -460,6 +504,7 @@ func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
 	if h.child != nil {
 		in.Child = h.child.ID()
 	}
+	stale := dw.tracks[h.path].aba
 	op := p.Begin("release", in)
 	dw.claims.Begin()
 	err := h.l.Release(context.Background())
@@ -471,6 +516,9 @@ func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
 		return false
 	}
 	p.End(op, models.DirReleaseResult{Kind: kind})
+	if kind == models.CASChanged && stale {
+		dw.world.Probe("dirlease-aba-refused")
+	}
 	if kind != models.CASOK {
 		return false
 	}
@@ -480,9 +528,11 @@ func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
 	if h.out == "" && h.role == models.RoleBundleStage {
 		return true // published: the output belongs downstream
 	}
-	if !t.foreign && p.FS().Remove(h.path) == nil {
-		dw.world.RecordEvent("remove", models.DirRemove{Path: h.path})
-	}
+	dw.using(h.path, func() {
+		if !t.foreign && !dw.parentSwapped(h.path) && p.FS().Remove(h.path) == nil {
+			dw.world.RecordEvent("remove", models.DirRemove{Path: h.path})
+		}
+	})
 	return true
 }
 
@@ -494,16 +544,22 @@ func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
 // it (settlePublish) before any recovery can act on the dead owner's claim.
 // A failed fsync leaves it pending: the publisher no longer knows where its
 // stage is, and stops looking at it (use).
-func (dw *dirWorld) publish(p *sim.Proc, h *dirHeld) bool {
+func (dw *dirWorld) publish(p *sim.Proc, h *dirHeld) (done bool) {
 	t := dw.tracks[h.path]
-	if t.foreign {
+	if t.foreign || dw.parentSwapped(h.path) {
 		return false
 	}
+	dw.using(h.path, func() { done = dw.publishIn(p, h, t) })
+	return done
+}
+
+// publishIn is publish with the parent marked busy.
+func (dw *dirWorld) publishIn(p *sim.Proc, h *dirHeld, t *dirTrack) bool {
 	if err := p.FS().Rename(h.path, h.out); err != nil {
 		return false
 	}
 	t.publishOut = h.out
-	if statefile.SyncDir(p.FS(), dirleaseWork) != nil {
+	if statefile.SyncDir(p.FS(), fspath.Dir(h.path)) != nil {
 		dw.world.Probe("dirlease-publish-sync-failed")
 		return true
 	}
@@ -530,7 +586,7 @@ func (dw *dirWorld) settlePublish(p *sim.Proc, reason sim.ExitReason) {
 		out := t.publishOut
 		t.publishOut = ""
 		if reason != sim.ExitPowerLoss {
-			workkit.SyncRoot(root, dirleaseWork)
+			workkit.SyncRoot(root, fspath.Dir(t.path))
 		} else if _, err := root.Lstat(out); err != nil {
 			if _, err := root.Lstat(t.path); err != nil {
 				// The stage's mkdir was not durable either: it is gone.
@@ -551,6 +607,14 @@ func (dw *dirWorld) use(p *sim.Proc, h *dirHeld) {
 	if dw.tracks[h.path].publishOut != "" {
 		return // a publish of unknown durability: where the stage is is unknown
 	}
+	if dw.parentSwapped(h.path) {
+		return // the co-tenant swapped the parent: the model has no event for it
+	}
+	dw.using(h.path, func() { dw.useIn(p, h) })
+}
+
+// useIn is use with the parent marked busy.
+func (dw *dirWorld) useIn(p *sim.Proc, h *dirHeld) {
 	op := p.Begin("use", models.DirUse{Proc: p.ID(), Path: h.path})
 	info, err := p.FS().Lstat(h.path)
 	var kind models.DirUseKind
@@ -605,6 +669,7 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 		if errors.Is(err, dirlease.ErrChanged) && strings.Contains(err.Error(), "target changed") {
 			w.Probe("dirlease-rename-race-refused")
 		}
+		dw.noteRefusal(err)
 		w.Probe("dirlease-recover-failed")
 		p.End(op, models.DirRecoverResult{Failed: true})
 		return report, err, false
@@ -682,6 +747,9 @@ func (dw *dirWorld) check() error {
 	if dw.Boot() != boot {
 		dw.judgeDurability()
 	}
+	dw.checkOutside()
+	dw.fireTraps()
+	dw.repairParents(false)
 	dw.repairDue(false)
 	if l := dw.liveness; l != nil && dw.failure == nil && !l.done && w.Step()-l.startStep > dw.opts.LivenessStepsMax {
 		dw.fail(fmt.Errorf("liveness: claims left %d steps after the workload ended", dw.opts.LivenessStepsMax), true)

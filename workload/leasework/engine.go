@@ -114,6 +114,9 @@ var declaredProbes = []string{
 	// loses), and a release by a former owner after a takeover
 	"lease-double-stale-reclaim",
 	"lease-release-after-takeover",
+	// the co-tenant (cotenant.go): a record hard-linked outside the tree
+	"cotenant",
+	"cotenant-hardlink",
 }
 
 // checkMessage reduces a CheckLeaseHistory error to a Verdict message

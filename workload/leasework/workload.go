@@ -213,6 +213,8 @@ type leaseSpace struct {
 	hostileClearedAt int64
 	// hostileBytes holds every record body the hook wrote.
 	hostileBytes [][]byte
+	// links counts the co-tenant's hard links of this space (cotenant.go).
+	links int
 	// trackedNames is the volume's name generation when trackCorruption
 	// last looked at this space (tracked says it has looked).
 	trackedNames uint64
@@ -274,6 +276,8 @@ type leaseWorld struct {
 	opts          LeaseOptions
 	layout        LeaseLayout
 	spaces        []*leaseSpace
+	// links are the co-tenant's hard links of records (cotenant.go).
+	links []leaseLink
 	// spaceOf maps a host to its lease space.
 	spaceOf map[*sim.Host]*leaseSpace
 	// inside is the process inside a fenced section, per space.
@@ -352,6 +356,7 @@ func (lw *leaseWorld) setup() error {
 	}
 	w.FaultHook(sim.FaultCorrupt, lw.corrupt)
 	w.FaultHook(sim.FaultRenameRace, lw.renameRace)
+	lw.setupCotenant()
 	w.OnExit(lw.exited)
 	w.OnReap(lw.reaped)
 	w.OnStop(lw.stopped)
