@@ -93,6 +93,15 @@ var declaredProbes = []string{
 	"lease-operator-reclaimed-paused-holder",
 	"lease-paused-holder-resumed-owner",
 	"lease-paused-holder-resumed-fenced",
+	// world16: containers (PID namespaces of one host, workkit/containers.go)
+	// and the clock step's two directions
+	workkit.ProbeContainerWorld,
+	workkit.ProbeContainerPID1,
+	workkit.ProbeContainerPIDCollision,
+	"lease-refused-foreign-namespace",
+	"lease-probe-renamespace",
+	sim.ProbeClockStepForward,
+	sim.ProbeClockStepBackward,
 }
 
 // checkMessage reduces a CheckLeaseHistory error to a Verdict message
