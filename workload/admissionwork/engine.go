@@ -65,6 +65,17 @@ func Engine() *campaign.Engine {
 			// the stop fault: a process stopped (SIGSTOP) and inspected as live in state T
 			"stop",
 			"proc-stopped-live",
+			// world16: a second host on the volume and containers (hosts.go)
+			workkit.ProbeSecondHost,
+			workkit.ProbeContainerWorld,
+			workkit.ProbeContainerPID1,
+			workkit.ProbeContainerPIDCollision,
+			"admission-remote-holder",
+			"admission-foreign-namespace-holder",
+			"admission-operator-quarantined-elsewhere",
+			"admission-probe-rehost-claim",
+			sim.ProbeClockStepForward,
+			sim.ProbeClockStepBackward,
 		},
 		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1},
 	}
