@@ -62,6 +62,16 @@ func Engine() *campaign.Engine {
 			// the stop fault: a process stopped (SIGSTOP) and inspected as live in state T
 			"stop",
 			"proc-stopped-live",
+			// world16: a second host on the volume and containers (hosts.go)
+			workkit.ProbeSecondHost,
+			workkit.ProbeContainerWorld,
+			workkit.ProbeContainerPID1,
+			workkit.ProbeContainerPIDCollision,
+			"dirlease-remote-holder",
+			"dirlease-foreign-namespace-holder",
+			"dirlease-liveness-hands-over",
+			sim.ProbeClockStepForward,
+			sim.ProbeClockStepBackward,
 		},
 		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0},
 	}
