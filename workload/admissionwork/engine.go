@@ -76,6 +76,7 @@ func Engine() *campaign.Engine {
 			"admission-probe-rehost-claim",
 			sim.ProbeClockStepForward,
 			sim.ProbeClockStepBackward,
+			workkit.ProbePowerLossEmpty, // a claim temp left empty by a power loss
 		},
 		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1},
 	}

@@ -122,15 +122,19 @@ type admissionWorld struct {
 	repairAt   int
 	swaps      int
 	// slot is the durability oracle of the slot record.
-	slot     workkit.DoneRecord
-	failure  error
-	liveness *admissionLiveness
+	slot workkit.DoneRecord
+	// leftovers follows what power losses left empty or torn.
+	leftovers workkit.LeftoverWatch
+	failure   error
+	liveness  *admissionLiveness
 }
 
 func (aw *admissionWorld) setup() error {
 	w, opts := aw.world, aw.opts
 	aw.volume = w.AddVolume("disk0")
 	aw.slot = workkit.DoneRecord{Name: admissionFile, Read: workkit.FileState(aw.volume.Root(), admissionFile)}
+	aw.leftovers = workkit.LeftoverWatch{Dirs: []string{fspath.Dir(admissionFile)}, Skip: []string{admission.QuarantineDir},
+		Hostile: func(data []byte) bool { return aw.corrupted && string(data) == string(aw.corruption) }}
 	aw.volume.FS().MkdirAll(admissionHome, 0o700, admissionUID)
 	aw.places = workkit.DrawPlaces(w, aw.volume, opts.PIDMax, true, &aw.LifeLedger)
 	aw.host = aw.places.Hosts[0]
@@ -510,7 +514,9 @@ func (aw *admissionWorld) check() error {
 	// kept power) and the other host's calls go on: nothing to judge.
 	if aw.Boot() != boot && len(aw.places.Hosts) == 1 {
 		aw.judgeDurability()
+		aw.leftovers.AfterPowerLoss(w, aw.volume.Root())
 	}
+	aw.leftovers.Check(w, aw.volume.Root())
 	if aw.legacy {
 		data, err := workkit.ReadRoot(aw.volume.Root(), admissionFile)
 		if err != nil || !strings.Contains(string(data), `"bootId"`) || strings.Contains(string(data), `"hostname"`) {

@@ -72,6 +72,9 @@ func Engine() *campaign.Engine {
 			"dirlease-liveness-hands-over",
 			sim.ProbeClockStepForward,
 			sim.ProbeClockStepBackward,
+			// a claim or data temp left empty by a power loss, then cleaned
+			workkit.ProbePowerLossEmpty,
+			workkit.ProbePowerLossCleaned,
 		},
 		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0},
 	}

@@ -124,6 +124,8 @@ type dirWorld struct {
 	swaps    int
 	// claims is the durability oracle of the claim directory.
 	claims workkit.DoneRecord
+	// leftovers follows what power losses left empty or torn.
+	leftovers workkit.LeftoverWatch
 	workkit.LifeLedger
 	tracks map[string]*dirTrack
 	// quarantined maps a quarantine path to the directory moved there.
@@ -145,6 +147,7 @@ func (dw *dirWorld) setup() error {
 	dw.quarantined = make(map[string]*dirMoved)
 	dw.volume = w.AddVolume("disk0")
 	dw.claims = workkit.DoneRecord{Name: dirClaimsPath, Read: workkit.DirState(dw.volume.Root(), dirClaimsPath, isClaimFile)}
+	dw.leftovers = workkit.LeftoverWatch{Dirs: []string{dirClaimsPath}} // the quarantine is a sibling, not inside
 	dw.volume.FS().MkdirAll(dirleaseHome, 0o700, dirleaseUID)
 	dw.volume.FS().MkdirAll(dirleaseWork, 0o755, dirleaseUID)
 	dw.places = workkit.DrawPlaces(w, dw.volume, opts.PIDMax, true, &dw.LifeLedger)
@@ -673,7 +676,9 @@ func (dw *dirWorld) check() error {
 	// other host's calls go on: nothing to judge (as in admissionwork).
 	if dw.Boot() != boot && len(dw.places.Hosts) == 1 {
 		dw.judgeDurability()
+		dw.leftovers.AfterPowerLoss(w, dw.volume.Root())
 	}
+	dw.leftovers.Check(w, dw.volume.Root())
 	dw.repairDue(false)
 	if l := dw.liveness; l != nil && dw.failure == nil && !l.done && w.Step()-l.startStep > dw.opts.LivenessStepsMax {
 		dw.fail(fmt.Errorf("liveness: claims left %d steps after the workload ended", dw.opts.LivenessStepsMax), true)

@@ -102,6 +102,9 @@ var declaredProbes = []string{
 	"lease-probe-renamespace",
 	sim.ProbeClockStepForward,
 	sim.ProbeClockStepBackward,
+	// a crashed writer's temp left empty by a power loss, then cleaned
+	workkit.ProbePowerLossEmpty,
+	workkit.ProbePowerLossCleaned,
 }
 
 // checkMessage reduces a CheckLeaseHistory error to a Verdict message

@@ -11,6 +11,7 @@ import (
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
 	"github.com/leasekit/leasekit/simproc"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
 
 // The lease workload: processes on several hosts acquire, inspect and
@@ -208,6 +209,10 @@ type leaseSpace struct {
 	// last looked at this space (tracked says it has looked).
 	trackedNames uint64
 	tracked      bool
+	// boot is the space's host's boot id as last seen, and leftovers the
+	// watch of what its power losses left torn or empty (powerloss.go).
+	boot      string
+	leftovers *workkit.LeftoverWatch
 }
 
 // hostileSwaps counts the rename races the hook made so far (any space).
@@ -465,6 +470,7 @@ func (lw *leaseWorld) check() error {
 	}
 	lw.moves = lw.moves[:0]
 	lw.trackCorruption()
+	lw.checkLeftovers()
 	lw.repairDue(false)
 	if lw.liveness != nil && lw.failure == nil {
 		lw.liveness.check()
