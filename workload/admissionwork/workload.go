@@ -19,7 +19,8 @@ import (
 	"github.com/leasekit/leasekit/workload/workkit"
 )
 
-// The admission workload: controller processes on one host acquire the
+// The admission workload: controller processes on one host (or two sharing
+// the volume, in PID namespaces drawn per seed: hosts.go) acquire the
 // export admission slot (package admission), walk the helper lifecycle
 // (BeginHelperLaunch, spawn a helper child, BindHelper(child), Settle or
 // MarkCleanupUnsafe, Release), and die at any step. Helpers die, or exit
