@@ -166,7 +166,23 @@ func (w *World) clockStep(h *Host) {
 	}
 	h.wallOffset += seconds * int64(time.Second)
 	w.Probe("clockstep")
+	w.Probe(clockStepProbe(seconds))
 	w.Tracef("fault=clockstep host=%s by=%ds", h.Name(), seconds)
+}
+
+// The clock step's direction probes (issue 16's "wall-clock steps both
+// ways"): engines must neither trust nor be stopped by a wall clock that
+// jumps back or ahead of the records they wrote.
+const (
+	ProbeClockStepForward  = "clockstep-forward"
+	ProbeClockStepBackward = "clockstep-backward"
+)
+
+func clockStepProbe(seconds int64) string {
+	if seconds < 0 {
+		return ProbeClockStepBackward
+	}
+	return ProbeClockStepForward
 }
 
 // reapZombies reaps the zombies whose time has come.

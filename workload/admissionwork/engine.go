@@ -88,6 +88,18 @@ func Engine() *campaign.Engine {
 			"admission-release-after-takeover",
 			// the mutation-claim ground truth (claimwatch.go) judged a refusal
 			"admission-mutation-busy-live-claimant",
+			// world16: a second host on the volume and containers (hosts.go)
+			workkit.ProbeSecondHost,
+			workkit.ProbeContainerWorld,
+			workkit.ProbeContainerPID1,
+			workkit.ProbeContainerPIDCollision,
+			"admission-remote-holder",
+			"admission-foreign-namespace-holder",
+			"admission-operator-quarantined-elsewhere",
+			"admission-probe-rehost-claim",
+			sim.ProbeClockStepForward,
+			sim.ProbeClockStepBackward,
+			workkit.ProbePowerLossEmpty, // a claim temp left empty by a power loss
 		},
 		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1, "pid_impostors": 0},
 	}

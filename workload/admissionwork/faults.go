@@ -111,6 +111,15 @@ type admissionLiveness struct {
 	// wantReboot is set by a probe that met an indeterminate slot.
 	wantReboot bool
 	done       bool
+	// quarantines counts the operator's moves of records of another host
+	// or namespace (hosts.go); at is where the next probe runs (nil: the
+	// home place) and hops counts the moves there; rebootedHosts are the
+	// hosts the phase rebooted, rebootHost the one a probe asked for.
+	quarantines   int
+	at            *workkit.Place
+	hops          int
+	rebootedHosts map[*sim.Host]bool
+	rebootHost    *sim.Host
 }
 
 // startLiveness kills every helper and descendant left, stops faults,
@@ -137,15 +146,23 @@ func (l *admissionLiveness) exited(p *sim.Proc) {
 	}
 	l.probe = nil
 	if l.wantReboot {
-		l.wantReboot, l.rebooted = false, true
+		l.wantReboot = false
+		if l.rebootedHosts == nil {
+			l.rebootedHosts = map[*sim.Host]bool{}
+		}
+		l.rebootedHosts[l.rebootHost] = true
 		l.aw.world.Probe("admission-liveness-reboot")
-		l.aw.world.PowerLoss(l.aw.host)
+		l.aw.world.PowerLoss(l.rebootHost)
 	}
 	l.launch()
 }
 
 func (l *admissionLiveness) launch() {
-	probe, err := l.aw.spawn("probe", l.body)
+	place := l.aw.places.Home()
+	if l.at != nil {
+		place = *l.at
+	}
+	probe, err := l.aw.spawnAt(place, "probe", l.body)
 	if err != nil {
 		l.aw.fail(fmt.Errorf("liveness: spawn probe: %v", err), true)
 		return
@@ -161,6 +178,10 @@ func (l *admissionLiveness) body(p *sim.Proc) {
 	for try := 0; try < admissionProbeTries; try++ {
 		a, kind, known := aw.acquireRecorded(p, cfg)
 		others := aw.AliveCount() - 1 // every tracked live process but the probe
+		l.rebooted = l.rebootedHosts[p.Host()]
+		if kind != models.AdmissionAcquired && l.rehost(p) {
+			return // a mutation claim of another host or namespace: probe from there
+		}
 		switch {
 		case !known, kind == models.AdmissionContention:
 		case kind == models.AdmissionAcquired:
@@ -170,8 +191,10 @@ func (l *admissionLiveness) body(p *sim.Proc) {
 			return
 		case kind == models.AdmissionActive && others > 0:
 			aw.world.Probe("admission-liveness-waits-zombie")
+		case kind == models.AdmissionIndeterminate && aw.quarantineElsewhere(p):
+			return // an operator moved a record of another host or namespace; probe again
 		case kind == models.AdmissionIndeterminate && !l.rebooted:
-			l.wantReboot = true
+			l.wantReboot, l.rebootHost = true, p.Host()
 			return
 		case kind == models.AdmissionCorrupt && aw.corrupted:
 		default:

@@ -19,7 +19,8 @@ import (
 	"github.com/leasekit/leasekit/workload/workkit"
 )
 
-// The admission workload: controller processes on one host acquire the
+// The admission workload: controller processes on one host (or two sharing
+// the volume, in PID namespaces drawn per seed: hosts.go) acquire the
 // export admission slot (package admission), walk the helper lifecycle
 // (BeginHelperLaunch, spawn a helper child, BindHelper(child), Settle or
 // MarkCleanupUnsafe, Release), and die at any step. Helpers die, or exit
@@ -110,6 +111,8 @@ type admissionWorld struct {
 	opts   AdmissionOptions
 	host   *sim.Host
 	volume *sim.Volume
+	// places are the hosts and namespaces processes run in (hosts.go).
+	places workkit.Places
 	// exes counts executables: every process runs its own, so no restart
 	// is an exact identity twin of a dead owner (see the lease workload).
 	exes        int
@@ -133,9 +136,11 @@ type admissionWorld struct {
 	symlinkID   lease.FileIdentity
 	outsideData []byte
 	// slot is the durability oracle of the slot record.
-	slot     workkit.DoneRecord
-	failure  error
-	liveness *admissionLiveness
+	slot workkit.DoneRecord
+	// leftovers follows what power losses left empty or torn.
+	leftovers workkit.LeftoverWatch
+	failure   error
+	liveness  *admissionLiveness
 	// impostors are the PID-reuse impostors and the race probes (impostors.go).
 	impostors admissionImpostors
 	// claims is the mutation-claim ground truth (claimwatch.go).
@@ -146,12 +151,17 @@ func (aw *admissionWorld) setup() error {
 	w, opts := aw.world, aw.opts
 	aw.volume = w.AddVolume("disk0")
 	aw.slot = workkit.DoneRecord{Name: admissionFile, Read: workkit.FileState(aw.volume.Root(), admissionFile)}
+	aw.leftovers = workkit.LeftoverWatch{Dirs: []string{fspath.Dir(admissionFile)}, Skip: []string{admission.QuarantineDir},
+		Hostile: func(data []byte) bool { return aw.corrupted && string(data) == string(aw.corruption) }}
 	aw.volume.FS().MkdirAll(admissionHome, 0o700, admissionUID)
-	aw.host = w.AddHost(sim.HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: aw.volume})
-	aw.StartLedger(w, aw.host)
+	aw.places = workkit.DrawPlaces(w, aw.volume, opts.PIDMax, true, &aw.LifeLedger)
+	aw.host = aw.places.Hosts[0]
 	legacy := opts.Legacy
 	if legacy == 0 {
 		legacy = 1 + w.Decisions().Intn(3)
+	}
+	if len(aw.places.Hosts) > 1 {
+		legacy = 1 // seed-era records are read as this host's: a shared volume never had one
 	}
 	w.Tracef("admission-workload controllers=%d ops=%d legacy=%d", opts.Controllers, opts.OpsPerProc, legacy)
 	if legacy > 1 {
@@ -162,7 +172,7 @@ func (aw *admissionWorld) setup() error {
 	aw.impostors.start(aw)
 	aw.claims.aw = aw
 	for i := 0; i < opts.Controllers; i++ {
-		if _, err := aw.spawn(fmt.Sprintf("controller-%d", i), aw.controller); err != nil {
+		if _, err := aw.spawnAt(aw.places.Deal(i), fmt.Sprintf("controller-%d", i), aw.controller); err != nil {
 			return err
 		}
 		aw.controllers++
@@ -200,10 +210,11 @@ func (aw *admissionWorld) writeLegacy(kind int) error {
 	return nil
 }
 
-func (aw *admissionWorld) spawn(name string, body func(p *sim.Proc)) (*sim.Proc, error) {
+// spawnAt starts a process at place (a host and PID namespace).
+func (aw *admissionWorld) spawnAt(place workkit.Place, name string, body func(p *sim.Proc)) (*sim.Proc, error) {
 	aw.exes++
-	p, err := aw.world.Spawn(aw.host, sim.ProcSpec{Name: name, UID: admissionUID,
-		Exe: fmt.Sprintf("/usr/bin/export-%d", aw.exes)}, body)
+	p, err := aw.world.Spawn(place.Host, place.Spec(sim.ProcSpec{Name: name, UID: admissionUID,
+		Exe: fmt.Sprintf("/usr/bin/export-%d", aw.exes)}), body)
 	if err != nil {
 		return nil, err
 	}
@@ -228,6 +239,9 @@ type admissionFS struct {
 }
 
 func (f *admissionFS) Remove(name string) error {
+	if name == admissionFile && f.acquiring {
+		f.aw.judgeReclaim(f.p)
+	}
 	err := f.FS.Remove(name)
 	f.aw.claims.observeRemove(name, err)
 	if err == nil && name == admissionFile && f.acquiring {
@@ -311,7 +325,7 @@ func (aw *admissionWorld) advance(p *sim.Proc, h *handle, choice int) bool {
 	case admission.PhaseHelperLaunching:
 		switch {
 		case choice < 65:
-			child, err := aw.spawn(p.Name()+"-helper", aw.helperBody)
+			child, err := aw.spawnAt(placeOf(p), p.Name()+"-helper", aw.helperBody)
 			if err != nil {
 				return true
 			}
@@ -375,7 +389,7 @@ func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.Admission
 	in := models.AdmissionTransition{Proc: p.ID(), ClaimID: claim.ID, FromRevision: claim.Revision,
 		FromPhase: modelmap.AdmissionPhase(claim.Phase), ToPhase: to, Helper: helper}
 	if helper != 0 {
-		in.HelperHost = aw.host.Name()
+		in.HelperHost = p.Host().Name()
 	}
 	op := p.Begin("transition", in)
 	aw.slot.Begin()
@@ -446,7 +460,7 @@ func (aw *admissionWorld) acquire(p *sim.Proc, cfg admission.Config) *handle {
 }
 
 func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*admission.Admission, models.AdmissionAcquireKind, bool) {
-	op := p.Begin("acquire", models.AdmissionAcquire{Proc: p.ID(), Host: aw.host.Name()})
+	op := p.Begin("acquire", models.AdmissionAcquire{Proc: p.ID(), Host: p.Host().Name()})
 	fsys := cfg.FS.(*admissionFS)
 	fsys.acquiring = true
 	aw.slot.Begin()
@@ -469,6 +483,9 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 	}
 	kind := out.Kind
 	aw.world.Probe("admission-acquire-" + [...]string{"", "acquired", "active", "indeterminate", "contention", "corrupt"}[kind])
+	if kind == models.AdmissionIndeterminate {
+		aw.noteElsewhere(p)
+	}
 	p.End(op, out)
 	return a, kind, true
 }
@@ -487,7 +504,7 @@ func (aw *admissionWorld) inspect(p *sim.Proc, cfg admission.Config) {
 func (aw *admissionWorld) helperBody(p *sim.Proc) {
 	d := aw.world.Decisions()
 	if d.Intn(2) == 0 {
-		if _, err := aw.spawn(p.Name()+"-descendant", aw.descendantBody); err == nil {
+		if _, err := aw.spawnAt(placeOf(p), p.Name()+"-descendant", aw.descendantBody); err == nil {
 			aw.world.Probe("admission-helper-left-descendant")
 		}
 	}
@@ -530,7 +547,7 @@ func (aw *admissionWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 	aw.controllers--
 	if reason != sim.ExitFinished && aw.respawns < aw.opts.RespawnsMax {
 		aw.respawns++
-		if _, err := aw.spawn(p.Name(), aw.controller); err == nil {
+		if _, err := aw.spawnAt(placeOf(p), p.Name(), aw.controller); err == nil {
 			aw.controllers++
 			aw.world.Probe("admission-respawn")
 		}
@@ -546,10 +563,16 @@ func (aw *admissionWorld) check() error {
 	w := aw.world
 	boot := aw.Boot()
 	aw.NoteReboot()
-	if aw.Boot() != boot {
+	// A volume shared by two hosts survives a host's power loss (its server
+	// kept power) and the other host's calls go on: nothing to judge, and
+	// the claim watch's holder is judged by the ledger (a claimant on the
+	// other host lives on).
+	if aw.Boot() != boot && len(aw.places.Hosts) == 1 {
 		aw.claims.powerLoss()
 		aw.judgeDurability()
+		aw.leftovers.AfterPowerLoss(w, aw.volume.Root())
 	}
+	aw.leftovers.Check(w, aw.volume.Root())
 	if aw.legacy {
 		data, err := workkit.ReadRoot(aw.volume.Root(), admissionFile)
 		if err != nil || !strings.Contains(string(data), `"bootId"`) || strings.Contains(string(data), `"hostname"`) {

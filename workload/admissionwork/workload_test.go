@@ -41,7 +41,7 @@ func TestGarbleCanTruncateToNothing(t *testing.T) {
 func TestAdmissionEmptyCorruptionIsRepaired(t *testing.T) {
 	plan, err := sim.ParseFaultPlan("upgrade=0.0005 corrupt=0.001")
 	require.NoError(t, err)
-	decisions, err := sim.ParseDecisions("0*2,1,0*3,1")
+	decisions, err := sim.ParseDecisions("0*4,1,0*3,1") // no second host, one namespace (hosts.go), then seed 1660's
 	require.NoError(t, err)
 	cfg := sim.Config{Seed: 1660, Replay: decisions, StepsMax: 100_000, Scheduler: sim.SchedulerPCT,
 		PCTDepth: 3, PCTSteps: 2000, Faults: &plan,

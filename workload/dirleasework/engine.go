@@ -89,6 +89,19 @@ func Engine() *campaign.Engine {
 			"cotenant-hardlink",
 			"cotenant-aba-restored",
 			"dirlease-aba-refused",
+			// world16: a second host on the volume and containers (hosts.go)
+			workkit.ProbeSecondHost,
+			workkit.ProbeContainerWorld,
+			workkit.ProbeContainerPID1,
+			workkit.ProbeContainerPIDCollision,
+			"dirlease-remote-holder",
+			"dirlease-foreign-namespace-holder",
+			"dirlease-liveness-hands-over",
+			sim.ProbeClockStepForward,
+			sim.ProbeClockStepBackward,
+			// a claim or data temp left empty by a power loss, then cleaned
+			workkit.ProbePowerLossEmpty,
+			workkit.ProbePowerLossCleaned,
 		},
 		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0, "pid_impostors": 0},
 	}

@@ -139,6 +139,8 @@ type dirLiveness struct {
 	startStep int
 	probe     *sim.Proc
 	done      bool
+	// visits counts the probes launched, one place after another (hosts.go).
+	visits int
 }
 
 func (dw *dirWorld) startLiveness() {
@@ -153,15 +155,35 @@ func (dw *dirWorld) startLiveness() {
 	dw.repairParents(true)
 	dw.repairDue(true)
 	w.Tracef("dirlease-liveness start")
-	probe, err := dw.spawn("probe", dw.liveness.body)
+	dw.liveness.launch()
+}
+
+// launch starts the probe in the next place (round the hosts' namespaces).
+func (l *dirLiveness) launch() {
+	dw := l.dw
+	places := dw.allPlaces()
+	if l.visits >= len(places)*livenessRounds {
+		dw.fail(fmt.Errorf("liveness: claims left after %d rounds of recovery probes in every place", livenessRounds), true)
+		return
+	}
+	place := places[l.visits%len(places)]
+	l.visits++
+	probe, err := dw.spawnAt(place, "probe", l.body)
 	if err != nil {
 		dw.fail(fmt.Errorf("liveness: spawn probe: %v", err), true)
 		return
 	}
-	dw.liveness.probe = probe
+	l.probe = probe
 }
 
-func (l *dirLiveness) exited(p *sim.Proc) {}
+// exited hands over to the next place when a probe ended unfinished.
+func (l *dirLiveness) exited(p *sim.Proc) {
+	if p != l.probe || l.done || l.dw.failure != nil {
+		return
+	}
+	l.probe = nil
+	l.launch()
+}
 
 // body recovers until no claim is left, waiting out live-thread zombies and
 // launching windows.
@@ -171,6 +193,8 @@ func (l *dirLiveness) body(p *sim.Proc) {
 	for try := 0; try < dirleaseProbeTries; try++ {
 		report, err, ok := dw.recoverRecorded(p)
 		switch {
+		case (!ok || report.Active+report.Indeterminate > 0) && dw.handOver(p, !ok):
+			return // what is left belongs to another place: recover it there
 		case !ok:
 			last = fmt.Sprintf("recovery failed: %v", err)
 		case report.Active > 0 && dw.AliveCount() > 1:
@@ -211,12 +235,13 @@ func (dw *dirWorld) launchWait(p *sim.Proc) time.Duration {
 			CreatedAtMs     int64  `json:"createdAtMs"`
 			RecoverAfterMs  int64  `json:"recoverAfterMs"`
 			CreatedAtBootMs *int64 `json:"createdAtBootMs"`
+			recordOwner
 		}
-		if err == nil && json.Unmarshal(data, &claim) == nil && claim.CreatedAtBootMs != nil {
+		if err == nil && json.Unmarshal(data, &claim) == nil && claim.CreatedAtBootMs != nil && !claim.elsewhere(p) {
 			latest = max(latest, *claim.CreatedAtBootMs+claim.RecoverAfterMs-claim.CreatedAtMs)
 		}
 	}
-	wait := time.Duration(latest-dw.host.Monotonic().Milliseconds()+1) * time.Millisecond
+	wait := time.Duration(latest-p.Host().Monotonic().Milliseconds()+1) * time.Millisecond
 	return min(wait, dirLaunchWaitMax)
 }
 

@@ -128,10 +128,12 @@ type dirTrack struct {
 }
 
 type dirWorld struct {
-	world    *sim.World
-	opts     DirleaseOptions
-	host     *sim.Host
-	volume   *sim.Volume
+	world  *sim.World
+	opts   DirleaseOptions
+	host   *sim.Host
+	volume *sim.Volume
+	// places are the hosts and namespaces processes run in (hosts.go).
+	places   workkit.Places
 	exes     int
 	creators int
 	respawns int
@@ -139,6 +141,8 @@ type dirWorld struct {
 	swaps    int
 	// claims is the durability oracle of the claim directory.
 	claims workkit.DoneRecord
+	// leftovers follows what power losses left empty or torn.
+	leftovers workkit.LeftoverWatch
 	workkit.LifeLedger
 	tracks map[string]*dirTrack
 	// parents are the creators' parent directories (parents.go); outside
@@ -167,21 +171,22 @@ func (dw *dirWorld) setup() error {
 	dw.quarantined = make(map[string]*dirMoved)
 	dw.volume = w.AddVolume("disk0")
 	dw.claims = workkit.DoneRecord{Name: dirClaimsPath, Read: workkit.DirState(dw.volume.Root(), dirClaimsPath, isClaimFile)}
+	dw.leftovers = workkit.LeftoverWatch{Dirs: []string{dirClaimsPath}} // the quarantine is a sibling, not inside
 	dw.volume.FS().MkdirAll(dirleaseHome, 0o700, dirleaseUID)
 	dw.setupParents()
 	dw.setupOutside()
-	dw.host = w.AddHost(sim.HostSpec{Name: "host0", PIDMax: opts.PIDMax, Volume: dw.volume})
-	dw.StartLedger(w, dw.host)
+	dw.places = workkit.DrawPlaces(w, dw.volume, opts.PIDMax, true, &dw.LifeLedger)
+	dw.host = dw.places.Hosts[0]
 	w.Tracef("dirlease-workload creators=%d recoverers=%d ops=%d", opts.Creators, opts.Recoverers, opts.OpsPerProc)
 	dw.races.start(dw)
 	for i := 0; i < opts.Creators; i++ {
-		if _, err := dw.spawn(fmt.Sprintf("creator-%d", i), dw.creator); err != nil {
+		if _, err := dw.spawnAt(dw.places.Deal(i), fmt.Sprintf("creator-%d", i), dw.creator); err != nil {
 			return err
 		}
 		dw.creators++
 	}
 	for i := 0; i < opts.Recoverers; i++ {
-		if _, err := dw.spawn(fmt.Sprintf("recoverer-%d", i), dw.recoverer); err != nil {
+		if _, err := dw.spawnAt(dw.places.Deal(i), fmt.Sprintf("recoverer-%d", i), dw.recoverer); err != nil {
 			return err
 		}
 		dw.creators++
@@ -193,10 +198,11 @@ func (dw *dirWorld) setup() error {
 	return nil
 }
 
-func (dw *dirWorld) spawn(name string, body func(p *sim.Proc)) (*sim.Proc, error) {
+// spawnAt starts a process at place (a host and PID namespace).
+func (dw *dirWorld) spawnAt(place workkit.Place, name string, body func(p *sim.Proc)) (*sim.Proc, error) {
 	dw.exes++
-	p, err := dw.world.Spawn(dw.host, sim.ProcSpec{Name: name, UID: dirleaseUID,
-		Exe: fmt.Sprintf("/usr/bin/dirlease-%d", dw.exes)}, body)
+	p, err := dw.world.Spawn(place.Host, place.Spec(sim.ProcSpec{Name: name, UID: dirleaseUID,
+		Exe: fmt.Sprintf("/usr/bin/dirlease-%d", dw.exes)}), body)
 	if err != nil {
 		return nil, err
 	}
@@ -257,6 +263,7 @@ func (f *dirFS) judgeMove(oldpath, newpath string) {
 		return
 	}
 	f.judgeLive(t, "moves")
+	f.judgeElsewhere(t, "moves")
 	f.dw.races.moved(t, f.p)
 	f.dw.quarantined[newpath] = &dirMoved{track: t, foreign: t.foreign}
 }
@@ -273,6 +280,7 @@ func (f *dirFS) judgeRemove(name string) {
 				f.p.Name(), name, moved.track.path), false)
 		}
 		f.judgeLive(moved.track, "removes")
+		f.judgeElsewhere(moved.track, "removes")
 		return
 	}
 	if t := f.dw.tracks[name]; t != nil && t.claimed {
@@ -280,6 +288,7 @@ func (f *dirFS) judgeRemove(name string) {
 			f.dw.fail(fmt.Errorf("%s's recovery removes %s, a directory with another identity (swapped in)", f.p.Name(), name), false)
 		}
 		f.judgeLive(t, "removes")
+		f.judgeElsewhere(t, "removes")
 	}
 }
 
@@ -323,7 +332,7 @@ const modelRebootGapMs = 1 << 30
 // time, which no wall-clock step moves, plus modelRebootGapMs for each
 // reboot seen, so that a window never spans a reboot.
 func (dw *dirWorld) modelNowMs() int64 {
-	if boot := dw.host.Table().BootID(); boot != dw.modelBoot {
+	if boot := dw.bootsKey(); boot != dw.modelBoot {
 		dw.modelBoot = boot
 		dw.modelBoots++
 	}
@@ -406,7 +415,7 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHe
 	now := p.Clock().Now().UnixMilli()
 	window := int64(dw.world.Decisions().Intn(dirleaseLaunchWindowMs))
 	request.RecoverAfterMs = now + window
-	in := models.DirCreate{Proc: p.ID(), Host: dw.host.Name(), Path: name, Role: h.role, RecoverAfterMs: dw.modelNowMs() + window}
+	in := models.DirCreate{Proc: p.ID(), Host: p.Host().Name(), Path: name, Role: h.role, RecoverAfterMs: dw.modelNowMs() + window}
 	t.claimed = true
 	dw.creating++
 	if dw.recovering > 0 {
@@ -441,7 +450,7 @@ func (dw *dirWorld) advance(p *sim.Proc, h *dirHeld, choice int) bool {
 		return !dw.release(p, h)
 	case dirlease.PhaseLaunching:
 		if choice < 70 {
-			child, err := dw.spawn(p.Name()+"-child", dw.childBody)
+			child, err := dw.spawnAt(placeOf(p), p.Name()+"-child", dw.childBody)
 			if err != nil {
 				return true
 			}
@@ -465,7 +474,7 @@ func (dw *dirWorld) update(p *sim.Proc, h *dirHeld, phase dirlease.Phase, child 
 	}
 	pid := 0
 	if child != nil {
-		in.Child, in.ChildHost, pid = child.ID(), dw.host.Name(), child.Table().PID
+		in.Child, in.ChildHost, pid = child.ID(), child.Host().Name(), child.Table().PID
 	}
 	t := dw.tracks[h.path]
 	if phase != dirlease.PhaseRunning {
@@ -649,8 +658,8 @@ func (dw *dirWorld) recoverer(p *sim.Proc) {
 // recoverRecorded runs one recovery pass at a fixed NowMs and records it.
 func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) {
 	now := p.Clock().Now()
-	cfg, fsys := dw.config(p, fixedClock{Clock: p.Clock(), now: now, boot: dw.host.Monotonic()})
-	in := models.DirRecover{Proc: p.ID(), Host: dw.host.Name(), NowMs: dw.modelNowMs()}
+	cfg, fsys := dw.config(p, fixedClock{Clock: p.Clock(), now: now, boot: p.Host().Monotonic()})
+	in := models.DirRecover{Proc: p.ID(), Host: p.Host().Name(), NowMs: dw.modelNowMs()}
 	dw.recovering++
 	if dw.creating > 0 {
 		dw.world.Probe("dirlease-recover-raced-create")
@@ -688,6 +697,7 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 	}
 	if report.Indeterminate > 0 {
 		w.Probe("dirlease-disposition-indeterminate")
+		dw.noteElsewhere(p)
 	}
 	return report, nil, true
 }
@@ -730,7 +740,7 @@ func (dw *dirWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 		if strings.HasPrefix(p.Name(), "recoverer") {
 			body = dw.recoverer
 		}
-		if _, err := dw.spawn(p.Name(), body); err == nil {
+		if _, err := dw.spawnAt(placeOf(p), p.Name(), body); err == nil {
 			dw.creators++
 			dw.world.Probe("dirlease-respawn")
 		}
@@ -744,9 +754,13 @@ func (dw *dirWorld) check() error {
 	w := dw.world
 	boot := dw.Boot()
 	dw.NoteReboot()
-	if dw.Boot() != boot {
+	// A volume shared by two hosts survives a host's power loss and the
+	// other host's calls go on: nothing to judge (as in admissionwork).
+	if dw.Boot() != boot && len(dw.places.Hosts) == 1 {
 		dw.judgeDurability()
+		dw.leftovers.AfterPowerLoss(w, dw.volume.Root())
 	}
+	dw.leftovers.Check(w, dw.volume.Root())
 	dw.checkOutside()
 	dw.fireTraps()
 	dw.repairParents(false)

@@ -117,6 +117,18 @@ var declaredProbes = []string{
 	// the co-tenant (cotenant.go): a record hard-linked outside the tree
 	"cotenant",
 	"cotenant-hardlink",
+	// world16: containers (PID namespaces of one host, workkit/containers.go)
+	// and the clock step's two directions
+	workkit.ProbeContainerWorld,
+	workkit.ProbeContainerPID1,
+	workkit.ProbeContainerPIDCollision,
+	"lease-refused-foreign-namespace",
+	"lease-probe-renamespace",
+	sim.ProbeClockStepForward,
+	sim.ProbeClockStepBackward,
+	// a crashed writer's temp left empty by a power loss, then cleaned
+	workkit.ProbePowerLossEmpty,
+	workkit.ProbePowerLossCleaned,
 }
 
 // checkMessage reduces a CheckLeaseHistory error to a Verdict message

@@ -40,7 +40,9 @@ type recordIdentity struct {
 	Start      string  `json:"processStartIdentity"`
 	Boot       *string `json:"bootIdentity"`
 	Hostname   string  `json:"hostname"`
-	UID        int     `json:"uid"`
+	// PIDNamespace is the writer's PID namespace id (a container's).
+	PIDNamespace string `json:"pidNamespace"`
+	UID          int    `json:"uid"`
 	// Executable, ExecutableDevice and ExecutableInode name the writer's
 	// executable (the path may carry " (deleted)" after an upgrade).
 	Executable       string `json:"executable"`
@@ -133,7 +135,7 @@ func (lw *leaseWorld) corrupt(w *sim.World) {
 		if err != nil || !ok {
 			return
 		}
-		c.writer = leaseWriter{host: record.Hostname, pid: record.PID, startTicks: record.Start}
+		c.writer = leaseWriter{host: record.Hostname, ns: record.PIDNamespace, pid: record.PID, startTicks: record.Start}
 		if record.Boot != nil {
 			c.writer.boot = *record.Boot
 		}
@@ -325,7 +327,11 @@ func (lw *leaseWorld) writerAlive(writer leaseWriter) bool {
 		if writer.boot != "" && writer.boot != h.Table().BootID() {
 			return false
 		}
-		proc := h.Table().Lookup(0, writer.pid)
+		ns, ok := workkit.NamespaceOf(h, writer.ns)
+		if !ok {
+			ns = 0 // a record without a namespace: the seed's, on the initial one
+		}
+		proc := h.Table().Lookup(ns, writer.pid)
 		if proc == nil || strconv.FormatUint(proc.StartTicks, 10) != writer.startTicks {
 			return false
 		}
@@ -484,41 +490,53 @@ func (l *leaseLiveness) launch() {
 	// will meet: it scans reclaim intents before it contends for the guard,
 	// and judges the owner last. Probing from the guard's host while a dead
 	// remote intent blocks every call there would hand over forever.
-	hostNamed := ""
+	// (A container's record names its PID namespace too: the probe runs
+	// in it, since no other namespace may judge it.)
+	var named *recordIdentity
 	entries, _ := root.ReadDir(leaseReclaimsPath)
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name, "reclaim.") || !strings.HasSuffix(e.Name, ".json") {
 			continue // a crashed writer's temp: the engine does not read it either
 		}
 		if data, err := workkit.ReadRoot(root, fspath.Join(leaseReclaimsPath, e.Name)); err == nil {
-			if r, ok := lw.parseRecord(data); ok && hostNamed == "" {
-				hostNamed = r.Hostname
+			if r, ok := lw.parseRecord(data); ok && named == nil {
+				named = &r
 			}
 		}
 	}
-	if hostNamed == "" {
+	if named == nil {
 		if data, err := workkit.ReadRoot(root, leaseGuardPath); err == nil {
 			if r, ok := lw.parseRecord(data); ok {
-				hostNamed = r.Hostname
+				named = &r
 			}
 		}
 	}
-	if hostNamed == "" && ownerOK {
-		hostNamed = owner.Hostname
+	if named == nil && ownerOK {
+		named = &owner
 	}
-	for _, h := range space.hosts {
-		if h.Name() == hostNamed {
-			host = h
+	ns := 0
+	if named != nil {
+		for _, h := range space.hosts {
+			if h.Name() == named.Hostname {
+				host = h
+			}
+		}
+		if i, ok := workkit.NamespaceOf(host, named.PIDNamespace); ok && host.Name() == named.Hostname {
+			ns = i
 		}
 	}
-	if ownerOK && owner.Hostname == host.Name() && owner.Boot != nil {
+	ownerHere := ownerOK && owner.Hostname == host.Name() && (owner.PIDNamespace == "" ||
+		owner.PIDNamespace == host.Table().NamespaceID(ns))
+	if ownerHere && owner.Boot != nil {
 		if *owner.Boot == host.Table().BootID() {
-			l.bystander(host, owner.PID, sim.ProcSpec{Name: "bystander", UID: leaseUID + 1}, "lease-bystander-on-owner-pid")
+			l.bystander(host, ns, owner.PID, sim.ProcSpec{Name: "bystander", UID: leaseUID + 1, Namespace: ns},
+				"lease-bystander-on-owner-pid")
 		} else if spec, ok := twinSpec(host, owner); ok {
-			l.bystander(host, owner.PID, spec, leaseProbeTwinAfterReboot)
+			spec.Namespace = ns
+			l.bystander(host, ns, owner.PID, spec, leaseProbeTwinAfterReboot)
 		}
 	}
-	probe, err := w.Spawn(host, sim.ProcSpec{Name: "probe", UID: leaseUID}, l.body)
+	probe, err := w.Spawn(host, sim.ProcSpec{Name: "probe", UID: leaseUID, Namespace: ns}, l.body)
 	if err != nil {
 		lw.fail(fmt.Errorf("liveness: spawn probe: %v", err), true)
 		return
@@ -557,9 +575,9 @@ func twinSpec(h *sim.Host, owner recordIdentity) (sim.ProcSpec, bool) {
 // PID, alive until the liveness phase ends, and fires probe once it runs
 // there: a start-time check (or, for a twin from an earlier boot, the boot
 // id check) must still call the owner stale.
-func (l *leaseLiveness) bystander(h *sim.Host, pid int, spec sim.ProcSpec, probe string) {
+func (l *leaseLiveness) bystander(h *sim.Host, ns, pid int, spec sim.ProcSpec, probe string) {
 	w := l.lw.world
-	if h.Table().Lookup(0, pid) != nil {
+	if h.Table().Lookup(ns, pid) != nil {
 		return
 	}
 	body := func(p *sim.Proc) {
@@ -577,11 +595,11 @@ func (l *leaseLiveness) bystander(h *sim.Host, pid int, spec sim.ProcSpec, probe
 	}
 	free, pidMax := 0, h.Table().PIDMax()
 	for candidate := first.Table().PID%(pidMax-1) + 1; candidate != pid; candidate = candidate%(pidMax-1) + 1 {
-		if h.Table().Lookup(0, candidate) == nil {
+		if h.Table().Lookup(ns, candidate) == nil {
 			free++
 		}
 	}
-	if h.Table().Churn(0, free) == nil {
+	if h.Table().Churn(ns, free) == nil {
 		_, _ = w.Spawn(h, spec, body)
 	}
 }
@@ -619,6 +637,9 @@ func (l *leaseLiveness) body(p *sim.Proc) {
 			lw.world.Probe("lease-probe-waits-live-zombie")
 		case res.Refusal.Human == lease.HumanRemoteRecord:
 			lw.world.Probe("lease-probe-rehost")
+			return
+		case res.Refusal.Human == lease.HumanForeignNamespace:
+			lw.world.Probe("lease-probe-renamespace") // a container's record: probe from inside it
 			return
 		case res.Refusal.Reason == lease.RefusalLifecycleBusy:
 		case len(space.corruptions) > 0 || space.ownerCorrupted || space.hostileClearedAt >= call:

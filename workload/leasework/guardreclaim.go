@@ -49,7 +49,7 @@ func (f *leaseFS) garbleBeforeGuardReclaim(oldpath, newpath string) {
 	}
 	d := w.Decisions()
 	c := leaseCorruption{kind: "guard", path: leaseGuardPath, repairAt: w.Step() + 1 + d.Intn(leaseRepairDelayMax),
-		writer: leaseWriter{host: record.Hostname, pid: record.PID, startTicks: record.Start}}
+		writer: leaseWriter{host: record.Hostname, ns: record.PIDNamespace, pid: record.PID, startTicks: record.Start}}
 	if record.Boot != nil {
 		c.writer.boot = *record.Boot
 	}

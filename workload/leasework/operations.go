@@ -145,6 +145,7 @@ func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.Acqu
 		if res.Refusal.Human != lease.HumanNone {
 			lw.world.Probe("lease-refused-human-" + string(res.Refusal.Human))
 		}
+		lw.noteForeignRefusal(p, res.Refusal)
 	}
 	p.End(op, out)
 	return res, session, nil

@@ -71,8 +71,9 @@ func (lw *leaseWorld) stopped(p *sim.Proc) {
 		return
 	}
 	host := space.hosts[d.Intn(len(space.hosts))]
+	ns := d.Intn(host.Table().NamespaceCount())
 	operator, err := w.Spawn(host, sim.ProcSpec{Name: fmt.Sprintf("operator-%d", len(lw.paused.operators)+1),
-		UID: leaseUID, Exe: "/usr/sbin/leasekit-operator"}, func(op *sim.Proc) { lw.operate(op, p, generation) })
+		UID: leaseUID, Exe: "/usr/sbin/leasekit-operator", Namespace: ns}, func(op *sim.Proc) { lw.operate(op, p, generation) })
 	if err == nil {
 		lw.paused.operators[operator] = p
 	}
@@ -106,7 +107,9 @@ func (lw *leaseWorld) operate(op, holder *sim.Proc, generation string) {
 		w.Probe("lease-operator-force-error")
 		return
 	}
-	local := op.Host() == holder.Host()
+	// Local means the holder's own PID namespace: from another container
+	// of its host the holder is as unreachable as from another host.
+	local := op.Host() == holder.Host() && op.Table().NS == holder.Table().NS
 	switch {
 	case res.Kind == lease.ForceMoved && local && holder.Alive() && watch.unverified:
 		w.Probe("lease-operator-forced-unverifiable-paused-holder")

@@ -11,6 +11,7 @@ import (
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
 	"github.com/leasekit/leasekit/simproc"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
 
 // The lease workload: processes on several hosts acquire, inspect and
@@ -219,6 +220,10 @@ type leaseSpace struct {
 	// last looked at this space (tracked says it has looked).
 	trackedNames uint64
 	tracked      bool
+	// boot is the space's host's boot id as last seen, and leftovers the
+	// watch of what its power losses left torn or empty (powerloss.go).
+	boot      string
+	leftovers *workkit.LeftoverWatch
 }
 
 // hostileSwaps counts the rename races the hook made so far (any space).
@@ -248,7 +253,9 @@ type leaseCorruption struct {
 
 // leaseWriter names a process recorded in a guard or intent.
 type leaseWriter struct {
-	host       string
+	host string
+	// ns is the writer's PID namespace id ("" for a record without one).
+	ns         string
 	pid        int
 	startTicks string
 	boot       string
@@ -340,17 +347,19 @@ func (lw *leaseWorld) setup() error {
 				shared = space
 			}
 		}
-		h := w.AddHost(sim.HostSpec{Name: fmt.Sprintf("host%d", i), PIDMax: opts.PIDMax, Volume: space.volume})
+		h := lw.addHost(i, space.volume)
 		space.hosts = append(space.hosts, h)
 		lw.spaceOf[h] = space
 		for j := 0; j < opts.ProcsPerHost; j++ {
-			if err := lw.spawn(h, fmt.Sprintf("worker-%d-%d", i, j), lw.worker); err != nil {
+			if err := lw.spawnIn(h, workerNamespace(h, j), fmt.Sprintf("worker-%d-%d", i, j), "", lw.worker); err != nil {
 				return err
 			}
 		}
 	}
 	for i := 0; i < opts.Impostors; i++ {
-		if err := lw.spawn(w.Hosts()[0], fmt.Sprintf("impostor-%d", i), lw.impostor); err != nil {
+		h := w.Hosts()[0]
+		if err := lw.spawnIn(h, w.Decisions().Intn(h.Table().NamespaceCount()), fmt.Sprintf("impostor-%d", i), "",
+			lw.impostor); err != nil {
 			return err
 		}
 	}
@@ -365,12 +374,9 @@ func (lw *leaseWorld) setup() error {
 	return nil
 }
 
-func (lw *leaseWorld) spawn(h *sim.Host, name string, body func(p *sim.Proc)) error {
-	return lw.spawnExe(h, name, "", body)
-}
-
-func (lw *leaseWorld) spawnExe(h *sim.Host, name, exe string, body func(p *sim.Proc)) error {
-	p, err := lw.world.Spawn(h, sim.ProcSpec{Name: name, UID: leaseUID, Exe: exe}, body)
+// spawnIn starts a workload process in PID namespace ns of h.
+func (lw *leaseWorld) spawnIn(h *sim.Host, ns int, name, exe string, body func(p *sim.Proc)) error {
+	p, err := lw.world.Spawn(h, sim.ProcSpec{Name: name, UID: leaseUID, Exe: exe, Namespace: ns}, body)
 	if err != nil {
 		return err
 	}
@@ -450,7 +456,7 @@ func (lw *leaseWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 		// would be that owner's exact twin, which no identity rule (nor
 		// the model) can tell apart from the owner itself.
 		exe := fmt.Sprintf("/usr/bin/leasekit-restart-%d", lw.respawns)
-		if err := lw.spawnExe(p.Host(), p.Name(), exe, body); err == nil {
+		if err := lw.spawnIn(p.Host(), p.Table().NS, p.Name(), exe, body); err == nil {
 			w.Probe("lease-respawn")
 		}
 	}
@@ -492,6 +498,7 @@ func (lw *leaseWorld) check() error {
 	}
 	lw.moves = lw.moves[:0]
 	lw.trackCorruption()
+	lw.checkLeftovers()
 	lw.repairDue(false)
 	if lw.liveness != nil && lw.failure == nil {
 		lw.liveness.check()

@@ -13,19 +13,28 @@ import (
 // it.
 type LifeLedger struct {
 	ledgerWorld *sim.World
-	ledgerHost  *sim.Host
+	// ledgerHosts are the hosts whose reboots are recorded; the first is
+	// the workload's home host (Boot).
+	ledgerHosts []*sim.Host
 	// alive maps a live (or live-thread zombie) process to its Proc.
 	alive map[*simproc.Proc]*sim.Proc
-	// boot is the host's boot id as last recorded.
-	boot string
+	// boots are the hosts' boot ids as last recorded.
+	boots []string
 }
 
 // StartLedger begins tracking host h's processes in world w.
 func (l *LifeLedger) StartLedger(w *sim.World, h *sim.Host) {
-	l.ledgerWorld, l.ledgerHost = w, h
+	l.ledgerWorld = w
 	l.alive = make(map[*simproc.Proc]*sim.Proc)
-	l.boot = h.Table().BootID()
+	l.AddLedgerHost(h)
 	w.OnReap(l.reaped)
+}
+
+// AddLedgerHost records h's reboots too: a second host mounting the
+// workload's volume (hosts.go).
+func (l *LifeLedger) AddLedgerHost(h *sim.Host) {
+	l.ledgerHosts = append(l.ledgerHosts, h)
+	l.boots = append(l.boots, h.Table().BootID())
 }
 
 // Alive reports whether p is alive in the ledger (a zombie whose other
@@ -35,8 +44,8 @@ func (l *LifeLedger) Alive(p *sim.Proc) bool { return l.alive[p.Table()] == p }
 // AliveCount is the number of processes alive in the ledger.
 func (l *LifeLedger) AliveCount() int { return len(l.alive) }
 
-// Boot is the host's boot id as the ledger last recorded it.
-func (l *LifeLedger) Boot() string { return l.boot }
+// Boot is the home host's boot id as the ledger last recorded it.
+func (l *LifeLedger) Boot() string { return l.boots[0] }
 
 // Track records a newly spawned process as alive.
 func (l *LifeLedger) Track(p *sim.Proc) { l.alive[p.Table()] = p }
@@ -63,10 +72,12 @@ func (l *LifeLedger) recordDeath(p *sim.Proc) {
 	l.ledgerWorld.RecordEvent("death", models.ProcessDeath{Proc: p.ID()})
 }
 
-// NoteReboot records a reboot of the host the first step it is seen.
+// NoteReboot records a reboot of a host the first step it is seen.
 func (l *LifeLedger) NoteReboot() {
-	if boot := l.ledgerHost.Table().BootID(); boot != l.boot {
-		l.boot = boot
-		l.ledgerWorld.RecordEvent("reboot", models.Reboot{Host: l.ledgerHost.Name()})
+	for i, h := range l.ledgerHosts {
+		if boot := h.Table().BootID(); boot != l.boots[i] {
+			l.boots[i] = boot
+			l.ledgerWorld.RecordEvent("reboot", models.Reboot{Host: h.Name()})
+		}
 	}
 }
