@@ -142,7 +142,7 @@ func (lw *leaseWorld) checkMove(m leaseMove) error {
 	if err != nil || !ok {
 		return fmt.Errorf("%s moved receiver.lock into %s without a valid owner.json (%v, %q)", m.proc.Name(), m.path, err, data)
 	}
-	if owner := lw.sessionProc[record.Session]; owner != nil && lw.deathByProc[owner.Table()] == owner {
+	if owner := lw.sessionProc[record.Session]; owner != nil && lw.deathByProc[owner.Table()] == owner.Leader() {
 		return fmt.Errorf("%s reclaimed the lease of live owner %s (generation %s, PID %d on %s)", m.proc.Name(),
 			owner.Name(), record.Generation, record.PID, record.Hostname)
 	}
