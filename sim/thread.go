@@ -192,3 +192,10 @@ func (w *World) stopThreads(p *Proc, until int64) []*Proc {
 	}
 	return threads
 }
+
+// Keyed reports whether d's source is split into streams by site. A
+// single-stream source (a list recorded before the streams were keyed, an
+// exhaustive enumeration) hands every site the next answer of one list, so
+// a new draw there would shift every later one: a feature drawn from its
+// own stream (threads) is left out of such runs.
+func (d *Decisions) Keyed() bool { return !d.log.single }

@@ -128,8 +128,10 @@ type dirWorld struct {
 	quarantined map[string]*dirMoved
 	// creating and recovering count calls in flight (the race probe).
 	creating, recovering int
-	failure              error
-	liveness             *dirLiveness
+	// threadCreates counts a threaded process's threads inside Create (threads.go).
+	threadCreates workkit.ThreadCalls
+	failure       error
+	liveness      *dirLiveness
 
 	// modelBoot and modelBoots are the last boot modelNowMs saw and how
 	// many it saw.
@@ -159,6 +161,9 @@ func (dw *dirWorld) setup() error {
 			return err
 		}
 		dw.creators++
+	}
+	if err := dw.spawnThreads(); err != nil {
+		return err
 	}
 	w.FaultHook(sim.FaultRenameRace, dw.swap)
 	w.OnExit(dw.exited)
@@ -361,7 +366,7 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHe
 	now := p.Clock().Now().UnixMilli()
 	window := int64(dw.world.Decisions().Intn(dirleaseLaunchWindowMs))
 	request.RecoverAfterMs = now + window
-	in := models.DirCreate{Proc: p.ID(), Host: dw.host.Name(), Path: name, Role: h.role, RecoverAfterMs: dw.modelNowMs() + window}
+	in := models.DirCreate{Proc: p.ProcessID(), Host: dw.host.Name(), Path: name, Role: h.role, RecoverAfterMs: dw.modelNowMs() + window}
 	t.claimed = true
 	dw.creating++
 	if dw.recovering > 0 {
@@ -369,7 +374,9 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHe
 	}
 	op := p.Begin("create", in)
 	dw.claims.Begin()
+	leave := dw.enterCreate(p)
 	l, err := dirlease.Create(context.Background(), cfg, request)
+	leave()
 	dw.claims.End(err == nil)
 	dw.creating--
 	if err != nil {
@@ -412,7 +419,7 @@ func (dw *dirWorld) advance(p *sim.Proc, h *dirHeld, choice int) bool {
 // update records one phase change and keeps the ground truth's child.
 func (dw *dirWorld) update(p *sim.Proc, h *dirHeld, phase dirlease.Phase, child *sim.Proc) {
 	claim := h.l.Claim()
-	in := models.DirUpdate{Proc: p.ID(), Path: h.path, ClaimID: claim.ID, Role: h.role, FromPhase: modelmap.DirPhase(claim.Phase),
+	in := models.DirUpdate{Proc: p.ProcessID(), Path: h.path, ClaimID: claim.ID, Role: h.role, FromPhase: modelmap.DirPhase(claim.Phase),
 		ToPhase: modelmap.DirPhase(phase)}
 	if h.child != nil {
 		in.FromChild = h.child.ID()
@@ -449,7 +456,7 @@ func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
 		return true
 	}
 	claim := h.l.Claim()
-	in := models.DirRelease{Proc: p.ID(), Path: h.path, ClaimID: claim.ID, Phase: modelmap.DirPhase(claim.Phase)}
+	in := models.DirRelease{Proc: p.ProcessID(), Path: h.path, ClaimID: claim.ID, Phase: modelmap.DirPhase(claim.Phase)}
 	if h.child != nil {
 		in.Child = h.child.ID()
 	}
@@ -544,7 +551,7 @@ func (dw *dirWorld) use(p *sim.Proc, h *dirHeld) {
 	if dw.tracks[h.path].publishOut != "" {
 		return // a publish of unknown durability: where the stage is is unknown
 	}
-	op := p.Begin("use", models.DirUse{Proc: p.ID(), Path: h.path})
+	op := p.Begin("use", models.DirUse{Proc: p.ProcessID(), Path: h.path})
 	info, err := p.FS().Lstat(h.path)
 	var kind models.DirUseKind
 	switch {
@@ -579,12 +586,13 @@ func (dw *dirWorld) recoverer(p *sim.Proc) {
 func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) {
 	now := p.Clock().Now()
 	cfg, fsys := dw.config(p, fixedClock{Clock: p.Clock(), now: now, boot: dw.host.Monotonic()})
-	in := models.DirRecover{Proc: p.ID(), Host: dw.host.Name(), NowMs: dw.modelNowMs()}
+	in := models.DirRecover{Proc: p.ProcessID(), Host: dw.host.Name(), NowMs: dw.modelNowMs()}
 	dw.recovering++
 	if dw.creating > 0 {
 		dw.world.Probe("dirlease-recover-raced-create")
 	}
 	fsys.recovering = true
+	dw.noteThreadRecover(p)
 	op := p.Begin("recover", in)
 	dw.claims.Begin()
 	report, err := dirlease.Recover(context.Background(), cfg)

@@ -45,6 +45,7 @@ func Engine() *campaign.Engine {
 		Explore: campaign.Params{"hosts": 1, "procs_per_host": 2, "ops_per_proc": 2, "impostors": 0, "respawns": 0,
 			"layout": int(LeaseLayoutShared)},
 	}
+	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], threadProbes...) // threads.go
 	e.Check = workkit.Check(e, CheckLeaseHistory, checkMessage)
 	return e
 }

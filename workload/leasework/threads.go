@@ -13,59 +13,31 @@ package leasework
 // threads' calls go on (Current works for them).
 
 import (
-	"fmt"
-
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/sim"
 	"github.com/leasekit/leasekit/simproc"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
-
-// threadsStream keys the draws that decide a run's threads.
-const threadsStream = "threads"
-
-// threadedOneIn: one run in threadedOneIn has threads.
-const threadedOneIn = 3
 
 // spawnThreads gives one worker process of the run its extra threads.
 func (lw *leaseWorld) spawnThreads() error {
-	w := lw.world
-	d := w.Decisions().Stream(threadsStream)
-	if d.Intn(threadedOneIn) != threadedOneIn-1 { // 0, the boring answer (and a replay's), is none
-		return nil
-	}
-	var workers []*sim.Proc
-	for _, p := range w.Procs() {
-		if len(p.Name()) > 7 && p.Name()[:7] == "worker-" {
-			workers = append(workers, p)
-		}
-	}
-	if len(workers) == 0 {
-		return nil
-	}
-	leader := workers[d.Intn(len(workers))]
-	for i := range 1 + d.Intn(2) {
-		if _, err := w.SpawnThread(leader, fmt.Sprintf("%s-t%d", leader.Name(), i+1), lw.worker); err != nil {
-			return err
-		}
-		lw.workers++
-	}
-	return nil
+	threads, err := workkit.SpawnThreads(lw.world, "worker-", func(*sim.Proc, int) func(*sim.Proc) { return lw.worker })
+	lw.workers += len(threads)
+	return err
 }
 
-// noteThreadAcquire fires the thread probes when p begins an acquire, and
-// returns the count to restore when it ends.
+// noteThreadAcquire fires lease-threads-both-acquire when p begins an
+// acquire while another thread of its process is in one; the returned func
+// notes its end.
 func (lw *leaseWorld) noteThreadAcquire(p *sim.Proc) func() {
-	if len(p.Threads()) == 1 {
-		return func() {}
-	}
 	if lw.acquiring == nil {
-		lw.acquiring = map[int]int{}
+		lw.acquiring = workkit.ThreadCalls{}
 	}
-	if lw.acquiring[p.ProcessID()] > 0 {
+	both, leave := lw.acquiring.Enter(p)
+	if both {
 		lw.world.Probe("lease-threads-both-acquire")
 	}
-	lw.acquiring[p.ProcessID()]++
-	return func() { lw.acquiring[p.ProcessID()]-- }
+	return leave
 }
 
 // noteThreadHeld fires the probes of a Held answer that threads explain:
@@ -83,3 +55,7 @@ func (lw *leaseWorld) noteThreadHeld(p *sim.Proc, owner lease.Owner) {
 		lw.world.Probe("lease-held-by-zombie-leader-process")
 	}
 }
+
+// threadProbes are the lease workload's declared thread probes.
+var threadProbes = append([]string{"lease-threads-both-acquire", "lease-threads-held-by-own-process",
+	"lease-held-by-zombie-leader-process"}, workkit.ThreadProbes...)

@@ -11,6 +11,7 @@ import (
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
 	"github.com/leasekit/leasekit/simproc"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
 
 // The lease workload: processes on several hosts acquire, inspect and
@@ -293,7 +294,7 @@ type leaseWorld struct {
 	// paused holds the lease holders the stop fault paused (paused.go).
 	paused pausedHolders
 	// acquiring counts the open acquires of each threaded process (threads.go).
-	acquiring map[int]int
+	acquiring workkit.ThreadCalls
 }
 
 func (lw *leaseWorld) setup() error {
