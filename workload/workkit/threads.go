@@ -11,11 +11,17 @@ import (
 // 4), so a run without threads keeps its other draws.
 const ThreadsStream = "threads"
 
-// ThreadedOneIn: one run in ThreadedOneIn gets threads.
-const ThreadedOneIn = 3
+// ThreadedOneIn: one run in ThreadedOneIn gets threads; one threaded run
+// in SecondThreadOneIn gets a second extra thread. Threads add callers, so
+// they cost steps: this keeps the default lease campaign's steps per seed
+// within about a tenth of a world without them.
+const (
+	ThreadedOneIn     = 4
+	SecondThreadOneIn = 4
+)
 
 // SpawnThreads gives one process of the run, chosen among the live ones
-// whose name starts with prefix, one or two more threads (each its own
+// whose name starts with prefix, one (or two) more threads (each its own
 // caller, sharing the process's identity: sim.World.SpawnThread), thread i
 // (from 1) running body(leader, i),
 // in one run of ThreadedOneIn. The draws come from ThreadsStream, and the
@@ -38,7 +44,11 @@ func SpawnThreads(w *sim.World, prefix string, body func(leader *sim.Proc, i int
 	}
 	leader := candidates[d.Intn(len(candidates))]
 	var threads []*sim.Proc
-	for i := range 1 + d.Intn(2) {
+	extra := 1
+	if d.Intn(SecondThreadOneIn) == SecondThreadOneIn-1 {
+		extra = 2
+	}
+	for i := range extra {
 		t, err := w.SpawnThread(leader, fmt.Sprintf("%s-t%d", leader.Name(), i+1), body(leader, i+1))
 		if err != nil {
 			return threads, err
