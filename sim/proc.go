@@ -85,6 +85,9 @@ type Proc struct {
 	// process has fsynced since (the crash-between-rename-and-dir-fsync probe).
 	renamedInto []string
 
+	// group is the process's threads (thread.go), nil without threads.
+	group *threadGroup
+
 	fsWrapper        procFS
 	clockWrapper     procClock
 	inspectorWrapper procInspector
@@ -257,6 +260,7 @@ func (p *Proc) Begin(op string, input any) int {
 	}
 	p.assertRunning()
 	w := p.world
+	w.noteThreadCall(p)
 	w.history = append(w.history, Operation{Lane: p.lane, Proc: p.name, Op: op, Input: input, Call: w.now, Return: -1,
 		CallOrder: w.nextOrder()})
 	index := len(w.history) - 1
@@ -340,10 +344,7 @@ func (w *World) retire(p *Proc, reason ExitReason) {
 		op.ReturnOrder = w.nextOrder()
 	}
 	p.openOps = p.openOps[:0]
-	p.host.volume.fs.CloseAll(p.view)
-	if reason != ExitPowerLoss {
-		w.exitTable(p)
-	}
+	w.exitProcess(p, reason)
 	w.procs = removeProc(w.procs, p)
 	p.host.procs = removeProc(p.host.procs, p)
 	w.Tracef("exit proc=%s reason=%v", p.name, reason)

@@ -312,7 +312,9 @@ func (w *World) shutdown() {
 	for _, p := range w.procs {
 		p.status = procDead
 		w.unwind(p)
-		p.host.volume.fs.CloseAll(p.view)
+		if p.group == nil || p.group.live[0] == p { // threads share one view
+			p.host.volume.fs.CloseAll(p.view)
+		}
 	}
 	w.coroutines.assertIdle()
 	if w.config.Coroutines == nil {

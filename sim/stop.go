@@ -1,6 +1,10 @@
 package sim
 
-import "time"
+import (
+	"time"
+
+	"github.com/leasekit/leasekit/simproc"
+)
 
 // The stop fault: SIGSTOP the chosen process at its scheduling point, and
 // SIGCONT it a long virtual time later. While stopped it is alive, only not
@@ -25,15 +29,20 @@ func (w *World) stop(p *Proc) {
 	}
 	p.sleeping = true
 	p.stoppedUntil = until
-	p.host.table.Stop(p.table)
+	if p.table.State == simproc.Running { // a zombie leader's threads stop, it shows Z
+		p.host.table.Stop(p.table)
+	}
 	w.stopped = append(w.stopped, p)
+	threads := w.stopThreads(p, until)
 	w.Probe("stop")
 	w.Tracef("fault=stop proc=%s pid=%d until=%d", p.name, p.table.PID, until)
 	// The hooks draw from the stop fault's own stream (World.Decisions).
 	w.noKills, w.firing = "a stop hook", w.decisions.Stream("fault/"+FaultStop)
 	defer func() { w.noKills, w.firing = "", nil }()
-	for _, f := range w.onStop {
-		f(p)
+	for _, t := range threads {
+		for _, f := range w.onStop {
+			f(t)
+		}
 	}
 }
 
@@ -48,7 +57,9 @@ func (w *World) continueStopped() {
 		switch {
 		case p.status != procLive:
 		case w.now >= p.stoppedUntil:
-			p.host.table.Continue(p.table)
+			if p.table.Stopped { // once for the threads of one process
+				p.host.table.Continue(p.table)
+			}
 			p.stoppedUntil = 0
 			w.Probe("stop-continued")
 			w.Tracef("fault=continue proc=%s pid=%d", p.name, p.table.PID)

@@ -320,8 +320,13 @@ func (w *World) Crash(p *Proc) {
 	}
 	w.Probe("crash")
 	w.Tracef("crash proc=%s at=%v path=%s", p.name, p.pending.kind, p.pending.path)
-	w.kill(p, ExitCrashed)
-	w.exited(p, ExitCrashed)
+	threads := w.threadsOf(p) // SIGKILL kills every thread of the process
+	for _, t := range threads {
+		w.kill(t, ExitCrashed)
+	}
+	for _, t := range threads {
+		w.exited(t, ExitCrashed)
+	}
 }
 
 // AddVolume creates a filesystem instance.

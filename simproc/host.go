@@ -137,6 +137,8 @@ type Proc struct {
 	// Boot is the host's boot count when the process started: a process of
 	// an earlier boot is gone.
 	Boot int
+	// threaded: the simulator runs its threads (thread.go).
+	threaded bool
 }
 
 // namespace is one PID namespace's process table.

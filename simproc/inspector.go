@@ -36,9 +36,11 @@ type inspector struct {
 }
 
 // Current implements lease.Inspector. It fails once self is no longer
-// running (the simulator never lets a dead process call it).
+// running (the simulator never lets a dead process call it); a zombie
+// leader whose other threads run is alive, and its threads call it.
 func (in *inspector) Current() (lease.ProcessIdentity, error) {
-	if in.self.State != Running || in.self.Boot != in.host.boot {
+	alive := in.self.State == Running || (in.self.State == Zombie && in.self.threaded && in.self.Threads > 1)
+	if !alive || in.self.Boot != in.host.boot {
 		return lease.ProcessIdentity{}, fmt.Errorf("simproc: process %d on %s is %v", in.self.PID, in.host.name, in.self.State)
 	}
 	in.view.reset()
@@ -57,7 +59,7 @@ func (in *inspector) Inspect(pid int) lease.Inspection {
 		case h.InspectFault != nil && h.InspectFault(pid):
 			in.view.eacces = eaccesFiles[(pid+h.eaccesInjected)%len(eaccesFiles)]
 			h.eaccesInjected++
-		case target.State == Zombie && h.ProcHazard != nil && h.ProcHazard(HazardVanish):
+		case target.State == Zombie && !target.threaded && h.ProcHazard != nil && h.ProcHazard(HazardVanish):
 			in.view.vanish = target
 		}
 	}

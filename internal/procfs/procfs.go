@@ -85,15 +85,20 @@ func New(root string, reader Reader) *Table {
 }
 
 // Current inspects pid as the calling process: it must be live and its
-// identity complete. A caller that reads itself as a zombie is a broken
-// invariant (a process that runs has not exited) and panics.
+// identity complete. A zombie leader with live threads is the caller's own
+// process when the main thread has exited (pthread_exit) and another thread
+// calls: /proc/PID/stat reads Z with Threads > 1, and its identity (the
+// executable through a live thread's task/TID/exe) is the process's, as
+// Inspect reads it for anyone else. A caller that reads itself as a
+// single-threaded zombie is a broken invariant (a process that runs has
+// not exited) and panics.
 func (t *Table) Current(pid int) (lease.ProcessIdentity, error) {
 	inspection := t.Inspect(pid)
 	if inspection.Kind != lease.InspectLive {
 		return lease.ProcessIdentity{}, fmt.Errorf(
 			"leasekit: cannot inspect the current process (PID %d): %v: %s", pid, inspection.Kind, inspection.Diagnostic)
 	}
-	if inspection.State == lease.StateZombie {
+	if inspection.State == lease.StateZombie && inspection.Threads <= 1 {
 		panic(fmt.Sprintf("procfs: the current process (PID %d) reads as a zombie", pid))
 	}
 	if err := inspection.Identity.Validate(); err != nil {

@@ -306,8 +306,26 @@ func TestCurrent(t *testing.T) {
 	require.Equal(t, wantIdentity, id)
 	_, err = New("/proc", newMemProc(goldenSleeping)).Current(4243)
 	require.ErrorContains(t, err, "cannot inspect the current process (PID 4243): absent")
-	require.Panics(t, func() { _, _ = New("/proc", newMemProc(goldenZombie)).Current(4242) },
-		"a caller that reads as a zombie is a broken invariant")
+	single := newMemProc(strings.Replace(goldenZombie, " 20 0 2 0 ", " 20 0 1 0 ", 1))
+	require.Panics(t, func() { _, _ = New("/proc", single).Current(4242) },
+		"a caller that reads as a single-threaded zombie is a broken invariant")
+}
+
+// TestCurrentOfZombieLeaderWithThreads: when the main thread has exited
+// and another thread calls, /proc/self reads Z with 2 threads; that is the
+// caller's live process, its executable read through the live thread (the
+// simulator found Current panicking there: a thread of a process whose
+// leader returned, lease seed in testdata/seeds/lease).
+func TestCurrentOfZombieLeaderWithThreads(t *testing.T) {
+	m := newMemProc(goldenZombie)
+	delete(m.links, "/proc/4242/exe")
+	delete(m.stats, "/proc/4242/exe")
+	m.dirs["/proc/4242/task"] = []string{"4242", "4243"}
+	m.links["/proc/4242/task/4243/exe"] = exePath
+	m.stats["/proc/4242/task/4243/exe"] = lease.FileInfo{Dev: exeDev, Ino: exeIno}
+	id, err := New("/proc", m).Current(4242)
+	require.NoError(t, err)
+	require.Equal(t, wantIdentity, id, "the process's identity, as Inspect reads it for others")
 }
 
 func TestFailedMapsErrnos(t *testing.T) {

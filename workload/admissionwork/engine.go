@@ -103,6 +103,7 @@ func Engine() *campaign.Engine {
 		},
 		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1, "pid_impostors": 0},
 	}
+	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], threadProbes...) // threads.go
 	e.Check = workkit.Check(e, CheckAdmissionHistory, workkit.CheckMessage)
 	return e
 }

@@ -145,6 +145,9 @@ type admissionWorld struct {
 	impostors admissionImpostors
 	// claims is the mutation-claim ground truth (claimwatch.go).
 	claims claimWatch
+	// holding and acquiring follow a threaded controller's threads (threads.go).
+	holding   map[*sim.Proc]bool
+	acquiring workkit.ThreadCalls
 }
 
 func (aw *admissionWorld) setup() error {
@@ -176,6 +179,9 @@ func (aw *admissionWorld) setup() error {
 			return err
 		}
 		aw.controllers++
+	}
+	if err := aw.spawnThreads(); err != nil {
+		return err
 	}
 	w.FaultHook(sim.FaultCorrupt, aw.corrupt)
 	w.FaultHook(sim.FaultRenameRace, aw.renameRace)
@@ -306,6 +312,7 @@ func (aw *admissionWorld) controller(p *sim.Proc) {
 			}
 		}
 		aw.impostors.know(p, mine)
+		aw.noteHolding(p, mine)
 		_ = p.Clock().Sleep(context.Background(), time.Duration(d.Intn(3))*time.Millisecond)
 	}
 	if mine != nil && mine.a.Claim().Phase == admission.PhaseParentOwned && mine.helper == 0 && d.Intn(2) == 0 {
@@ -386,7 +393,7 @@ func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.Admission
 		return false // ErrReleased before any I/O: a handle-local refusal the model has no state for
 	}
 	claim := h.a.Claim()
-	in := models.AdmissionTransition{Proc: p.ID(), ClaimID: claim.ID, FromRevision: claim.Revision,
+	in := models.AdmissionTransition{Proc: p.ProcessID(), ClaimID: claim.ID, FromRevision: claim.Revision,
 		FromPhase: modelmap.AdmissionPhase(claim.Phase), ToPhase: to, Helper: helper}
 	if helper != 0 {
 		in.HelperHost = p.Host().Name()
@@ -423,7 +430,7 @@ func (aw *admissionWorld) release(p *sim.Proc, h *handle) bool {
 		return false // a second release is a handle-local no-op (nil), not a compare-and-swap
 	}
 	claim := h.a.Claim()
-	in := models.AdmissionRelease{Proc: p.ID(), ClaimID: claim.ID, Revision: claim.Revision,
+	in := models.AdmissionRelease{Proc: p.ProcessID(), ClaimID: claim.ID, Revision: claim.Revision,
 		Phase: modelmap.AdmissionPhase(claim.Phase), HasHelper: claim.HelperOwner != nil}
 	op := p.Begin("release", in)
 	aw.slot.Begin()
@@ -460,14 +467,16 @@ func (aw *admissionWorld) acquire(p *sim.Proc, cfg admission.Config) *handle {
 }
 
 func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*admission.Admission, models.AdmissionAcquireKind, bool) {
-	op := p.Begin("acquire", models.AdmissionAcquire{Proc: p.ID(), Host: p.Host().Name()})
+	op := p.Begin("acquire", models.AdmissionAcquire{Proc: p.ProcessID(), Host: p.Host().Name()})
 	fsys := cfg.FS.(*admissionFS)
 	fsys.acquiring = true
 	aw.slot.Begin()
 	swaps := aw.swaps
 	aw.impostors.begin(p)
 	aw.claims.begin(p)
+	leave := aw.enterAcquire(p)
 	a, err := admission.Acquire(context.Background(), cfg)
+	leave()
 	aw.claims.end(p, "acquire", err)
 	aw.noteClaimLost(err, swaps)
 	fsys.acquiring = false
@@ -482,6 +491,7 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 		return nil, 0, false
 	}
 	kind := out.Kind
+	aw.noteThreadAcquired(p, kind)
 	aw.world.Probe("admission-acquire-" + [...]string{"", "acquired", "active", "indeterminate", "contention", "corrupt"}[kind])
 	if kind == models.AdmissionIndeterminate {
 		aw.noteElsewhere(p)

@@ -154,8 +154,10 @@ type dirWorld struct {
 	quarantined map[string]*dirMoved
 	// creating and recovering count calls in flight (the race probe).
 	creating, recovering int
-	failure              error
-	liveness             *dirLiveness
+	// threadCreates counts a threaded process's threads inside Create (threads.go).
+	threadCreates workkit.ThreadCalls
+	failure       error
+	liveness      *dirLiveness
 	// races are the PID-reuse impostors and the double-reclaim probe (races.go).
 	races dirRaces
 
@@ -190,6 +192,9 @@ func (dw *dirWorld) setup() error {
 			return err
 		}
 		dw.creators++
+	}
+	if err := dw.spawnThreads(); err != nil {
+		return err
 	}
 	w.FaultHook(sim.FaultRenameRace, dw.swap)
 	w.FaultHook(sim.FaultCotenant, dw.cotenant)
@@ -415,7 +420,7 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHe
 	now := p.Clock().Now().UnixMilli()
 	window := int64(dw.world.Decisions().Intn(dirleaseLaunchWindowMs))
 	request.RecoverAfterMs = now + window
-	in := models.DirCreate{Proc: p.ID(), Host: p.Host().Name(), Path: name, Role: h.role, RecoverAfterMs: dw.modelNowMs() + window}
+	in := models.DirCreate{Proc: p.ProcessID(), Host: p.Host().Name(), Path: name, Role: h.role, RecoverAfterMs: dw.modelNowMs() + window}
 	t.claimed = true
 	dw.creating++
 	if dw.recovering > 0 {
@@ -423,7 +428,9 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHe
 	}
 	op := p.Begin("create", in)
 	dw.claims.Begin()
+	leave := dw.enterCreate(p)
 	l, err := dirlease.Create(context.Background(), cfg, request)
+	leave()
 	dw.claims.End(err == nil)
 	dw.creating--
 	if err != nil {
@@ -467,7 +474,7 @@ func (dw *dirWorld) advance(p *sim.Proc, h *dirHeld, choice int) bool {
 // update records one phase change and keeps the ground truth's child.
 func (dw *dirWorld) update(p *sim.Proc, h *dirHeld, phase dirlease.Phase, child *sim.Proc) {
 	claim := h.l.Claim()
-	in := models.DirUpdate{Proc: p.ID(), Path: h.path, ClaimID: claim.ID, Role: h.role, FromPhase: modelmap.DirPhase(claim.Phase),
+	in := models.DirUpdate{Proc: p.ProcessID(), Path: h.path, ClaimID: claim.ID, Role: h.role, FromPhase: modelmap.DirPhase(claim.Phase),
 		ToPhase: modelmap.DirPhase(phase)}
 	if h.child != nil {
 		in.FromChild = h.child.ID()
@@ -509,7 +516,7 @@ func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
 		return true
 	}
 	claim := h.l.Claim()
-	in := models.DirRelease{Proc: p.ID(), Path: h.path, ClaimID: claim.ID, Phase: modelmap.DirPhase(claim.Phase)}
+	in := models.DirRelease{Proc: p.ProcessID(), Path: h.path, ClaimID: claim.ID, Phase: modelmap.DirPhase(claim.Phase)}
 	if h.child != nil {
 		in.Child = h.child.ID()
 	}
@@ -624,7 +631,7 @@ func (dw *dirWorld) use(p *sim.Proc, h *dirHeld) {
 
 // useIn is use with the parent marked busy.
 func (dw *dirWorld) useIn(p *sim.Proc, h *dirHeld) {
-	op := p.Begin("use", models.DirUse{Proc: p.ID(), Path: h.path})
+	op := p.Begin("use", models.DirUse{Proc: p.ProcessID(), Path: h.path})
 	info, err := p.FS().Lstat(h.path)
 	var kind models.DirUseKind
 	switch {
@@ -659,12 +666,13 @@ func (dw *dirWorld) recoverer(p *sim.Proc) {
 func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) {
 	now := p.Clock().Now()
 	cfg, fsys := dw.config(p, fixedClock{Clock: p.Clock(), now: now, boot: p.Host().Monotonic()})
-	in := models.DirRecover{Proc: p.ID(), Host: p.Host().Name(), NowMs: dw.modelNowMs()}
+	in := models.DirRecover{Proc: p.ProcessID(), Host: p.Host().Name(), NowMs: dw.modelNowMs()}
 	dw.recovering++
 	if dw.creating > 0 {
 		dw.world.Probe("dirlease-recover-raced-create")
 	}
 	fsys.recovering = true
+	dw.noteThreadRecover(p)
 	op := p.Begin("recover", in)
 	dw.claims.Begin()
 	dw.races.begin(p)

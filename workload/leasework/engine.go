@@ -49,6 +49,7 @@ func Engine() *campaign.Engine {
 		Explore: campaign.Params{"hosts": 1, "procs_per_host": 2, "ops_per_proc": 2, "impostors": 0, "respawns": 0,
 			"layout": int(LeaseLayoutShared), "roots": 1, "pid_impostors": 0},
 	}
+	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], threadProbes...) // threads.go
 	e.Check = workkit.Check(e, CheckLeaseHistory, checkMessage)
 	return e
 }

@@ -100,13 +100,15 @@ func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.Acqu
 	lw.sessions++
 	session := fmt.Sprintf("s%d-p%d", lw.sessions, p.ID())
 	lw.sessionProc[session] = p
-	in := models.LeaseAcquire{Namespace: space.key, Proc: p.ID(), Host: p.Host().Name(), Session: session, Root: lw.rootOf(m)}
+	in := models.LeaseAcquire{Namespace: space.key, Proc: p.ProcessID(), Host: p.Host().Name(), Session: session, Root: lw.rootOf(m)}
 	epochFloor := space.epochMaxReturned
 	swapsBefore := lw.hostileSwaps()
 	guardEvents := lw.hostileGuardEvents()
 	op := p.Begin("acquire", in)
 	lw.impostors.begin(p, space)
+	acquired := lw.noteThreadAcquire(p)
 	res, err := m.Acquire(context.Background(), lease.AcquireRequest{SessionID: session, SessionFile: "/sessions/" + session})
+	acquired()
 	lw.judgeEngineSignal(p, "acquire", err, guardEvents)
 	lw.settleReclaims(p, true, err, sim.ExitFinished)
 	lw.noteReclaims(p, space, res.Reclaimed)
@@ -134,6 +136,7 @@ func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.Acqu
 		}
 	case lease.Held:
 		lw.world.Probe("lease-held")
+		lw.noteThreadHeld(p, res.Owner)
 		if holder := lw.acquirer[res.Owner.Generation]; holder != nil && holder.Stopped() {
 			lw.world.Probe("lease-held-by-paused-holder") // stopped, alive: never stale
 		}
@@ -178,7 +181,7 @@ func (lw *leaseWorld) noteReclaims(p *sim.Proc, space *leaseSpace, reclaimed []l
 
 func (lw *leaseWorld) release(p *sim.Proc, m *lease.Manager, h held) bool {
 	space := lw.space(p)
-	in := models.LeaseRelease{Namespace: space.key, Proc: p.ID(), Generation: h.generation, Session: h.session,
+	in := models.LeaseRelease{Namespace: space.key, Proc: p.ProcessID(), Generation: h.generation, Session: h.session,
 		Root: lw.rootOf(m)}
 	guardEvents := lw.hostileGuardEvents()
 	callAt := lw.world.Now()
@@ -225,7 +228,7 @@ func (lw *leaseWorld) release(p *sim.Proc, m *lease.Manager, h held) bool {
 // inspect records an Inspect; it returns the owner it saw, if any.
 func (lw *leaseWorld) inspect(p *sim.Proc, m *lease.Manager) (held, bool) {
 	space := lw.space(p)
-	op := p.Begin("inspect", models.LeaseInspect{Namespace: space.key, Proc: p.ID()})
+	op := p.Begin("inspect", models.LeaseInspect{Namespace: space.key, Proc: p.ProcessID()})
 	projection, err := m.Inspect(context.Background())
 	if err != nil {
 		p.End(op, nil)
@@ -247,7 +250,7 @@ func (lw *leaseWorld) inspect(p *sim.Proc, m *lease.Manager) (held, bool) {
 // owner's epoch and generation, and a sleep while holding the guard.
 func (lw *leaseWorld) withCurrent(p *sim.Proc, m *lease.Manager, h held) {
 	space := lw.space(p)
-	in := models.LeaseWithCurrent{Namespace: space.key, Proc: p.ID(), Generation: h.generation, Session: h.session,
+	in := models.LeaseWithCurrent{Namespace: space.key, Proc: p.ProcessID(), Generation: h.generation, Session: h.session,
 		Root: lw.rootOf(m)}
 	callAt := lw.world.Now()
 	op := p.Begin("with-current", in)

@@ -111,10 +111,10 @@ func (lw *leaseWorld) operate(op, holder *sim.Proc, generation string) {
 	// of its host the holder is as unreachable as from another host.
 	local := op.Host() == holder.Host() && op.Table().NS == holder.Table().NS
 	switch {
-	case res.Kind == lease.ForceMoved && local && holder.Alive() && watch.unverified:
+	case res.Kind == lease.ForceMoved && local && !holder.ProcessEnded() && watch.unverified:
 		w.Probe("lease-operator-forced-unverifiable-paused-holder")
 		lw.paused.forced[holder] = pausedHold{generation, w.Now()}
-	case res.Kind == lease.ForceMoved && local && holder.Alive():
+	case res.Kind == lease.ForceMoved && local && !holder.ProcessEnded():
 		lw.fail(fmt.Errorf("operator %s force-reclaimed generation %s of %s, alive on its own host (stopped: %v): %s",
 			op.Name(), generation, holder.Name(), holder.Stopped(), res.QuarantinePath), false)
 	case res.Kind == lease.ForceMoved:

@@ -143,7 +143,7 @@ func (lw *leaseWorld) checkMove(m leaseMove) error {
 		return fmt.Errorf("%s moved receiver.lock into %s without a valid owner.json (%v, %q)", m.proc.Name(), m.path, err, data)
 	}
 	owner := lw.sessionProc[record.Session]
-	if owner != nil && lw.deathByProc[owner.Table()] == owner {
+	if owner != nil && lw.deathByProc[owner.Table()] == owner.Leader() {
 		return fmt.Errorf("%s reclaimed the lease of live owner %s (generation %s, PID %d on %s)", m.proc.Name(),
 			owner.Name(), record.Generation, record.PID, record.Hostname)
 	}

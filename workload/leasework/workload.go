@@ -316,6 +316,8 @@ type leaseWorld struct {
 	roots leaseRoots
 	// impostors are the PID-reuse impostors and the reclaim races (pidimpostor.go).
 	impostors pidImpostors
+	// acquiring counts the open acquires of each threaded process (threads.go).
+	acquiring workkit.ThreadCalls
 }
 
 func (lw *leaseWorld) setup() error {
@@ -362,6 +364,9 @@ func (lw *leaseWorld) setup() error {
 			lw.impostor); err != nil {
 			return err
 		}
+	}
+	if err := lw.spawnThreads(); err != nil {
+		return err
 	}
 	w.FaultHook(sim.FaultCorrupt, lw.corrupt)
 	w.FaultHook(sim.FaultRenameRace, lw.renameRace)
@@ -437,7 +442,7 @@ func (lw *leaseWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 			w.Probe("lease-died-inside-fence")
 		}
 	}
-	if t := p.Table(); t.State != simproc.Zombie || t.Threads <= 1 {
+	if t := p.Table(); p.ProcessEnded() && (t.State != simproc.Zombie || t.Threads <= 1) {
 		lw.recordDeath(p)
 	}
 	if lw.liveness != nil {
@@ -473,13 +478,16 @@ func (lw *leaseWorld) reaped(_ *sim.Host, proc *simproc.Proc) {
 	}
 }
 
+// recordDeath records the death of p's process: every thread of it.
 func (lw *leaseWorld) recordDeath(p *sim.Proc) {
 	if _, live := lw.deathByProc[p.Table()]; !live {
 		return
 	}
 	delete(lw.deathByProc, p.Table())
-	lw.deathAt[p] = lw.world.Now()
-	lw.world.RecordEvent("death", models.ProcessDeath{Proc: p.ID()})
+	for _, t := range p.Threads() {
+		lw.deathAt[t] = lw.world.Now()
+	}
+	lw.world.RecordEvent("death", models.ProcessDeath{Proc: p.ProcessID()})
 }
 
 // check is the per-step invariant: ground-truth failures, the fenced

@@ -37,9 +37,10 @@ func (l *LifeLedger) AddLedgerHost(h *sim.Host) {
 	l.boots = append(l.boots, h.Table().BootID())
 }
 
-// Alive reports whether p is alive in the ledger (a zombie whose other
-// threads run counts as alive).
-func (l *LifeLedger) Alive(p *sim.Proc) bool { return l.alive[p.Table()] == p }
+// Alive reports whether p's process is alive in the ledger (a zombie whose
+// other threads run counts as alive; a thread that returned while others of
+// its process run is alive with them).
+func (l *LifeLedger) Alive(p *sim.Proc) bool { return l.alive[p.Table()] == p.Leader() }
 
 // AliveCount is the number of processes alive in the ledger.
 func (l *LifeLedger) AliveCount() int { return len(l.alive) }
@@ -48,12 +49,13 @@ func (l *LifeLedger) AliveCount() int { return len(l.alive) }
 func (l *LifeLedger) Boot() string { return l.boots[0] }
 
 // Track records a newly spawned process as alive.
-func (l *LifeLedger) Track(p *sim.Proc) { l.alive[p.Table()] = p }
+func (l *LifeLedger) Track(p *sim.Proc) { l.alive[p.Table()] = p.Leader() }
 
-// NoteExit records p's death unless it left a zombie whose other threads
-// run: that death is recorded when the zombie is reaped.
+// NoteExit records the death of p's process when p was its last thread,
+// unless it left a zombie whose other threads run: that death is recorded
+// when the zombie is reaped.
 func (l *LifeLedger) NoteExit(p *sim.Proc) {
-	if t := p.Table(); t.State != simproc.Zombie || t.Threads <= 1 {
+	if t := p.Table(); p.ProcessEnded() && (t.State != simproc.Zombie || t.Threads <= 1) {
 		l.recordDeath(p)
 	}
 }
@@ -65,11 +67,11 @@ func (l *LifeLedger) reaped(_ *sim.Host, proc *simproc.Proc) {
 }
 
 func (l *LifeLedger) recordDeath(p *sim.Proc) {
-	if l.alive[p.Table()] != p {
+	if l.alive[p.Table()] != p.Leader() {
 		return
 	}
 	delete(l.alive, p.Table())
-	l.ledgerWorld.RecordEvent("death", models.ProcessDeath{Proc: p.ID()})
+	l.ledgerWorld.RecordEvent("death", models.ProcessDeath{Proc: p.ProcessID()})
 }
 
 // NoteReboot records a reboot of a host the first step it is seen.

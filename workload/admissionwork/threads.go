@@ -1,0 +1,71 @@
+package admissionwork
+
+// Threads (issue 16 item 4): in one run of workkit.ThreadedOneIn one
+// controller process runs one or two more controller threads, each with
+// its own handles, all sharing the process's identity. A thread's Acquire
+// while another thread of its process holds the slot meets a live owner
+// (its own process) and must answer active, never a second admission; the
+// model's Proc is the process (sim.Proc.ProcessID), so a double hold is a
+// linearizability failure. A zombie leader whose threads run holds its slot
+// alive: active, never recovered.
+
+import (
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/simproc"
+	"github.com/leasekit/leasekit/workload/workkit"
+)
+
+// spawnThreads gives one controller process its extra threads.
+func (aw *admissionWorld) spawnThreads() error {
+	threads, err := workkit.SpawnThreads(aw.world, "controller-", func(*sim.Proc, int) func(*sim.Proc) { return aw.controller })
+	aw.controllers += len(threads)
+	return err
+}
+
+// noteHolding records whether thread p holds a handle now.
+func (aw *admissionWorld) noteHolding(p *sim.Proc, mine *handle) {
+	if len(p.Threads()) == 1 {
+		return
+	}
+	if aw.holding == nil {
+		aw.holding = map[*sim.Proc]bool{}
+	}
+	aw.holding[p] = mine != nil
+}
+
+// enterAcquire fires admission-threads-both-acquire when p begins an
+// Acquire while another thread of its process is in one.
+func (aw *admissionWorld) enterAcquire(p *sim.Proc) func() {
+	if aw.acquiring == nil {
+		aw.acquiring = workkit.ThreadCalls{}
+	}
+	both, leave := aw.acquiring.Enter(p)
+	if both {
+		aw.world.Probe("admission-threads-both-acquire")
+	}
+	return leave
+}
+
+// noteThreadAcquired fires the probes of an acquire answer that another
+// thread of p's process explains: active while that thread holds the slot,
+// and (worse if granted) the holder's leader a zombie.
+func (aw *admissionWorld) noteThreadAcquired(p *sim.Proc, kind models.AdmissionAcquireKind) {
+	if kind != models.AdmissionActive || len(p.Threads()) == 1 {
+		return
+	}
+	for _, t := range p.Threads() {
+		if t == p || !aw.holding[t] || !t.Alive() {
+			continue
+		}
+		aw.world.Probe("admission-threads-active-own-process")
+		if table := t.Table(); table.State == simproc.Zombie && table.Threads > 1 {
+			aw.world.Probe("admission-active-zombie-leader-process")
+		}
+		return
+	}
+}
+
+// threadProbes are the admission workload's declared thread probes.
+var threadProbes = append([]string{"admission-threads-both-acquire", "admission-threads-active-own-process",
+	"admission-active-zombie-leader-process"}, workkit.ThreadProbes...)
