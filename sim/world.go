@@ -156,7 +156,9 @@ func (r ExitReason) String() string {
 // World is one run's state. Workloads build it in Config.Setup: volumes,
 // hosts, processes, invariants and fault hooks.
 type World struct {
-	config    Config
+	config Config
+	// cancel is the run's cancellation rate (cancel.go).
+	cancel    cancelState
 	decisions *Decisions
 	// firing is the stream of the global fault being fired (fireGlobalFault).
 	firing    *Decisions

@@ -11,6 +11,7 @@ import (
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
 	"github.com/leasekit/leasekit/simproc"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
 
 // The lease workload: processes on several hosts acquire, inspect and
@@ -259,6 +260,8 @@ type leaseReclaimCheck struct {
 }
 
 type leaseWorld struct {
+	// left is the "a failed call leaves nothing behind" oracle (cancel.go).
+	left *workkit.LeftNothing
 	// parsedRecords memoizes parseRecord (see leaseWorld.parseRecord).
 	parsedRecords map[string]parsedRecord
 	world         *sim.World
@@ -341,6 +344,7 @@ func (lw *leaseWorld) setup() error {
 	w.OnReap(lw.reaped)
 	w.OnStop(lw.stopped)
 	w.Invariant("lease", lw.check)
+	lw.left = workkit.NewLeftNothing(w, "lease", leaseResidue)
 	return nil
 }
 
