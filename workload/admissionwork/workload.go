@@ -123,6 +123,8 @@ type admissionWorld struct {
 	slot     workkit.DoneRecord
 	failure  error
 	liveness *admissionLiveness
+	// left is the "a failed call leaves nothing behind" oracle.
+	left *workkit.LeftNothing
 }
 
 func (aw *admissionWorld) setup() error {
@@ -152,6 +154,7 @@ func (aw *admissionWorld) setup() error {
 	w.FaultHook(sim.FaultRenameRace, aw.renameRace)
 	w.OnExit(aw.exited)
 	w.Invariant("admission", aw.check)
+	aw.left = workkit.NewLeftNothing(w, "admission", workkit.StatecasResidue(func(name string) bool { return name == admissionFile }))
 	return nil
 }
 
@@ -348,7 +351,9 @@ func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.Admission
 	op := p.Begin("transition", in)
 	aw.slot.Begin()
 	swaps := aw.swaps
-	err := update(context.Background())
+	call := p.BeginCall()
+	err := update(call.Context())
+	aw.left.After(call, workkit.Outcome{Op: "update", Err: err, Failed: err != nil})
 	aw.noteClaimLost(err, swaps)
 	kind, known := modelmap.AdmissionCAS(err)
 	aw.slot.End(known && kind == models.CASOK)
@@ -379,7 +384,9 @@ func (aw *admissionWorld) release(p *sim.Proc, h *handle) bool {
 	op := p.Begin("release", in)
 	aw.slot.Begin()
 	swaps := aw.swaps
-	err := h.a.Release(context.Background())
+	call := p.BeginCall()
+	err := h.a.Release(call.Context())
+	aw.left.After(call, workkit.Outcome{Op: "release", Err: err, Failed: err != nil})
 	aw.noteClaimLost(err, swaps)
 	kind, known := modelmap.AdmissionCAS(err)
 	aw.slot.End(known && kind == models.CASOK)
@@ -413,7 +420,9 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 	fsys.acquiring = true
 	aw.slot.Begin()
 	swaps := aw.swaps
-	a, err := admission.Acquire(context.Background(), cfg)
+	call := p.BeginCall()
+	a, err := admission.Acquire(call.Context(), cfg)
+	aw.left.After(call, workkit.Outcome{Op: "acquire", Err: err, Failed: err != nil, Products: true})
 	aw.noteClaimLost(err, swaps)
 	fsys.acquiring = false
 	out, known := modelmap.AdmissionAcquire(a, err)
@@ -433,7 +442,9 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 // inspect runs admission.Inspect (read-only, not in the history) for the
 // disposition probes.
 func (aw *admissionWorld) inspect(p *sim.Proc, cfg admission.Config) {
-	claim, disposition, err := admission.Inspect(context.Background(), cfg)
+	call := p.BeginCall()
+	claim, disposition, err := admission.Inspect(call.Context(), cfg)
+	aw.left.After(call, workkit.Outcome{Op: "inspect", Err: err, Failed: err != nil})
 	if err == nil && claim != nil {
 		aw.world.Probe("admission-disposition-" + string(disposition))
 	}

@@ -130,6 +130,8 @@ type dirWorld struct {
 	creating, recovering int
 	failure              error
 	liveness             *dirLiveness
+	// left is the "a failed call leaves nothing behind" oracle.
+	left *workkit.LeftNothing
 
 	// modelBoot and modelBoots are the last boot modelNowMs saw and how
 	// many it saw.
@@ -163,6 +165,9 @@ func (dw *dirWorld) setup() error {
 	w.FaultHook(sim.FaultRenameRace, dw.swap)
 	w.OnExit(dw.exited)
 	w.Invariant("dirlease", dw.check)
+	dw.left = workkit.NewLeftNothing(w, "dirlease", workkit.StatecasResidue(func(name string) bool {
+		return fspath.Dir(name) == dirClaimsPath && isClaimFile(name[len(dirClaimsPath)+1:])
+	}))
 	return nil
 }
 
@@ -369,7 +374,9 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHe
 	}
 	op := p.Begin("create", in)
 	dw.claims.Begin()
-	l, err := dirlease.Create(context.Background(), cfg, request)
+	call := p.BeginCall()
+	l, err := dirlease.Create(call.Context(), cfg, request)
+	dw.left.After(call, workkit.Outcome{Op: "create", Err: err, Failed: err != nil, Products: true})
 	dw.claims.End(err == nil)
 	dw.creating--
 	if err != nil {
@@ -427,7 +434,9 @@ func (dw *dirWorld) update(p *sim.Proc, h *dirHeld, phase dirlease.Phase, child 
 	}
 	op := p.Begin("update", in)
 	dw.claims.Begin()
-	err := h.l.Update(context.Background(), phase, pid)
+	call := p.BeginCall()
+	err := h.l.Update(call.Context(), phase, pid)
+	dw.left.After(call, workkit.Outcome{Op: "update", Err: err, Failed: err != nil})
 	kind, known := modelmap.DirCAS(err)
 	dw.claims.End(known && kind == models.CASOK)
 	if !known {
@@ -455,7 +464,9 @@ func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
 	}
 	op := p.Begin("release", in)
 	dw.claims.Begin()
-	err := h.l.Release(context.Background())
+	call := p.BeginCall()
+	err := h.l.Release(call.Context())
+	dw.left.After(call, workkit.Outcome{Op: "release", Err: err, Failed: err != nil})
 	kind, known := modelmap.DirCAS(err)
 	dw.claims.End(known && kind == models.CASOK)
 	if !known {
@@ -587,7 +598,9 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 	fsys.recovering = true
 	op := p.Begin("recover", in)
 	dw.claims.Begin()
-	report, err := dirlease.Recover(context.Background(), cfg)
+	call := p.BeginCall()
+	report, err := dirlease.Recover(call.Context(), cfg)
+	dw.left.After(call, workkit.Outcome{Op: "recover", Err: err, Failed: err != nil})
 	dw.claims.End(err == nil)
 	fsys.recovering = false
 	dw.recovering--

@@ -197,11 +197,12 @@ var residueNames = [...]string{"", "machinery", "a record naming the caller", "a
 // that would remove name or something inside it, or read or stat it to
 // verify it.
 // For unique-named machinery (garbage that a later call sweeps, blocking
-// nobody) a fault on the fsync of its directory counts too: an engine
+// nobody) a fault on the fsync or the listing of its directory counts
+// too (a cleanup lists it to find what to remove): an engine
 // stops at a failed fsync rather than act on state it cannot make durable.
 func faultedCleanup(faulted []sim.FaultedOp, name string, sweepable bool) bool {
 	for _, op := range faulted {
-		if sweepable && (op.Kind == "open" || op.Kind == "sync") && op.Path == path.Dir(name) {
+		if sweepable && (op.Kind == "open" || op.Kind == "sync" || op.Kind == "readdir") && op.Path == path.Dir(name) {
 			return true
 		}
 		switch op.Kind {
@@ -254,4 +255,26 @@ func namesCaller(root lease.FS, name string, call leftCall) bool {
 		return false
 	}
 	return true
+}
+
+// StatecasResidue is the classifier of the engines built on
+// internal/statecas (admission, dirlease): its temps (".tmp-...") and
+// orphaned-claim names (".<target>.mutation.<id>.orphan") and RemoveTree's
+// ".leasekit-removing-*" directories have unique names; a mutation claim
+// (".<target>.mutation") must not name the caller; product says which
+// names are the engine's records (an admission, a dirlease claim).
+func StatecasResidue(product func(name string) bool) func(name string) Residue {
+	return func(name string) Residue {
+		base := path.Base(name)
+		switch {
+		case strings.HasPrefix(base, ".tmp-"), strings.HasPrefix(base, ".leasekit-removing-"),
+			strings.HasPrefix(base, ".") && strings.HasSuffix(base, ".orphan"):
+			return ResidueMachinery
+		case strings.HasPrefix(base, ".") && strings.HasSuffix(base, ".mutation"):
+			return ResidueOwned
+		case product(name):
+			return ResidueProduct
+		}
+		return ResidueNone
+	}
 }
