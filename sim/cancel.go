@@ -95,8 +95,14 @@ func (p *Proc) BeginCall() *Call {
 	if d.Intn(2) == 1 {
 		kind = CtxDeadline
 	}
-	at := d.Intn(cancelPointsMax)
-	c.ctx = &callContext{kind: kind, remaining: at, deadline: p.host.Wall().Add(time.Duration(at) * time.Millisecond)}
+	// A quarter of the drawn contexts are done before the call begins (the
+	// answer 0, what a shrunk run keeps): most entry points check ctx only
+	// there. The rest fire at one of the call's next cancelPointsMax points.
+	at := 0
+	if d.Intn(4) != 0 {
+		at = 1 + d.Intn(cancelPointsMax)
+	}
+	c.ctx = &callContext{kind: kind, remaining: at, early: at == 0, deadline: p.host.Wall().Add(time.Duration(at) * time.Millisecond)}
 	if at == 0 {
 		c.fire()
 	}
@@ -142,6 +148,10 @@ func (c *Call) Fired() CtxKind {
 	}
 	return c.ctx.kind
 }
+
+// MidCall reports that the call's context fired during the call, at one
+// of its scheduling points, rather than before it began.
+func (c *Call) MidCall() bool { return c.ctx != nil && c.ctx.fired && !c.ctx.early }
 
 // End stops watching the call. It is not a scheduling point; a second End
 // does nothing.
@@ -250,9 +260,11 @@ func (p *Proc) openNames() []string {
 type callContext struct {
 	kind      CtxKind
 	remaining int
-	fired     bool
-	deadline  time.Time
-	done      chan struct{}
+	// early: done before the call began.
+	early    bool
+	fired    bool
+	deadline time.Time
+	done     chan struct{}
 }
 
 // Deadline is the drawn deadline for a deadline context; a cancelled one

@@ -65,6 +65,15 @@ func Engine() *campaign.Engine {
 			// the stop fault: a process stopped (SIGSTOP) and inspected as live in state T
 			"stop",
 			"proc-stopped-live",
+			// cancellation (item 6) and the left-nothing oracle (workkit.LeftNothing)
+			"admission-acquire-cancelled",
+			"admission-acquire-deadline",
+			"admission-acquire-cancelled-mid-call",
+			"admission-update-cancelled",
+			"admission-release-cancelled",
+			"admission-cancelled-left-nothing",
+			"admission-failed-left-nothing",
+			"admission-left-reported",
 		},
 		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1},
 	}

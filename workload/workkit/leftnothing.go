@@ -115,6 +115,9 @@ func (l *LeftNothing) After(c *sim.Call, out Outcome) {
 	case deadline:
 		l.world.Probe(l.engine + "-" + out.Op + "-deadline")
 	}
+	if (cancelled || deadline) && c.MidCall() {
+		l.world.Probe(l.engine + "-" + out.Op + "-cancelled-mid-call") // not only at the entry check
+	}
 	if c.Fired() != sim.CtxLive && out.Err == nil {
 		l.world.Probe(l.engine + "-cancel-ignored-done") // the engine had no check left to make
 	}
