@@ -228,9 +228,12 @@ const guardRereadsMax = 3
 // abandonIfOurs gives back the guard at the guard path only if it is this
 // call's (its generation is fresh): after a failed create the name may as
 // well hold another holder's guard, which must not even be moved.
+// A name that keeps changing under the reads (unsettled) is most likely
+// our guard swapped for copies; abandonGuard's rename-and-verify puts back
+// whatever is not ours.
 func (m *Manager) abandonIfOurs(c *call, guard guardRecord) error {
-	read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard", c.uid)
-	if err != nil || !read.present || read.corrupt != "" || read.guard != guard {
+	read, unsettled, err := m.readOwnGuard(c)
+	if err != nil || (!unsettled && (!read.present || read.corrupt != "" || read.guard != guard)) {
 		return nil
 	}
 	return m.abandonGuard(guard)

@@ -40,6 +40,7 @@ func TestAFailedOrRefusedCallLeavesNoGuardBehind(t *testing.T) {
 		{name: "guard swapped for a copy once during its verify read", swaps: 1, want: lease.Acquired},
 		{name: "guard swapped at every verify read", swaps: -1},
 		{name: "namespace fsync fails after the guard is published", eio: true},
+		{name: "namespace fsync fails, then the guard is swapped at its verify read", eio: true, swaps: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
