@@ -142,7 +142,11 @@ func (m *Manager) withGuard(c *call, op func() error) (Refusal, error) {
 			continue
 		}
 		if err != nil {
-			return Refusal{}, fmt.Errorf("lease: creating the lifecycle guard: %w", err)
+			// The guard may be published though a later step (the
+			// namespace fsync) failed: give back one that is ours, or this
+			// live process blocks every later call until it exits.
+			return Refusal{}, statefile.JoinErrors(fmt.Errorf("lease: creating the lifecycle guard: %w", err),
+				m.abandonIfOurs(c, guard))
 		}
 		held, refusal, err := m.settleGuard(c, guard)
 		if err != nil || !refusal.IsZero() {
@@ -174,9 +178,12 @@ func (m *Manager) settleGuard(c *call, guard guardRecord) (held bool, refusal Re
 			return false, refusal, statefile.JoinErrors(err, m.abandonGuard(guard))
 		}
 		if clear {
-			read, err := m.readGuardFile(m.guardPath(), "receiver lifecycle guard", c.uid)
-			if err != nil {
-				return false, Refusal{}, err
+			read, unsettled, err := m.readOwnGuard(c)
+			if err != nil || unsettled {
+				// Our guard may still be there: give it back (and start
+				// over), or this live process blocks every later call
+				// until it exits.
+				return false, Refusal{}, statefile.JoinErrors(err, m.abandonGuard(guard))
 			}
 			// Not ours any more: a reclaimer moved it while we waited.
 			// Leave the path alone; start over.
@@ -190,6 +197,46 @@ func (m *Manager) settleGuard(c *call, guard guardRecord) (held bool, refusal Re
 			return false, refusal, statefile.JoinErrors(err, m.abandonGuard(guard))
 		}
 	}
+}
+
+// readOwnGuard reads the guard this call just created. readGuardFile
+// reads a guard swapped for another inode during the read (a co-tenant's
+// copy) as absent, for the caller to re-read: read as "moved away", our
+// own guard would stay behind while we start over and then wait for it
+// as for any live holder's, and after the wait it would block every later
+// call until this process exits (found by the simulator's "a failed call
+// leaves nothing behind" oracle, issue 16). So an absent guard is read
+// again, a bounded number of times; unsettled says the name still held a
+// file after the last read, for the caller to give its guard back.
+func (m *Manager) readOwnGuard(c *call) (read guardRead, unsettled bool, err error) {
+	for i := 0; i < guardRereadsMax; i++ {
+		read, err = m.readGuardFile(m.guardPath(), "receiver lifecycle guard", c.uid)
+		if err != nil || read.present {
+			return read, false, err
+		}
+		if _, statErr := m.fs.Lstat(m.guardPath()); errors.Is(statErr, fs.ErrNotExist) {
+			return read, false, nil // gone: moved by a reclaimer
+		}
+	}
+	return read, true, nil
+}
+
+// guardRereadsMax bounds readOwnGuard's reads of a guard that keeps
+// changing under it.
+const guardRereadsMax = 3
+
+// abandonIfOurs gives back the guard at the guard path only if it is this
+// call's (its generation is fresh): after a failed create the name may as
+// well hold another holder's guard, which must not even be moved.
+// A name that keeps changing under the reads (unsettled) is most likely
+// our guard swapped for copies; abandonGuard's rename-and-verify puts back
+// whatever is not ours.
+func (m *Manager) abandonIfOurs(c *call, guard guardRecord) error {
+	read, unsettled, err := m.readOwnGuard(c)
+	if err != nil || (!unsettled && (!read.present || read.corrupt != "" || read.guard != guard)) {
+		return nil
+	}
+	return m.abandonGuard(guard)
 }
 
 // abandonGuard removes this call's guard when giving up before the
@@ -315,7 +362,14 @@ func (m *Manager) reclaimGuard(c *call) (Refusal, error) {
 	intent := m.newGuard(c.current)
 	intentPath := fspath.Join(m.reclaimsPath(), intentPrefix+safePathPart(intent.Generation)+intentSuffix)
 	if err := statefile.CreateOnly(m.fs, m.ids, intentPath, m.tempTag(c.current), m.encodeGuard(intent)); err != nil {
-		return Refusal{}, fmt.Errorf("lease: writing a lifecycle reclaim intent: %w", err)
+		// As for the guard: an intent published before a failed fsync
+		// would stall every guard holder while this process lives. Its
+		// name carries this call's fresh generation, so it is ours.
+		removeErr := m.fs.Remove(intentPath)
+		if errors.Is(removeErr, fs.ErrNotExist) {
+			removeErr = nil
+		}
+		return Refusal{}, statefile.JoinErrors(fmt.Errorf("lease: writing a lifecycle reclaim intent: %w", err), removeErr)
 	}
 	refusal, err := m.reclaimGuardAnnounced(c)
 	removeErr := m.fs.Remove(intentPath)

@@ -109,6 +109,9 @@ func (f *procFS) OpenFile(name string, flag lease.OpenFlag, perm fs.FileMode) (l
 	f.p.point(opOpenFile, name)
 	inner, err := f.p.view.OpenFile(name, flag, perm)
 	f.p.result = resultCode(err)
+	if flag&lease.O_CREATE != 0 {
+		f.p.calls.noteCreated(name, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +122,7 @@ func (f *procFS) Mkdir(name string, perm fs.FileMode) error {
 	f.p.point(opMkdir, name)
 	err := f.p.view.Mkdir(name, perm)
 	f.p.result = resultCode(err)
+	f.p.calls.noteCreated(name, err)
 	return err
 }
 
@@ -127,6 +131,7 @@ func (f *procFS) MkdirTemp(dir, pattern string) (string, error) {
 	name, err := f.p.view.MkdirTemp(dir, pattern)
 	f.p.result = resultCode(err)
 	f.p.observeString(name)
+	f.p.calls.noteCreated(name, err)
 	return name, err
 }
 
@@ -134,6 +139,7 @@ func (f *procFS) Rename(oldpath, newpath string) error {
 	f.p.point(opRename, oldpath)
 	err := f.p.view.Rename(oldpath, newpath)
 	f.p.result = resultCode(err)
+	f.p.calls.noteCreated(newpath, err)
 	f.p.noteRename(oldpath, newpath, err)
 	return err
 }
@@ -142,6 +148,7 @@ func (f *procFS) RenameNoReplace(oldpath, newpath string) error {
 	f.p.point(opRenameNoReplace, oldpath)
 	err := f.p.view.RenameNoReplace(oldpath, newpath)
 	f.p.result = resultCode(err)
+	f.p.calls.noteCreated(newpath, err)
 	f.p.noteRename(oldpath, newpath, err)
 	return err
 }
@@ -150,6 +157,7 @@ func (f *procFS) Link(oldname, newname string) error {
 	f.p.point(opLink, oldname)
 	err := f.p.view.Link(oldname, newname)
 	f.p.result = resultCode(err)
+	f.p.calls.noteCreated(newname, err)
 	return err
 }
 
@@ -157,6 +165,7 @@ func (f *procFS) Symlink(oldname, newname string) error {
 	f.p.point(opSymlink, newname)
 	err := f.p.view.Symlink(oldname, newname)
 	f.p.result = resultCode(err)
+	f.p.calls.noteCreated(newname, err)
 	return err
 }
 
@@ -285,6 +294,9 @@ func (f *procFile) OpenAt(name string, flag lease.OpenFlag, perm fs.FileMode) (l
 	f.p.point(opFileOpenAt, fspath.Join(f.inner.Name(), name))
 	inner, err := f.inner.OpenAt(name, flag, perm)
 	f.p.result = resultCode(err)
+	if flag&lease.O_CREATE != 0 {
+		f.p.calls.noteCreated(fspath.Join(f.inner.Name(), name), err)
+	}
 	if err != nil {
 		return nil, err
 	}

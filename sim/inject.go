@@ -223,6 +223,7 @@ func (w *World) injectFSError(kind, path string) error {
 		return nil
 	}
 	errno := fsErrnos[w.running.draws.io.Intn(len(fsErrnos))]
+	w.running.calls.noteFault(kind, path)
 	w.Probe("fserror")
 	w.Tracef("fault=fserror proc=%s op=%s path=%s errno=%v", w.running.name, kind, path, errno)
 	return errno

@@ -93,6 +93,8 @@ type Proc struct {
 	inspectorWrapper procInspector
 	idsWrapper       procIDs
 	inspector        lease.Inspector
+	// calls is the watched engine call and its cancel stream (cancel.go).
+	calls procCalls
 }
 
 // Name returns the process's label.
@@ -229,6 +231,9 @@ func (p *Proc) point(kind opKind, path string) {
 		panic(crashSentinel)
 	}
 	p.assertRunning()
+	if p.calls.active != nil {
+		p.calls.active.point()
+	}
 	p.pending = event{kind: kind, path: path}
 	if p.world.continueInline(p) {
 		return

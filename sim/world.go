@@ -158,7 +158,9 @@ func (r ExitReason) String() string {
 type World struct {
 	config Config
 	// probeAt is Result.ProbeAt (nil unless Config.Coverage).
-	probeAt   map[string]int
+	probeAt map[string]int
+	// cancel is the run's cancellation rate (cancel.go).
+	cancel    cancelState
 	decisions *Decisions
 	// firing is the stream of the global fault being fired (fireGlobalFault).
 	firing    *Decisions

@@ -100,6 +100,15 @@ func Engine() *campaign.Engine {
 			sim.ProbeClockStepForward,
 			sim.ProbeClockStepBackward,
 			workkit.ProbePowerLossEmpty, // a claim temp left empty by a power loss
+			// cancellation (item 6) and the left-nothing oracle (workkit.LeftNothing)
+			"admission-acquire-cancelled",
+			"admission-acquire-deadline",
+			"admission-acquire-cancelled-mid-call",
+			"admission-update-cancelled",
+			"admission-release-cancelled",
+			"admission-cancelled-left-nothing",
+			"admission-failed-left-nothing",
+			"admission-left-reported",
 		},
 		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1, "pid_impostors": 0},
 	}

@@ -148,6 +148,8 @@ type admissionWorld struct {
 	// holding and acquiring follow a threaded controller's threads (threads.go).
 	holding   map[*sim.Proc]bool
 	acquiring workkit.ThreadCalls
+	// left is the "a failed call leaves nothing behind" oracle.
+	left *workkit.LeftNothing
 }
 
 func (aw *admissionWorld) setup() error {
@@ -188,6 +190,7 @@ func (aw *admissionWorld) setup() error {
 	w.FaultHook(sim.FaultCotenant, aw.cotenant)
 	w.OnExit(aw.exited)
 	w.Invariant("admission", aw.check)
+	aw.left = workkit.NewLeftNothing(w, "admission", workkit.StatecasResidue(func(name string) bool { return name == admissionFile }))
 	return nil
 }
 
@@ -402,7 +405,9 @@ func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.Admission
 	aw.slot.Begin()
 	swaps := aw.swaps
 	aw.claims.begin(p)
-	err := update(context.Background())
+	call := p.BeginCall()
+	err := update(call.Context())
+	aw.left.After(call, workkit.Outcome{Op: "update", Err: err, Failed: err != nil})
 	aw.claims.end(p, "update", err)
 	aw.noteClaimLost(err, swaps)
 	kind, known := modelmap.AdmissionCAS(err)
@@ -436,7 +441,9 @@ func (aw *admissionWorld) release(p *sim.Proc, h *handle) bool {
 	aw.slot.Begin()
 	swaps := aw.swaps
 	aw.claims.begin(p)
-	err := h.a.Release(context.Background())
+	call := p.BeginCall()
+	err := h.a.Release(call.Context())
+	aw.left.After(call, workkit.Outcome{Op: "release", Err: err, Failed: err != nil})
 	aw.claims.end(p, "release", err)
 	aw.noteClaimLost(err, swaps)
 	kind, known := modelmap.AdmissionCAS(err)
@@ -475,7 +482,9 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 	aw.impostors.begin(p)
 	aw.claims.begin(p)
 	leave := aw.enterAcquire(p)
-	a, err := admission.Acquire(context.Background(), cfg)
+	call := p.BeginCall()
+	a, err := admission.Acquire(call.Context(), cfg)
+	aw.left.After(call, workkit.Outcome{Op: "acquire", Err: err, Failed: err != nil, Products: true})
 	leave()
 	aw.claims.end(p, "acquire", err)
 	aw.noteClaimLost(err, swaps)
@@ -503,7 +512,9 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 // inspect runs admission.Inspect (read-only, not in the history) for the
 // disposition probes.
 func (aw *admissionWorld) inspect(p *sim.Proc, cfg admission.Config) {
-	claim, disposition, err := admission.Inspect(context.Background(), cfg)
+	call := p.BeginCall()
+	claim, disposition, err := admission.Inspect(call.Context(), cfg)
+	aw.left.After(call, workkit.Outcome{Op: "inspect", Err: err, Failed: err != nil})
 	if err == nil && claim != nil {
 		aw.world.Probe("admission-disposition-" + string(disposition))
 	}

@@ -102,6 +102,16 @@ func Engine() *campaign.Engine {
 			// a claim or data temp left empty by a power loss, then cleaned
 			workkit.ProbePowerLossEmpty,
 			workkit.ProbePowerLossCleaned,
+			// cancellation (item 6) and the left-nothing oracle (workkit.LeftNothing)
+			"dirlease-create-cancelled",
+			"dirlease-create-deadline",
+			"dirlease-update-cancelled",
+			"dirlease-release-cancelled",
+			"dirlease-recover-cancelled",
+			"dirlease-recover-cancelled-mid-call",
+			"dirlease-cancelled-left-nothing",
+			"dirlease-failed-left-nothing",
+			"dirlease-left-reported",
 		},
 		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0, "pid_impostors": 0},
 	}

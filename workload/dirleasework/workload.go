@@ -160,6 +160,8 @@ type dirWorld struct {
 	liveness      *dirLiveness
 	// races are the PID-reuse impostors and the double-reclaim probe (races.go).
 	races dirRaces
+	// left is the "a failed call leaves nothing behind" oracle.
+	left *workkit.LeftNothing
 
 	// modelBoot and modelBoots are the last boot modelNowMs saw and how
 	// many it saw.
@@ -200,6 +202,9 @@ func (dw *dirWorld) setup() error {
 	w.FaultHook(sim.FaultCotenant, dw.cotenant)
 	w.OnExit(dw.exited)
 	w.Invariant("dirlease", dw.check)
+	dw.left = workkit.NewLeftNothing(w, "dirlease", workkit.StatecasResidue(func(name string) bool {
+		return fspath.Dir(name) == dirClaimsPath && isClaimFile(name[len(dirClaimsPath)+1:])
+	}))
 	return nil
 }
 
@@ -429,7 +434,9 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHe
 	op := p.Begin("create", in)
 	dw.claims.Begin()
 	leave := dw.enterCreate(p)
-	l, err := dirlease.Create(context.Background(), cfg, request)
+	call := p.BeginCall()
+	l, err := dirlease.Create(call.Context(), cfg, request)
+	dw.left.After(call, workkit.Outcome{Op: "create", Err: err, Failed: err != nil, Products: true})
 	leave()
 	dw.claims.End(err == nil)
 	dw.creating--
@@ -490,7 +497,9 @@ func (dw *dirWorld) update(p *sim.Proc, h *dirHeld, phase dirlease.Phase, child 
 	stale := t.aba
 	op := p.Begin("update", in)
 	dw.claims.Begin()
-	err := h.l.Update(context.Background(), phase, pid)
+	call := p.BeginCall()
+	err := h.l.Update(call.Context(), phase, pid)
+	dw.left.After(call, workkit.Outcome{Op: "update", Err: err, Failed: err != nil})
 	kind, known := modelmap.DirCAS(err)
 	dw.claims.End(known && kind == models.CASOK)
 	if !known {
@@ -523,7 +532,9 @@ func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
 	stale := dw.tracks[h.path].aba
 	op := p.Begin("release", in)
 	dw.claims.Begin()
-	err := h.l.Release(context.Background())
+	call := p.BeginCall()
+	err := h.l.Release(call.Context())
+	dw.left.After(call, workkit.Outcome{Op: "release", Err: err, Failed: err != nil})
 	kind, known := modelmap.DirCAS(err)
 	dw.claims.End(known && kind == models.CASOK)
 	if !known {
@@ -676,7 +687,9 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 	op := p.Begin("recover", in)
 	dw.claims.Begin()
 	dw.races.begin(p)
-	report, err := dirlease.Recover(context.Background(), cfg)
+	call := p.BeginCall()
+	report, err := dirlease.Recover(call.Context(), cfg)
+	dw.left.After(call, workkit.Outcome{Op: "recover", Err: err, Failed: err != nil})
 	dw.races.end(p)
 	dw.claims.End(err == nil)
 	fsys.recovering = false

@@ -130,6 +130,24 @@ var declaredProbes = []string{
 	// a crashed writer's temp left empty by a power loss, then cleaned
 	workkit.ProbePowerLossEmpty,
 	workkit.ProbePowerLossCleaned,
+	// cancellation (item 6, cancel.go): contexts cancelled or past their
+	// deadline before or during a call; the left-nothing oracle judged a
+	// cancelled and a failed call, excused a leftover whose cleanup a fault
+	// struck, and accepted one the error reported
+	"call-cancelled",
+	"call-deadline",
+	"lease-acquire-cancelled",
+	"lease-acquire-deadline",
+	"lease-acquire-cancelled-mid-call",
+	"lease-release-cancelled",
+	"lease-release-cancelled-mid-call",
+	"lease-with-current-cancelled",
+	"lease-with-current-cancelled-mid-call",
+	"lease-inspect-cancelled",
+	"lease-cancelled-left-nothing",
+	"lease-failed-left-nothing",
+	"lease-left-excused-by-fault",
+	"lease-left-reported",
 }
 
 // checkMessage reduces a CheckLeaseHistory error to a Verdict message

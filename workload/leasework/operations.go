@@ -13,6 +13,7 @@ import (
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
 
 // held is a lease a process knows about: its own, or one it learned.
@@ -107,7 +108,10 @@ func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.Acqu
 	op := p.Begin("acquire", in)
 	lw.impostors.begin(p, space)
 	acquired := lw.noteThreadAcquire(p)
-	res, err := m.Acquire(context.Background(), lease.AcquireRequest{SessionID: session, SessionFile: "/sessions/" + session})
+	call := p.BeginCall()
+	res, err := m.Acquire(call.Context(), lease.AcquireRequest{SessionID: session, SessionFile: "/sessions/" + session})
+	lw.left.After(call, workkit.Outcome{Op: "acquire", Err: err, Failed: err != nil || res.Kind != lease.Acquired,
+		Products: res.Kind != lease.Acquired, Session: session}) // an Acquired result with an error reports its lease
 	acquired()
 	lw.judgeEngineSignal(p, "acquire", err, guardEvents)
 	lw.settleReclaims(p, true, err, sim.ExitFinished)
@@ -186,7 +190,9 @@ func (lw *leaseWorld) release(p *sim.Proc, m *lease.Manager, h held) bool {
 	guardEvents := lw.hostileGuardEvents()
 	callAt := lw.world.Now()
 	op := p.Begin("release", in)
-	res, err := m.Release(context.Background(), h.generation)
+	call := p.BeginCall()
+	res, err := m.Release(call.Context(), h.generation)
+	lw.left.After(call, workkit.Outcome{Op: "release", Err: err, Failed: err != nil || res.Kind != lease.Released})
 	lw.judgeEngineSignal(p, "release", err, guardEvents)
 	if err != nil && res.Kind != lease.Released {
 		p.End(op, nil)
@@ -229,7 +235,9 @@ func (lw *leaseWorld) release(p *sim.Proc, m *lease.Manager, h held) bool {
 func (lw *leaseWorld) inspect(p *sim.Proc, m *lease.Manager) (held, bool) {
 	space := lw.space(p)
 	op := p.Begin("inspect", models.LeaseInspect{Namespace: space.key, Proc: p.ProcessID()})
-	projection, err := m.Inspect(context.Background())
+	call := p.BeginCall()
+	projection, err := m.Inspect(call.Context())
+	lw.left.After(call, workkit.Outcome{Op: "inspect", Err: err, Failed: err != nil})
 	if err != nil {
 		p.End(op, nil)
 		return held{}, false
@@ -256,13 +264,15 @@ func (lw *leaseWorld) withCurrent(p *sim.Proc, m *lease.Manager, h held) {
 	op := p.Begin("with-current", in)
 	entered := false
 	guardEvents := lw.hostileGuardEvents()
-	err := m.WithCurrentLease(context.Background(), h.generation, func(ctx context.Context, owner lease.Owner) error {
+	call := p.BeginCall()
+	err := m.WithCurrentLease(call.Context(), h.generation, func(ctx context.Context, owner lease.Owner) error {
 		entered = true
 		lw.checkEnterRoot(p, m, owner.Generation)
 		lw.enter(p, space, owner, h)
 		defer lw.leave(p, space)
 		return lw.fencedWork(p, owner)
 	})
+	lw.left.After(call, workkit.Outcome{Op: "with-current", Err: err, Failed: err != nil})
 	lw.judgeEngineSignal(p, "with-current", err, guardEvents)
 	out, known := modelmap.LeaseFence(entered, err)
 	if !known {

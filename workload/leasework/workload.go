@@ -277,6 +277,8 @@ type leaseReclaimCheck struct {
 }
 
 type leaseWorld struct {
+	// left is the "a failed call leaves nothing behind" oracle (cancel.go).
+	left *workkit.LeftNothing
 	// parsedRecords memoizes parseRecord (see leaseWorld.parseRecord).
 	parsedRecords map[string]parsedRecord
 	world         *sim.World
@@ -376,6 +378,7 @@ func (lw *leaseWorld) setup() error {
 	w.OnStop(lw.stopped)
 	w.Invariant("lease", lw.check)
 	w.SetStateKey(lw.stateKey)
+	lw.left = workkit.NewLeftNothing(w, "lease", leaseResidue)
 	return nil
 }
 

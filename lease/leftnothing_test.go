@@ -1,0 +1,78 @@
+package lease_test
+
+import (
+	"context"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/lease/leasetest"
+)
+
+// A call that fails or is refused leaves no guard of its own behind: a
+// guard of a live process blocks every later call until that process
+// exits. The simulator's "a failed call leaves nothing behind" oracle
+// (issue 16) found both cases below.
+
+// swapForCopy replaces the file at p by an identical copy (a new inode),
+// as a co-tenant's hostile rename does.
+func swapForCopy(t *testing.T, p string) {
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(p+".copy", data, 0o600))
+	require.NoError(t, os.Rename(p+".copy", p))
+}
+
+func TestAFailedOrRefusedCallLeavesNoGuardBehind(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// swaps is how many verify reads of the new guard meet a swap
+		// (-1: every one); eio fails the namespace fsync after the guard
+		// is published.
+		swaps int
+		eio   bool
+		want  lease.AcquireKind
+	}{
+		{name: "guard swapped for a copy once during its verify read", swaps: 1, want: lease.Acquired},
+		{name: "guard swapped at every verify read", swaps: -1},
+		{name: "namespace fsync fails after the guard is published", eio: true},
+		{name: "namespace fsync fails, then the guard is swapped at its verify read", eio: true, swaps: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			m := w.managerWith(leasetest.Identity(1), 10*time.Millisecond)
+			guard := w.path("receiver.lifecycle.guard.json")
+			created, swapped, failed := false, 0, false
+			w.fs.After(func(op leasetest.Op, err error) {
+				if guardCreated(w, op, err) {
+					created = true
+				}
+			})
+			w.fs.Before(func(op leasetest.Op) error {
+				switch {
+				case !created:
+				case tc.eio && !failed && op.Name == "OpenFile" && op.Paths[0] == w.ns:
+					failed = true
+					return &os.PathError{Op: "open", Path: w.ns, Err: syscall.EIO}
+				case tc.swaps != 0 && op.Name == "OpenFile" && op.Paths[0] == guard && (tc.swaps < 0 || swapped < tc.swaps):
+					swapped++
+					swapForCopy(t, guard)
+				}
+				return nil
+			})
+			result, err := m.Acquire(context.Background(), request)
+			if tc.want != 0 {
+				require.NoError(t, err)
+				require.Equal(t, tc.want, result.Kind)
+			}
+			require.True(t, created)
+			w.fs.Before(nil)
+			_, statErr := os.Lstat(guard)
+			require.ErrorIs(t, statErr, os.ErrNotExist, "the call's guard is left behind (result %+v, error %v)", result, err)
+		})
+	}
+}
