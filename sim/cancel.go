@@ -3,8 +3,6 @@ package sim
 import (
 	"context"
 	"time"
-
-	"github.com/leasekit/leasekit/lease"
 )
 
 // Cancellation and the watch on one engine call (issue 16, item 6).
@@ -42,6 +40,22 @@ type cancelState struct {
 type procCalls struct {
 	active *Call
 	stream *Decisions
+	// open lists the files this thread opened and has not closed: threads
+	// share their process's open files, so a call is judged by its own
+	// thread's opens, not by the view's count.
+	open []*procFile
+}
+
+// opened and closed follow the thread's open files.
+func (pc *procCalls) opened(f *procFile) { pc.open = append(pc.open, f) }
+
+func (pc *procCalls) closed(f *procFile) {
+	for i, g := range pc.open {
+		if g == f {
+			pc.open = append(pc.open[:i], pc.open[i+1:]...)
+			return
+		}
+	}
 }
 
 // CtxKind says how a watched call's context ended.
@@ -78,7 +92,7 @@ type FaultedOp struct{ Kind, Path string }
 func (p *Proc) BeginCall() *Call {
 	p.assertRunning()
 	w := p.world
-	c := &Call{p: p, prev: p.calls.active, openBefore: p.openCount()}
+	c := &Call{p: p, prev: p.calls.active, openBefore: len(p.calls.open)}
 	p.calls.active = c
 	rate := w.cancelRate()
 	if rate <= 0 {
@@ -178,10 +192,15 @@ func (c *Call) Faulted() []FaultedOp { return c.faulted }
 // those it had open at BeginCall (nil when none): a call must close what
 // it opens. Call it right after the call returns.
 func (c *Call) OpenLeft() []string {
-	if c.p.openCount() <= c.openBefore {
+	open := c.p.calls.open
+	if len(open) <= c.openBefore {
 		return nil
 	}
-	return c.p.openNames()
+	names := make([]string, 0, len(open)-c.openBefore)
+	for _, f := range open[c.openBefore:] {
+		names = append(names, f.inner.Name())
+	}
+	return names
 }
 
 // point counts one scheduling point of the watched call; the drawn one
@@ -224,32 +243,6 @@ func (pc *procCalls) noteFault(kind, path string) {
 	if c := pc.active; c != nil {
 		c.faulted = append(c.faulted, FaultedOp{Kind: kind, Path: path})
 	}
-}
-
-// openLister is a Filesystem that can list a view's open files (simfs).
-type openLister interface {
-	OpenCount(view lease.FS) int
-	OpenNames(view lease.FS) []string
-}
-
-// OpenCount implements openLister.
-func (v *SimfsVolume) OpenCount(view lease.FS) int { return v.FS.OpenCount(view) }
-
-// OpenNames implements openLister.
-func (v *SimfsVolume) OpenNames(view lease.FS) []string { return v.FS.OpenNames(view) }
-
-func (p *Proc) openCount() int {
-	if l, ok := p.host.volume.fs.(openLister); ok {
-		return l.OpenCount(p.view)
-	}
-	return 0
-}
-
-func (p *Proc) openNames() []string {
-	if l, ok := p.host.volume.fs.(openLister); ok {
-		return l.OpenNames(p.view)
-	}
-	return nil
 }
 
 // callContext is a watched call's context. It starts no goroutine and no

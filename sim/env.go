@@ -226,6 +226,7 @@ func (w *World) newProcFile(p *Proc, inner lease.File) *procFile {
 	f := &w.procFiles[0]
 	w.procFiles = w.procFiles[1:]
 	f.p, f.inner = p, inner
+	p.calls.opened(f)
 	return f
 }
 
@@ -274,6 +275,7 @@ func (f *procFile) Stat() (lease.FileInfo, error) {
 
 func (f *procFile) Close() error {
 	f.p.point(opFileClose, f.inner.Name())
+	f.p.calls.closed(f)
 	err := f.inner.Close()
 	f.p.result = resultCode(err)
 	return err

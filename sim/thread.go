@@ -100,6 +100,21 @@ func (p *Proc) Threads() []*Proc {
 	return p.group.all
 }
 
+// SiblingsLive reports whether another thread of p's process is alive:
+// the threads share its identity, so what one of them leaves on disk
+// names the others too.
+func (p *Proc) SiblingsLive() bool {
+	if p.group == nil {
+		return false
+	}
+	for _, t := range p.group.live {
+		if t != p {
+			return true
+		}
+	}
+	return false
+}
+
 // ProcessEnded reports whether every thread of p's process has ended: a
 // thread that returned while others run has not ended its process.
 func (p *Proc) ProcessEnded() bool {

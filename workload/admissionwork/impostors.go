@@ -83,19 +83,19 @@ func (ai *admissionImpostors) exited(dead *sim.Proc, reason sim.ExitReason) {
 	if !ai.enabled || !knew || reason == sim.ExitFinished || ai.spawned >= admissionImpostorsMax || aw.liveness != nil {
 		return
 	}
-	table := dead.Table()
-	if aw.host.Table().Lookup(table.NS, table.PID) != nil {
+	host, table := dead.Host(), dead.Table()
+	if host.Table().Lookup(table.NS, table.PID) != nil {
 		return // a zombie still holds the PID
 	}
 	ai.spawned++
 	aw.exes++
 	exe := fmt.Sprintf("/usr/bin/export-%d", aw.exes)
-	sameExe := aw.world.Decisions().Intn(2) == 0 && aw.host.Table().TicksNow() != table.StartTicks
+	sameExe := aw.world.Decisions().Intn(2) == 0 && host.Table().TicksNow() != table.StartTicks
 	if sameExe {
 		exe = table.ExePath
 	}
-	p, err := aw.world.Spawn(aw.host, sim.ProcSpec{Name: fmt.Sprintf("impostor-pid-%d", ai.spawned), UID: admissionUID,
-		Exe: exe, PID: table.PID}, ai.body)
+	p, err := aw.world.Spawn(host, sim.ProcSpec{Name: fmt.Sprintf("impostor-pid-%d", ai.spawned), UID: admissionUID,
+		Exe: exe, PID: table.PID, Namespace: table.NS}, ai.body)
 	if err != nil {
 		return
 	}

@@ -65,19 +65,19 @@ func (r *dirRaces) exited(dead *sim.Proc, reason sim.ExitReason) {
 		!strings.HasPrefix(dead.Name(), "creator-") || strings.HasSuffix(dead.Name(), "-child") || !r.claimed(dead) {
 		return
 	}
-	table := dead.Table()
-	if dw.host.Table().Lookup(table.NS, table.PID) != nil {
+	host, table := dead.Host(), dead.Table()
+	if host.Table().Lookup(table.NS, table.PID) != nil {
 		return
 	}
 	r.spawned++
 	dw.exes++
 	exe := fmt.Sprintf("/usr/bin/dirlease-%d", dw.exes)
-	sameExe := dw.world.Decisions().Intn(2) == 0 && dw.host.Table().TicksNow() != table.StartTicks
+	sameExe := dw.world.Decisions().Intn(2) == 0 && host.Table().TicksNow() != table.StartTicks
 	if sameExe {
 		exe = table.ExePath
 	}
-	p, err := dw.world.Spawn(dw.host, sim.ProcSpec{Name: fmt.Sprintf("impostor-pid-%d", r.spawned), UID: dirleaseUID,
-		Exe: exe, PID: table.PID}, r.body)
+	p, err := dw.world.Spawn(host, sim.ProcSpec{Name: fmt.Sprintf("impostor-pid-%d", r.spawned), UID: dirleaseUID,
+		Exe: exe, PID: table.PID, Namespace: table.NS}, r.body)
 	if err != nil {
 		return
 	}

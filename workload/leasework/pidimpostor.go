@@ -101,7 +101,7 @@ func (pi *pidImpostors) exited(dead *sim.Proc, reason sim.ExitReason) {
 		exe = table.ExePath
 	}
 	lw.roots.byName[name] = lw.rootFor(dead.Name())
-	p, err := lw.world.Spawn(host, sim.ProcSpec{Name: name, UID: leaseUID, Exe: exe, PID: table.PID},
+	p, err := lw.world.Spawn(host, sim.ProcSpec{Name: name, UID: leaseUID, Exe: exe, PID: table.PID, Namespace: table.NS},
 		func(p *sim.Proc) { pi.body(p, h) })
 	if err != nil {
 		return

@@ -91,6 +91,10 @@ type leftCall struct {
 	pid     int
 	start   string
 	host    string
+	ns      string
+	// siblings: another thread of the caller's process was alive; a
+	// record naming the process may be that thread's own.
+	siblings bool
 }
 
 // NewLeftNothing registers the oracle's invariant on w. engine prefixes its
@@ -131,7 +135,8 @@ func (l *LeftNothing) After(c *sim.Call, out Outcome) {
 	}
 	l.pending = append(l.pending, leftCall{p: p, out: out, ctx: cancelled || deadline,
 		created: append([]string(nil), c.Created()...), faulted: append([]sim.FaultedOp(nil), c.Faulted()...),
-		pid: p.Table().PID, start: strconv.FormatUint(p.Table().StartTicks, 10), host: p.Host().Name()})
+		pid: p.Table().PID, start: strconv.FormatUint(p.Table().StartTicks, 10), host: p.Host().Name(),
+		ns: p.Host().Table().NamespaceID(p.Table().NS), siblings: p.SiblingsLive()})
 }
 
 func (l *LeftNothing) fail(err error) {
@@ -167,8 +172,8 @@ func (l *LeftNothing) judge(call leftCall) {
 		if _, err := root.Lstat(name); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if residue != ResidueMachinery && !namesCaller(root, name, call) {
-			continue
+		if residue != ResidueMachinery && (call.siblings || !namesCaller(root, name, call)) {
+			continue // a thread of the same process may have made it since
 		}
 		if residue != ResidueProduct && call.out.Err != nil && strings.Contains(call.out.Err.Error(), name) {
 			reported = true // the error names it: "left for an operator", "a later call retries"
@@ -221,8 +226,8 @@ func faultedCleanup(faulted []sim.FaultedOp, name string, sweepable bool) bool {
 }
 
 // namesCaller reports whether the record at name (a directory: its
-// owner.json) names the calling process: its PID, and its start time and
-// host where the record carries them, at the top level or under "owner";
+// owner.json) names the calling process: its PID, and its start time,
+// host and PID namespace where the record carries them, at the top level or under "owner";
 // and the call's session where one is given. An unreadable or garbled
 // record names nobody.
 func namesCaller(root lease.FS, name string, call leftCall) bool {
@@ -256,6 +261,9 @@ func namesCaller(root lease.FS, name string, call leftCall) bool {
 	}
 	if v, ok := owner["hostname"]; ok && v != call.host {
 		return false
+	}
+	if v, ok := owner["pidNamespace"]; ok && v != nil && v != call.ns {
+		return false // a container's twin: the same PID and start in another namespace
 	}
 	return true
 }
