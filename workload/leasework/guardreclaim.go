@@ -13,7 +13,10 @@ package leasework
 // keep it settled.
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/leasekit/leasekit/internal/fspath"
@@ -55,7 +58,16 @@ func (f *leaseFS) garbleBeforeGuardReclaim(oldpath, newpath string) {
 	}
 	c.written = workkit.Garble(data, d)
 	if workkit.WriteRoot(root, leaseGuardPath, lease.O_TRUNC, c.written) != nil {
-		return
+		// The hook runs inside the reclaimer's step, so the fserror fault
+		// strikes the co-tenant's I/O too, and a write can fail after its
+		// O_TRUNC: whatever it left is hostile bytes all the same (an
+		// empty guard, unrecorded, was a false liveness alarm: lease seed
+		// 6100 of a 10,000-seed campaign).
+		now, changed := lw.readBackAfterFailedWrite(root, data)
+		if !changed {
+			return
+		}
+		c.written = now
 	}
 	workkit.SyncRoot(root, leaseNamespace)
 	space.corruptions = append(space.corruptions, c)
@@ -88,4 +100,21 @@ func (f *leaseFS) observeGuardMove(oldpath, newpath string, err error) {
 		}
 		lw.world.Probe("lease-guard-given-back")
 	}
+}
+
+// readBackAfterFailedWrite reads the guard after a co-tenant write failed:
+// changed says it no longer holds original, and now is what it holds. Each
+// read may draw an injected error too, so it tries a bounded number of times.
+func (lw *leaseWorld) readBackAfterFailedWrite(root lease.FS, original []byte) (now []byte, changed bool) {
+	for try := 0; try < 16; try++ {
+		data, err := workkit.ReadRoot(root, leaseGuardPath)
+		if err == nil {
+			return data, !bytes.Equal(data, original)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, false
+		}
+	}
+	lw.world.Probe("lease-hostile-garble-unreadable")
+	return nil, false
 }
