@@ -32,12 +32,10 @@ type leaseLink struct {
 	data  []byte
 }
 
-// setupCotenant makes the co-tenant's directories and registers its hook
-// and its check.
+// setupCotenant registers the co-tenant's hook and its check. The
+// co-tenant makes its directory at its first firing, so a run without the
+// fault is the run it was before the co-tenant existed.
 func (lw *leaseWorld) setupCotenant() {
-	for _, space := range lw.spaces {
-		space.volume.FS().MkdirAll(leaseOutside, 0o700, leaseUID)
-	}
 	lw.world.FaultHook(sim.FaultCotenant, lw.cotenant)
 	lw.world.Invariant("lease-cotenant", lw.checkLinks)
 }
@@ -61,6 +59,7 @@ func (lw *leaseWorld) cotenant(w *sim.World) {
 		return
 	}
 	target := targets[d.Intn(len(targets))]
+	space.volume.FS().MkdirAll(leaseOutside, 0o700, leaseUID)
 	data, err := workkit.ReadRoot(root, target)
 	if err != nil {
 		return
