@@ -102,6 +102,25 @@ func TestGuidedSearch(t *testing.T) {
 				t.Fatalf("the detecting input reruns to %v, %v", finding, err)
 			}
 		}},
+		{"shrinks a guided campaign's failure from its own input into a seed file that replays it", func(t *testing.T) {
+			o := guidedOptions("vault", budget)
+			report, err := Run(context.Background(), o)
+			if err != nil || len(report.Failures) == 0 {
+				t.Fatalf("guided campaign of %d runs: %v, %v", budget, report, err)
+			}
+			dir := t.TempDir()
+			if errs := ShrinkFailures(report, o, dir, 1, ShrinkOptions{RunsMax: 3000}, nil); len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			file, err := ReadSeedFile(report.Failures[0].SeedFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, finding, _, err := vaultCatalog.Execute(file.Spec, nil, false)
+			if err != nil || finding.Class != "invariant vault-closed" || report.Failures[0].ChoicesShrunk > 15 {
+				t.Fatalf("the seed file replays to %v (%v), %d choices", finding, err, report.Failures[0].ChoicesShrunk)
+			}
+		}},
 		{"is deterministic for a campaign seed, whatever the workers", func(t *testing.T) {
 			var corpora [][]string
 			for _, workers := range []int{1, 2, 1} {
