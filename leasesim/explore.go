@@ -17,6 +17,10 @@ import (
 // processes, crash points at every step) with at most --choices-max
 // deviations from the default schedule (campaign.Explore), breadth first;
 // it exits 1 (or 3) with the fewest-choice counterexample when one fails.
+// With --procs or --crashes it runs the deep explorer instead
+// (campaign.ExploreDeep: more processes, a fault budget, a state cache and
+// sleep-set POR, explore_deep.go); --mutant runs either in a build with a
+// catalog mutant planted (mutants_explore.go).
 func (c *Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	set := newFlagSet("explore", "explore [flags]", stderr)
 	engine := set.String("engine", c.replayEngineDefault(), "engine whose scenario to explore (its campaign.Engine.Explore knobs)")

@@ -47,3 +47,28 @@ func TestExploreDeepPruningKeepsAMutant(t *testing.T) {
 	require.LessOrEqual(t, pruned.Executions, plain.Executions)
 	require.Equal(t, plain.Counterexample, pruned.Counterexample, "depth first, the first failure is the same list")
 }
+
+// TestExploreDeepFlags: --procs and --crashes select the deep explorer (its
+// JSON is a DeepResult, complete, keyed for the self-test engine); a bad
+// --schedule and an engine without a process knob are usage errors; the
+// text report names the bound's end and the pruning.
+func TestExploreDeepFlags(t *testing.T) {
+	code, stdout, stderr := leasesim("explore", "--json", "--engine", "selftest", "--procs", "3", "--crashes", "1", "--progress", "0")
+	require.Equal(t, campaign.ExitOK, code, stderr)
+	var result campaign.DeepResult
+	require.NoError(t, json.Unmarshal([]byte(stdout), &result))
+	require.True(t, result.Complete)
+	require.True(t, result.Keyed)
+	require.Equal(t, 1, result.ChoicesReached)
+	require.Equal(t, 1, result.FaultsReached)
+
+	code, stdout, _ = leasesim("explore", "--engine", "selftest", "--crashes", "0", "--choices-max", "2", "--progress", "0")
+	require.Equal(t, campaign.ExitOK, code)
+	require.Contains(t, stdout, "complete (every execution within the bounds run or pruned)")
+	require.Contains(t, stdout, "pruned by the cache")
+	code, _, stderr = leasesim("explore", "--engine", "selftest", "--crashes", "0", "--schedule", "sideways")
+	require.Equal(t, campaign.ExitUsage, code, stderr)
+	code, _, stderr = leasesim("explore", "--engine", "dirlease", "--procs", "3")
+	require.Equal(t, campaign.ExitUsage, code, stderr)
+	require.Equal(t, []string{"--engine", "lease", "-x=1"}, withoutFlag([]string{"--mutant", "m", "--engine", "lease", "--mutant=n", "-x=1"}, "mutant"))
+}
