@@ -62,6 +62,9 @@ func (c *Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if deep.selected() {
+		if !flagGiven(set, "decisions-max") {
+			*decisionsMax = deepDecisionsMax
+		}
 		result, err := c.runDeep(ctx, &deep, spec, campaign.ExploreOptions{ChoicesMax: *choicesMax, DecisionsMax: *decisionsMax,
 			RunsMax: *runsMax, Duration: *duration, StopAtFirst: *stopAtFirst}, *asJSON, stdout, stderr)
 		if err != nil {
