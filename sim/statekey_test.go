@@ -3,8 +3,6 @@ package sim
 import (
 	"slices"
 	"testing"
-
-	"github.com/stretchr/testify/require"
 )
 
 // TestStickySchedulerKeepsTheRunningProcess: answer 0 picks the process
@@ -23,7 +21,9 @@ func TestStickySchedulerKeepsTheRunningProcess(t *testing.T) {
 		{&Proc{id: 9}, 1, 1},
 	} {
 		s := &stickyScheduler{decisions: ReplayDecisions([]uint32{c.answer}), last: c.last}
-		require.Equal(t, c.want, s.pick(0, procs), "last %v answer %d", c.last, c.answer)
+		if got := s.pick(0, procs); got != c.want {
+			t.Errorf("last %v answer %d: picked %d, want %d", c.last, c.answer, got, c.want)
+		}
 	}
 }
 
@@ -57,14 +57,14 @@ func observedRun(t *testing.T, list []uint32, halt int) ([]uint64, Result) {
 func TestStateKeyRepeatsAndHalts(t *testing.T) {
 	a, result := observedRun(t, []uint32{}, -1)
 	b, _ := observedRun(t, []uint32{}, -1)
-	require.Equal(t, OutcomeOK, result.Outcome)
-	require.Equal(t, a, b)
-	require.NotContains(t, a, uint64(0))
-	c, _ := observedRun(t, []uint32{1}, -1)
-	require.NotEqual(t, a, c, "a preemption at the first step moves the keys")
+	if result.Outcome != OutcomeOK || !slices.Equal(a, b) || slices.Contains(a, 0) || len(a) == 0 {
+		t.Fatalf("two runs of one list: outcome %v, keys equal %v, a zero key %v", result.Outcome, slices.Equal(a, b), slices.Contains(a, 0))
+	}
+	if c, _ := observedRun(t, []uint32{1}, -1); slices.Equal(a, c) {
+		t.Fatal("a preemption at the first step did not move the keys")
+	}
 	halted, result := observedRun(t, []uint32{}, 3)
-	require.Equal(t, HaltedMessage, result.Message)
-	require.Equal(t, OutcomeOK, result.Outcome)
-	require.Len(t, halted, 4)
-	require.True(t, slices.Equal(a[:4], halted))
+	if result.Message != HaltedMessage || result.Outcome != OutcomeOK || !slices.Equal(a[:4], halted) {
+		t.Fatalf("halted at step 3: %v %q, keys %v, want %v", result.Outcome, result.Message, halted, a[:4])
+	}
 }
