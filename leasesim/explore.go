@@ -17,6 +17,10 @@ import (
 // processes, crash points at every step) with at most --choices-max
 // deviations from the default schedule (campaign.Explore), breadth first;
 // it exits 1 (or 3) with the fewest-choice counterexample when one fails.
+// With --procs or --crashes it runs the deep explorer instead
+// (campaign.ExploreDeep: more processes, a fault budget, a state cache and
+// sleep-set POR, explore_deep.go); --mutant runs either in a build with a
+// catalog mutant planted (mutants_explore.go).
 func (c *Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	set := newFlagSet("explore", "explore [flags]", stderr)
 	engine := set.String("engine", c.replayEngineDefault(), "engine whose scenario to explore (its campaign.Engine.Explore knobs)")
@@ -58,6 +62,9 @@ func (c *Command) cmdExplore(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if deep.selected() {
+		if !flagGiven(set, "decisions-max") {
+			*decisionsMax = deepDecisionsMax
+		}
 		result, err := c.runDeep(ctx, &deep, spec, campaign.ExploreOptions{ChoicesMax: *choicesMax, DecisionsMax: *decisionsMax,
 			RunsMax: *runsMax, Duration: *duration, StopAtFirst: *stopAtFirst}, *asJSON, stdout, stderr)
 		if err != nil {

@@ -33,6 +33,19 @@ func (f *deepFlags) register(set *flag.FlagSet) {
 
 func (f *deepFlags) selected() bool { return f.procs > 0 || f.crashes >= 0 }
 
+// deepDecisionsMax is the deep explorer's --decisions-max when none is
+// given: every position (the fault budget and the choice bound are its
+// bounds; the breadth-first enumeration's 400 would cut a three-process
+// run at about its hundred-and-thirtieth step).
+const deepDecisionsMax = 1 << 30
+
+// flagGiven reports whether the command line set the named flag.
+func flagGiven(set *flag.FlagSet, name string) bool {
+	given := false
+	set.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
 // procsParams are the knobs --procs sets, by engine, in preference order.
 var procsParams = []string{"procs_per_host", "controllers", "processes"}
 

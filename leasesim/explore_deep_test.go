@@ -10,16 +10,17 @@ import (
 
 // TestExploreDeepPruningKeepsAMutant: on a real engine with a planted bug
 // (statefile-excl-final-name: a crash between its create and its write
-// leaves an empty final file), the deep explorer of three lease processes
-// with one crash finds the bug with the state cache and the sleep sets as
+// leaves an empty final file), the deep explorer of two lease processes
+// with one crash (two, not three, to keep the package's tests within go
+// test's default timeout on a loaded machine) finds the bug with the state cache and the sleep sets as
 // it does without them, every failure kind the unpruned exploration finds
 // is found, the cache prunes, and the real engine passes the same pruned
 // exploration.
 func TestExploreDeepPruningKeepsAMutant(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a mutant leasesim and explores three lease processes three times; skipped with -short")
+		t.Skip("builds a mutant leasesim and explores two lease processes three times; skipped with -short")
 	}
-	args := []string{"explore", "--json", "--engine", "lease", "--procs", "3", "--crashes", "1", "--choices-max", "1",
+	args := []string{"explore", "--json", "--engine", "lease", "--procs", "2", "--crashes", "1", "--choices-max", "1",
 		"--decisions-max", "100000", "--stop-at-first=false", "--progress", "0"}
 	code, stdout, stderr := leasesim(args...)
 	require.Equal(t, campaign.ExitOK, code, "the real engine passes: %s%s", stdout, stderr)
@@ -46,4 +47,29 @@ func TestExploreDeepPruningKeepsAMutant(t *testing.T) {
 	require.Positive(t, pruned.HaltedCache)
 	require.LessOrEqual(t, pruned.Executions, plain.Executions)
 	require.Equal(t, plain.Counterexample, pruned.Counterexample, "depth first, the first failure is the same list")
+}
+
+// TestExploreDeepFlags: --procs and --crashes select the deep explorer (its
+// JSON is a DeepResult, complete, keyed for the self-test engine); a bad
+// --schedule and an engine without a process knob are usage errors; the
+// text report names the bound's end and the pruning.
+func TestExploreDeepFlags(t *testing.T) {
+	code, stdout, stderr := leasesim("explore", "--json", "--engine", "selftest", "--procs", "3", "--crashes", "1", "--progress", "0")
+	require.Equal(t, campaign.ExitOK, code, stderr)
+	var result campaign.DeepResult
+	require.NoError(t, json.Unmarshal([]byte(stdout), &result))
+	require.True(t, result.Complete)
+	require.True(t, result.Keyed)
+	require.Equal(t, 1, result.ChoicesReached)
+	require.Equal(t, 1, result.FaultsReached)
+
+	code, stdout, _ = leasesim("explore", "--engine", "selftest", "--crashes", "0", "--choices-max", "2", "--progress", "0")
+	require.Equal(t, campaign.ExitOK, code)
+	require.Contains(t, stdout, "complete (every execution within the bounds run or pruned)")
+	require.Contains(t, stdout, "pruned by the cache")
+	code, _, stderr = leasesim("explore", "--engine", "selftest", "--crashes", "0", "--schedule", "sideways")
+	require.Equal(t, campaign.ExitUsage, code, stderr)
+	code, _, stderr = leasesim("explore", "--engine", "dirlease", "--procs", "3")
+	require.Equal(t, campaign.ExitUsage, code, stderr)
+	require.Equal(t, []string{"--engine", "lease", "-x=1"}, withoutFlag([]string{"--mutant", "m", "--engine", "lease", "--mutant=n", "-x=1"}, "mutant"))
 }
