@@ -12,7 +12,6 @@ package admissionwork
 import (
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
-	"github.com/leasekit/leasekit/simproc"
 	"github.com/leasekit/leasekit/workload/workkit"
 )
 
@@ -58,7 +57,7 @@ func (aw *admissionWorld) noteThreadAcquired(p *sim.Proc, kind models.AdmissionA
 		if t != p && t.ProcessID() == p.ProcessID() {
 			aw.world.Probe("admission-threads-active-own-process")
 		}
-		if table := t.Table(); table.State == simproc.Zombie && table.Threads > 1 {
+		if t.ZombieLeader() {
 			aw.world.Probe("admission-active-zombie-leader-process")
 		}
 	}
