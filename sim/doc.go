@@ -70,4 +70,13 @@
 //     hands the step back to the main loop, which does the rest exactly as
 //     it would have: a run is the same either way, and traced runs never go
 //     inline.
+//
+// # Threads
+//
+// World.SpawnThread starts another concurrent caller in a process: its own
+// coroutine, scheduling points, lane and decision streams, sharing the
+// process's PID, identity and open files. A crash, a power loss and the stop
+// fault act on every thread of the process; a leader that returns first
+// leaves a zombie leader with live threads until the last thread ends. See
+// thread.go and docs/HARNESS.md.
 package sim

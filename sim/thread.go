@@ -214,3 +214,7 @@ func (w *World) stopThreads(p *Proc, until int64) []*Proc {
 // a new draw there would shift every later one: a feature drawn from its
 // own stream (threads) is left out of such runs.
 func (d *Decisions) Keyed() bool { return !d.log.single }
+
+// ZombieLeader reports whether p's process is a zombie leader with live
+// threads: its leader returned while other threads run.
+func (p *Proc) ZombieLeader() bool { return p.table.State == simproc.Zombie && p.table.Threads > 1 }

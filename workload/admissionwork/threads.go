@@ -12,7 +12,6 @@ package admissionwork
 import (
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
-	"github.com/leasekit/leasekit/simproc"
 	"github.com/leasekit/leasekit/workload/workkit"
 )
 
@@ -47,23 +46,32 @@ func (aw *admissionWorld) enterAcquire(p *sim.Proc) func() {
 	return leave
 }
 
-// noteThreadAcquired fires the probes of an acquire answer that another
-// thread of p's process explains: active while that thread holds the slot,
-// and (worse if granted) the holder's leader a zombie.
+// noteThreadAcquired fires the probes of an active answer that threads
+// explain: another thread of p's own process holds the slot, or the holder
+// (of any process) is a thread of a zombie leader, alive.
 func (aw *admissionWorld) noteThreadAcquired(p *sim.Proc, kind models.AdmissionAcquireKind) {
-	if kind != models.AdmissionActive || len(p.Threads()) == 1 {
+	if kind != models.AdmissionActive || len(aw.holding) == 0 {
 		return
 	}
-	for _, t := range p.Threads() {
-		if t == p || !aw.holding[t] || !t.Alive() {
-			continue
+	for _, t := range aw.holders() {
+		if t != p && t.ProcessID() == p.ProcessID() {
+			aw.world.Probe("admission-threads-active-own-process")
 		}
-		aw.world.Probe("admission-threads-active-own-process")
-		if table := t.Table(); table.State == simproc.Zombie && table.Threads > 1 {
+		if t.ZombieLeader() {
 			aw.world.Probe("admission-active-zombie-leader-process")
 		}
-		return
 	}
+}
+
+// holders returns the live threads holding a handle, in spawn order.
+func (aw *admissionWorld) holders() []*sim.Proc {
+	var holders []*sim.Proc
+	for _, p := range aw.world.Procs() {
+		if aw.holding[p] {
+			holders = append(holders, p)
+		}
+	}
+	return holders
 }
 
 // threadProbes are the admission workload's declared thread probes.

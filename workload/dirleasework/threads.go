@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/leasekit/leasekit/sim"
-	"github.com/leasekit/leasekit/simproc"
 	"github.com/leasekit/leasekit/workload/workkit"
 )
 
@@ -61,7 +60,7 @@ func (dw *dirWorld) noteThreadRecover(p *sim.Proc) {
 			continue
 		}
 		dw.world.Probe("dirlease-recover-meets-own-process")
-		if table := p.Table(); table.State == simproc.Zombie && table.Threads > 1 {
+		if p.ZombieLeader() {
 			dw.world.Probe("dirlease-recover-meets-zombie-leader-process")
 		}
 		return

@@ -15,7 +15,6 @@ package leasework
 import (
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/sim"
-	"github.com/leasekit/leasekit/simproc"
 	"github.com/leasekit/leasekit/workload/workkit"
 )
 
@@ -51,7 +50,7 @@ func (lw *leaseWorld) noteThreadHeld(p *sim.Proc, owner lease.Owner) {
 	if holder != p && holder.ProcessID() == p.ProcessID() {
 		lw.world.Probe("lease-threads-held-by-own-process")
 	}
-	if t := holder.Table(); t.State == simproc.Zombie && t.Threads > 1 {
+	if holder.ZombieLeader() {
 		lw.world.Probe("lease-held-by-zombie-leader-process")
 	}
 }
