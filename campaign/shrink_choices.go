@@ -79,13 +79,15 @@ func (s *shrinker) isClock(i int, v uint32) bool {
 }
 
 // passConcentrate moves the virtual time that a group of clock decisions
-// buys onto as few of them as it fits: in each group (the whole list's
+// buys onto as few of them as it fits. It first merges neighbours
+// (mergePairs), which keeps the time where it was to within a step; then,
+// in each group (the whole list's
 // clock decisions first, then halves, quarters, down to pairs) the sum of
 // their values is given, stepClockLimit-1 at a time, to the group's first
 // decisions, and the rest are zeroed. Each group is one candidate; it
 // keeps the time spent in the group's window, spent earlier in it.
 func (s *shrinker) passConcentrate() bool {
-	progress := false
+	progress := s.mergePairs()
 	for size := len(s.choiceIndices(s.isClock)); size >= 2 && !s.exhausted(); size /= 2 {
 		for start := 0; !s.exhausted(); start += size {
 			clocks := s.choiceIndices(s.isClock)
@@ -101,6 +103,46 @@ func (s *shrinker) passConcentrate() bool {
 	}
 	return progress
 }
+
+// mergePairs merges each clock decision with the next one (concentrate of
+// the pair), over all of the list at once, as long as that still fails:
+// each success about halves the clock choices in one run. When the whole
+// list does not take it, its halves are tried, then their halves, down to
+// a sixteenth of it.
+func (s *shrinker) mergePairs() bool {
+	progress := false
+	for spans := 1; spans <= mergePairsSpans && !s.exhausted(); {
+		clocks := s.choiceIndices(s.isClock)
+		pairs := len(clocks) / 2
+		if pairs == 0 {
+			break
+		}
+		merged := false
+		per := (pairs + spans - 1) / spans
+		for first := 0; first < pairs && !s.exhausted(); first += per {
+			c := s.current.clone()
+			changed := false
+			for pair := first; pair < min(first+per, pairs); pair++ {
+				if concentrate(c.Decisions, clocks[2*pair:2*pair+2]) {
+					changed = true
+				}
+			}
+			if changed && s.try(c) {
+				merged, progress = true, true
+				break
+			}
+		}
+		if merged {
+			spans = 1 // the whole list again
+		} else {
+			spans *= 2
+		}
+	}
+	return progress
+}
+
+// mergePairsSpans bounds how finely mergePairs splits the list.
+const mergePairsSpans = 16
 
 // concentrate rewrites list at the positions of group so that their sum is
 // unchanged and held by as few of them (the first) as it fits. It reports
