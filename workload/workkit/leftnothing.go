@@ -205,13 +205,17 @@ var residueNames = [...]string{"", "machinery", "a record naming the caller", "a
 // that would remove name or something inside it, or read or stat it to
 // verify it.
 // For unique-named machinery (garbage that a later call sweeps, blocking
-// nobody) a fault on the fsync or the listing of its directory counts
-// too (a cleanup lists it to find what to remove): an engine
+// nobody) a fault on the fsync or the listing of its directory, or on
+// the removal of a sibling in it, counts too (a cleanup lists it to find
+// what to remove, and may remove in an order): an engine
 // stops at a failed fsync rather than act on state it cannot make durable.
 func faultedCleanup(faulted []sim.FaultedOp, name string, sweepable bool) bool {
 	for _, op := range faulted {
 		if sweepable && (op.Kind == "open" || op.Kind == "sync" || op.Kind == "readdir") && op.Path == path.Dir(name) {
 			return true
+		}
+		if sweepable && (op.Kind == "remove" || op.Kind == "rename") && path.Dir(op.Path) == path.Dir(name) {
+			return true // a sibling's removal failed: statecas removes an orphan's data temps before the orphan
 		}
 		switch op.Kind {
 		case "remove", "rename", "open", "read", "readdir", "stat":
