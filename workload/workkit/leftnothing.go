@@ -47,6 +47,9 @@ type LeftNothing struct {
 	classify func(name string) Residue
 	pending  []leftCall
 	failure  error
+	// swapped is the last step at which a hostile hook replaced each name
+	// (Swapped).
+	swapped map[string]int
 }
 
 // Residue is how the oracle judges a name a failed call created that still
@@ -95,6 +98,18 @@ type leftCall struct {
 	// siblings: another thread of the caller's process was alive; a
 	// record naming the process may be that thread's own.
 	siblings bool
+	began    int
+}
+
+// Swapped tells the oracle that a hostile hook replaced name (a
+// byte-identical copy on a new inode): a call in flight that then meets a
+// different inode than it created refuses to remove it, and that
+// record naming the caller is the co-tenant's doing, not the call's leak.
+func (l *LeftNothing) Swapped(name string) {
+	if l.swapped == nil {
+		l.swapped = map[string]int{}
+	}
+	l.swapped[name] = l.world.Step()
 }
 
 // NewLeftNothing registers the oracle's invariant on w. engine prefixes its
@@ -136,7 +151,7 @@ func (l *LeftNothing) After(c *sim.Call, out Outcome) {
 	l.pending = append(l.pending, leftCall{p: p, out: out, ctx: cancelled || deadline,
 		created: append([]string(nil), c.Created()...), faulted: append([]sim.FaultedOp(nil), c.Faulted()...),
 		pid: p.Table().PID, start: strconv.FormatUint(p.Table().StartTicks, 10), host: p.Host().Name(),
-		ns: p.Host().Table().NamespaceID(p.Table().NS), siblings: p.SiblingsLive()})
+		ns: p.Host().Table().NamespaceID(p.Table().NS), siblings: p.SiblingsLive(), began: c.Began()})
 }
 
 func (l *LeftNothing) fail(err error) {
@@ -181,6 +196,10 @@ func (l *LeftNothing) judge(call leftCall) {
 		}
 		if residue != ResidueProduct && faultedCleanup(call.faulted, name, residue == ResidueMachinery) {
 			excused = true
+			continue
+		}
+		if at, ok := l.swapped[name]; ok && residue == ResidueOwned && at >= call.began {
+			excused = true // the co-tenant swapped it under the call
 			continue
 		}
 		clean = false
