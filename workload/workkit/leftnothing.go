@@ -227,9 +227,15 @@ var residueNames = [...]string{"", "machinery", "a record naming the caller", "a
 // nobody) a fault on the fsync or the listing of its directory counts
 // too (a cleanup lists it to find what to remove): an engine
 // stops at a failed fsync rather than act on state it cannot make durable.
+// So does a failed remove of a sibling: a cleanup removes in an order (a
+// dead claimant's data temps before its orphaned claim, so a later
+// recovery still finds them) and stops at the first refusal.
 func faultedCleanup(faulted []sim.FaultedOp, name string, sweepable bool) bool {
 	for _, op := range faulted {
 		if sweepable && (op.Kind == "open" || op.Kind == "sync" || op.Kind == "readdir") && op.Path == path.Dir(name) {
+			return true
+		}
+		if sweepable && op.Kind == "remove" && path.Dir(op.Path) == path.Dir(name) {
 			return true
 		}
 		switch op.Kind {
