@@ -80,6 +80,9 @@ type Call struct {
 	created    []string
 	faulted    []FaultedOp
 	ended      bool
+	// began is the world step at BeginCall (an oracle asks what a hostile
+	// hook did during the call).
+	began int
 }
 
 // FaultedOp is an FS operation of a watched call that an injected fault
@@ -92,7 +95,7 @@ type FaultedOp struct{ Kind, Path string }
 func (p *Proc) BeginCall() *Call {
 	p.assertRunning()
 	w := p.world
-	c := &Call{p: p, prev: p.calls.active, openBefore: len(p.calls.open)}
+	c := &Call{p: p, prev: p.calls.active, openBefore: len(p.calls.open), began: w.step}
 	p.calls.active = c
 	rate := w.cancelRate()
 	if rate <= 0 {
@@ -154,6 +157,9 @@ func (c *Call) Drawn() CtxKind {
 	}
 	return c.ctx.kind
 }
+
+// Began is the world step at which the call began.
+func (c *Call) Began() int { return c.began }
 
 // Fired reports how the call's context has ended so far (CtxLive: not).
 func (c *Call) Fired() CtxKind {

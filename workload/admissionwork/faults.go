@@ -99,6 +99,7 @@ func (aw *admissionWorld) renameRace(w *sim.World) {
 		return
 	}
 	workkit.SyncRoot(root, fspath.Dir(claim))
+	aw.left.Swapped(claim)
 	w.Probe("admission-hostile-swap-claim")
 }
 

@@ -47,6 +47,9 @@ type LeftNothing struct {
 	classify func(name string) Residue
 	pending  []leftCall
 	failure  error
+	// swapped is the last step at which a hostile hook replaced each name
+	// (Swapped).
+	swapped map[string]int
 }
 
 // Residue is how the oracle judges a name a failed call created that still
@@ -95,6 +98,18 @@ type leftCall struct {
 	// siblings: another thread of the caller's process was alive; a
 	// record naming the process may be that thread's own.
 	siblings bool
+	began    int
+}
+
+// Swapped tells the oracle that a hostile hook replaced name (a
+// byte-identical copy on a new inode): a call in flight that then meets a
+// different inode than it created refuses to remove it, and that
+// record naming the caller is the co-tenant's doing, not the call's leak.
+func (l *LeftNothing) Swapped(name string) {
+	if l.swapped == nil {
+		l.swapped = map[string]int{}
+	}
+	l.swapped[name] = l.world.Step()
 }
 
 // NewLeftNothing registers the oracle's invariant on w. engine prefixes its
@@ -136,7 +151,7 @@ func (l *LeftNothing) After(c *sim.Call, out Outcome) {
 	l.pending = append(l.pending, leftCall{p: p, out: out, ctx: cancelled || deadline,
 		created: append([]string(nil), c.Created()...), faulted: append([]sim.FaultedOp(nil), c.Faulted()...),
 		pid: p.Table().PID, start: strconv.FormatUint(p.Table().StartTicks, 10), host: p.Host().Name(),
-		ns: p.Host().Table().NamespaceID(p.Table().NS), siblings: p.SiblingsLive()})
+		ns: p.Host().Table().NamespaceID(p.Table().NS), siblings: p.SiblingsLive(), began: c.Began()})
 }
 
 func (l *LeftNothing) fail(err error) {
@@ -183,6 +198,10 @@ func (l *LeftNothing) judge(call leftCall) {
 			excused = true
 			continue
 		}
+		if at, ok := l.swapped[name]; ok && residue == ResidueOwned && at >= call.began {
+			excused = true // the co-tenant swapped it under the call
+			continue
+		}
 		clean = false
 		l.fail(fmt.Errorf("%s: %s returned %v and left %s behind (%s)", call.p.Name(), call.out.Op, call.out.Err,
 			name, residueNames[residue]))
@@ -209,6 +228,9 @@ var residueNames = [...]string{"", "machinery", "a record naming the caller", "a
 // the removal of a sibling in it, counts too (a cleanup lists it to find
 // what to remove, and may remove in an order): an engine
 // stops at a failed fsync rather than act on state it cannot make durable.
+// So does a failed remove of a sibling: a cleanup removes in an order (a
+// dead claimant's data temps before its orphaned claim, so a later
+// recovery still finds them) and stops at the first refusal.
 func faultedCleanup(faulted []sim.FaultedOp, name string, sweepable bool) bool {
 	for _, op := range faulted {
 		if sweepable && (op.Kind == "open" || op.Kind == "sync" || op.Kind == "readdir") && op.Path == path.Dir(name) {
