@@ -41,9 +41,6 @@ const (
 	opCount
 )
 
-// opName names the operators (docs, debugging).
-var opName = [opCount]string{"fresh", "tail", "window", "fault", "splice", "pct"}
-
 // chooseOp draws an operator with probability proportional to its share
 // of kept candidates so far (with a prior of one kept in two tries), so the
 // operators that find new coverage on this engine run more often. It
