@@ -244,7 +244,10 @@ func faultedCleanup(faulted []sim.FaultedOp, name string, sweepable bool) bool {
 		default:
 			continue
 		}
-		if op.Path == name || strings.HasPrefix(op.Path, name+"/") {
+		// name itself, something inside it, or a name derived from it (a
+		// mutation claim moved aside as "<name>.<id>.orphan" while its
+		// recovery runs, then put back when a fault stops the recovery)
+		if op.Path == name || strings.HasPrefix(op.Path, name+"/") || strings.HasPrefix(op.Path, name+".") {
 			return true
 		}
 	}
