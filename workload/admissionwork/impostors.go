@@ -33,6 +33,7 @@ import (
 
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
 
 // admissionImpostorsMax bounds the PID-reuse impostors of one run.
@@ -83,31 +84,18 @@ func (ai *admissionImpostors) exited(dead *sim.Proc, reason sim.ExitReason) {
 	if !ai.enabled || !knew || reason == sim.ExitFinished || ai.spawned >= admissionImpostorsMax || aw.liveness != nil {
 		return
 	}
-	host, table := dead.Host(), dead.Table()
-	if host.Table().Lookup(table.NS, table.PID) != nil {
+	if !workkit.PIDFree(dead) {
 		return // a zombie still holds the PID
 	}
 	ai.spawned++
 	aw.exes++
-	exe := fmt.Sprintf("/usr/bin/export-%d", aw.exes)
-	sameExe := aw.world.Decisions().Intn(2) == 0 && host.Table().TicksNow() != table.StartTicks
-	if sameExe {
-		exe = table.ExePath
-	}
-	p, err := aw.world.Spawn(host, sim.ProcSpec{Name: fmt.Sprintf("impostor-pid-%d", ai.spawned), UID: admissionUID,
-		Exe: exe, PID: table.PID, Namespace: table.NS}, ai.body)
-	if err != nil {
+	p := workkit.SpawnOnDeadPID(aw.world, dead, sim.ProcSpec{Name: fmt.Sprintf("impostor-pid-%d", ai.spawned),
+		UID: admissionUID, Exe: fmt.Sprintf("/usr/bin/export-%d", aw.exes)}, "admission", ai.body)
+	if p == nil {
 		return
 	}
 	aw.Track(p)
 	aw.controllers++ // the liveness phase waits for it too
-	aw.world.Probe("admission-pid-impostor")
-	if sameExe {
-		aw.world.Probe("admission-pid-impostor-same-exe")
-	}
-	if p.Table().Boot != table.Boot {
-		aw.world.Probe("admission-pid-impostor-across-boot")
-	}
 }
 
 // body acquires (releasing what it gets) and inspects, a few times.

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
 
 const dirImpostorsMax = 3
@@ -65,32 +66,19 @@ func (r *dirRaces) exited(dead *sim.Proc, reason sim.ExitReason) {
 		!strings.HasPrefix(dead.Name(), "creator-") || strings.HasSuffix(dead.Name(), "-child") || !r.claimed(dead) {
 		return
 	}
-	host, table := dead.Host(), dead.Table()
-	if host.Table().Lookup(table.NS, table.PID) != nil {
+	if !workkit.PIDFree(dead) {
 		return
 	}
 	r.spawned++
 	dw.exes++
-	exe := fmt.Sprintf("/usr/bin/dirlease-%d", dw.exes)
-	sameExe := dw.world.Decisions().Intn(2) == 0 && host.Table().TicksNow() != table.StartTicks
-	if sameExe {
-		exe = table.ExePath
-	}
-	p, err := dw.world.Spawn(host, sim.ProcSpec{Name: fmt.Sprintf("impostor-pid-%d", r.spawned), UID: dirleaseUID,
-		Exe: exe, PID: table.PID, Namespace: table.NS}, r.body)
-	if err != nil {
+	p := workkit.SpawnOnDeadPID(dw.world, dead, sim.ProcSpec{Name: fmt.Sprintf("impostor-pid-%d", r.spawned),
+		UID: dirleaseUID, Exe: fmt.Sprintf("/usr/bin/dirlease-%d", dw.exes)}, "dirlease", r.body)
+	if p == nil {
 		return
 	}
 	dw.Track(p)
 	dw.creators++ // the liveness phase waits for it
 	r.onPID[dead] = p
-	dw.world.Probe("dirlease-pid-impostor")
-	if sameExe {
-		dw.world.Probe("dirlease-pid-impostor-same-exe")
-	}
-	if p.Table().Boot != table.Boot {
-		dw.world.Probe("dirlease-pid-impostor-across-boot")
-	}
 }
 
 // claimed reports whether dead may have left a claim.
