@@ -50,15 +50,7 @@ type admissionImpostors struct {
 	slotClaim string
 	slotOwner *sim.Proc
 	deathAt   map[*sim.Proc]int64
-	inflight  []admissionRace
-}
-
-// admissionRace is an acquire in flight; raced says another acquire removed
-// a dead owner's record after this one was called.
-type admissionRace struct {
-	proc   *sim.Proc
-	callAt int64
-	raced  bool
+	races     workkit.RaceWatch
 }
 
 func (ai *admissionImpostors) start(aw *admissionWorld) {
@@ -78,7 +70,7 @@ func (ai *admissionImpostors) know(p *sim.Proc, mine *handle) {
 func (ai *admissionImpostors) exited(dead *sim.Proc, reason sim.ExitReason) {
 	aw := ai.aw
 	ai.deathAt[dead] = aw.world.Now()
-	ai.forget(dead)
+	ai.races.Forget(dead)
 	knew := ai.holding[dead]
 	delete(ai.holding, dead)
 	if !ai.enabled || !knew || reason == sim.ExitFinished || ai.spawned >= admissionImpostorsMax || aw.liveness != nil {
@@ -136,8 +128,7 @@ func (ai *admissionImpostors) noteCall(p *sim.Proc, call, claimID string, kind m
 
 // begin and end bracket an acquire for the reclaim race.
 func (ai *admissionImpostors) begin(p *sim.Proc) {
-	ai.forget(p)
-	ai.inflight = append(ai.inflight, admissionRace{proc: p, callAt: ai.aw.world.Now()})
+	ai.races.Begin(p, ai.aw.world.Now())
 }
 
 func (ai *admissionImpostors) end(p *sim.Proc, out models.AdmissionAcquireResult, known bool) {
@@ -146,23 +137,11 @@ func (ai *admissionImpostors) end(p *sim.Proc, out models.AdmissionAcquireResult
 		ai.aw.world.Probe("admission-pid-impostor-acquire-" + [...]string{"", "acquired", "active", "indeterminate",
 			"contention", "corrupt"}[out.Kind])
 	}
-	for _, c := range ai.inflight {
-		if c.proc == p && c.raced {
-			ai.aw.world.Probe("admission-double-stale-reclaim")
-		}
+	if ai.races.End(p) {
+		ai.aw.world.Probe("admission-double-stale-reclaim")
 	}
-	ai.forget(p)
 	if acquired {
 		ai.slotClaim, ai.slotOwner = claimID, p
-	}
-}
-
-func (ai *admissionImpostors) forget(p *sim.Proc) {
-	for i, c := range ai.inflight {
-		if c.proc == p {
-			ai.inflight = append(ai.inflight[:i], ai.inflight[i+1:]...)
-			return
-		}
 	}
 }
 
@@ -173,10 +152,6 @@ func (ai *admissionImpostors) removed(reclaimer *sim.Proc) {
 	if ai.slotOwner == nil || !dead {
 		return
 	}
-	for i := range ai.inflight {
-		if c := &ai.inflight[i]; c.proc != reclaimer && c.callAt > diedAt {
-			c.raced = true
-		}
-	}
+	ai.races.Reclaimed(reclaimer, diedAt)
 	ai.slotClaim, ai.slotOwner = "", nil
 }

@@ -32,19 +32,13 @@ import (
 const dirImpostorsMax = 3
 
 type dirRaces struct {
-	dw       *dirWorld
-	enabled  bool
-	spawned  int
-	deathAt  map[*sim.Proc]int64
-	inflight []dirRace
+	dw      *dirWorld
+	enabled bool
+	spawned int
+	deathAt map[*sim.Proc]int64
+	races   workkit.RaceWatch
 	// onPID maps a dead owner to the live impostor on its PID.
 	onPID map[*sim.Proc]*sim.Proc
-}
-
-type dirRace struct {
-	proc   *sim.Proc
-	callAt int64
-	raced  bool
 }
 
 func (r *dirRaces) start(dw *dirWorld) {
@@ -61,7 +55,7 @@ func isPIDImpostor(p *sim.Proc) bool { return strings.HasPrefix(p.Name(), "impos
 func (r *dirRaces) exited(dead *sim.Proc, reason sim.ExitReason) {
 	dw := r.dw
 	r.deathAt[dead] = dw.world.Now()
-	r.forget(dead)
+	r.races.Forget(dead)
 	if !r.enabled || reason == sim.ExitFinished || r.spawned >= dirImpostorsMax || dw.liveness != nil ||
 		!strings.HasPrefix(dead.Name(), "creator-") || strings.HasSuffix(dead.Name(), "-child") || !r.claimed(dead) {
 		return
@@ -100,25 +94,12 @@ func (r *dirRaces) body(p *sim.Proc) {
 }
 
 func (r *dirRaces) begin(p *sim.Proc) {
-	r.forget(p)
-	r.inflight = append(r.inflight, dirRace{proc: p, callAt: r.dw.world.Now()})
+	r.races.Begin(p, r.dw.world.Now())
 }
 
 func (r *dirRaces) end(p *sim.Proc) {
-	for _, c := range r.inflight {
-		if c.proc == p && c.raced {
-			r.dw.world.Probe("dirlease-double-stale-reclaim")
-		}
-	}
-	r.forget(p)
-}
-
-func (r *dirRaces) forget(p *sim.Proc) {
-	for i, c := range r.inflight {
-		if c.proc == p {
-			r.inflight = append(r.inflight[:i], r.inflight[i+1:]...)
-			return
-		}
+	if r.races.End(p) {
+		r.dw.world.Probe("dirlease-double-stale-reclaim")
 	}
 }
 
@@ -131,9 +112,5 @@ func (r *dirRaces) moved(t *dirTrack, recoverer *sim.Proc) {
 	if !dead {
 		return
 	}
-	for i := range r.inflight {
-		if c := &r.inflight[i]; c.proc != recoverer && c.callAt > diedAt {
-			c.raced = true
-		}
-	}
+	r.races.Reclaimed(recoverer, diedAt)
 }

@@ -37,3 +37,53 @@ func SpawnOnDeadPID(w *sim.World, dead *sim.Proc, spec sim.ProcSpec, prefix stri
 	}
 	return p
 }
+
+// RaceWatch finds double stale reclaims: two calls that set out against one
+// dead owner's record, one of which reclaimed it. Begin and End bracket each
+// call; Reclaimed marks every other call in flight that began after the
+// owner died; End reports whether the call was so raced.
+type RaceWatch struct {
+	inflight []raceCall
+}
+
+type raceCall struct {
+	proc   *sim.Proc
+	callAt int64
+	raced  bool
+}
+
+// Begin opens p's call at virtual time now.
+func (rw *RaceWatch) Begin(p *sim.Proc, now int64) {
+	rw.Forget(p)
+	rw.inflight = append(rw.inflight, raceCall{proc: p, callAt: now})
+}
+
+// End closes p's call and reports whether another call reclaimed the record
+// it set out against.
+func (rw *RaceWatch) End(p *sim.Proc) (raced bool) {
+	for _, c := range rw.inflight {
+		raced = raced || (c.proc == p && c.raced)
+	}
+	rw.Forget(p)
+	return raced
+}
+
+// Forget drops p's call (p died or its call ended).
+func (rw *RaceWatch) Forget(p *sim.Proc) {
+	for i, c := range rw.inflight {
+		if c.proc == p {
+			rw.inflight = append(rw.inflight[:i], rw.inflight[i+1:]...)
+			return
+		}
+	}
+}
+
+// Reclaimed records that reclaimer reclaimed the record of an owner that
+// died at diedAt.
+func (rw *RaceWatch) Reclaimed(reclaimer *sim.Proc, diedAt int64) {
+	for i := range rw.inflight {
+		if c := &rw.inflight[i]; c.proc != reclaimer && c.callAt > diedAt {
+			c.raced = true
+		}
+	}
+}
