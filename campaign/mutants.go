@@ -59,6 +59,11 @@ type HuntResult struct {
 	// guided detection's run input, as a seed file's text.
 	Search string `json:"search,omitempty"`
 	Input  string `json:"input,omitempty"`
+	// ShrunkSeed is the shrunk failure as a seed file's text (with its
+	// provenance, so a later replay reports drift): `leasesim mutants
+	// --save-seeds` writes it as the mutant's checked-in seed, which is how
+	// a mutant seed that drifted under a code change is re-derived.
+	ShrunkSeed string `json:"shrunk_seed,omitempty"`
 }
 
 // Hunt runs seeds in order until one fails, then shrinks that failure.
@@ -118,6 +123,8 @@ func shrinkHunt(c *Catalog, hunt *HuntResult, spec Spec, finding Finding, option
 	hunt.ShrunkDecisions, hunt.ShrunkChoices = shrunk.DecisionsAfter, shrunk.ChoicesAfter
 	hunt.ShrunkSteps, hunt.ShrinkRuns = shrunk.Result.Steps, shrunk.Runs
 	hunt.ShrinkSeconds = time.Since(started).Seconds()
+	file := c.withSummary(SeedFile{Spec: shrunk.Spec, Expect: shrunk.Finding}, shrunk, nil, "")
+	hunt.ShrunkSeed = string(file.Format())
 	return nil
 }
 

@@ -134,6 +134,7 @@ func (c *Command) cmdMutants(args []string, stdout, stderr io.Writer) int {
 	mainPkg := set.String("package", "", "main package to build with each mutant, relative to --root (default: this binary's, e.g. ./cmd/leasesim)")
 	faults := set.String("faults", "swarm", "fault plan of the hunts (as run --faults); a mutant's faults: line overrides swarm")
 	searches := set.String("search", "", "searches to hunt with, side by side: a comma list of random, guided, explore (default: each mutant's search: line, else random)")
+	saveSeeds := set.String("save-seeds", "", "write each found mutant's shrunk failure as its seed under DIR/<mutant>/ (replacing the older ones): re-derives campaign/testdata/mutant-seeds")
 	var flags huntFlags
 	flags.register(set)
 	if code, ok := parseFlags(set, args); !ok {
@@ -167,6 +168,11 @@ func (c *Command) cmdMutants(args []string, stdout, stderr io.Writer) int {
 		row := c.huntMutantSearches(*root, pkg, name, work, *faults, flags, *only != "", *searches)
 		if !flags.json {
 			fmt.Fprintln(stderr, mutantLine(row))
+		}
+		if path, err := saveMutantSeed(*saveSeeds, row); err != nil {
+			return fail(stderr, err)
+		} else if path != "" {
+			fmt.Fprintf(stderr, "%-40s seed %s\n", "", path)
 		}
 		rows = append(rows, row)
 	}
