@@ -435,6 +435,10 @@ func (x *deepExplorer) run(n deepNode) (*deepScan, bool) {
 		scan = &deepScan{x: x, n: n, world: w, powerloss: spec.Faults.Get("powerloss") > 0, crash: spec.Faults.Get("crash") > 0,
 			sticky: x.o.Sticky}
 		w.ObserveSteps(scan.observe)
+		// The prefix before the deviation is replayed: its steps need no
+		// workload key (the deviation step's Ledger flag then reads as
+		// changed, which only makes it more dependent).
+		w.WorkloadKeyFrom(n.d)
 		return inner(w)
 	}
 	result := sim.Run(cfg)
