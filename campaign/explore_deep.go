@@ -73,6 +73,12 @@ type DeepOptions struct {
 	// Cache and POR turn on the visited-state cache and the sleep sets.
 	Cache bool
 	POR   bool
+	// QuietCrashes skips the crash of a process at a step that directly
+	// follows a quiet step of the same process (a read, a clock read, an
+	// identity or an inspection that recorded nothing: quietBefore): killed
+	// there or one step earlier, before the quiet step, the world is the
+	// same, one step later (the POR's caveat: times move by a microsecond).
+	QuietCrashes bool
 	// Sticky runs the scenario under sim.SchedulerSticky: the default
 	// schedule keeps the running process while it is runnable, so a
 	// choice is a preemption and lets the process it picks run on; without
@@ -110,6 +116,8 @@ type DeepResult struct {
 	HaltedCache int `json:"halted_cache"`
 	HaltedPOR   int `json:"halted_por"`
 	SkippedPOR  int `json:"skipped_por"`
+	// SkippedQuiet counts the crash points QuietCrashes did not branch at.
+	SkippedQuiet int `json:"skipped_quiet_crashes"`
 	// Mismatches counts children whose run did not answer their last
 	// decision as asked (a branch point guessed wrong); they are not run
 	// further.
@@ -207,9 +215,16 @@ type deepStep struct {
 	runnable  []int
 	footprint Footprint
 	// pick and faults are the step's branch points (decision indexes; pick
-	// -1 when only one process was runnable).
-	pick   int
-	faults []int
+	// -1 when only one process was runnable); crash is the crash draw's
+	// index among them (-1: none), and quietCrash says the step directly
+	// follows a quiet step of the same process (QuietCrashes).
+	pick       int
+	faults     []int
+	crash      int
+	quietCrash bool
+	// prevCrash is the crash draw of the step before (the same process's,
+	// when quietCrash).
+	prevCrash int
 }
 
 func (x *deepExplorer) stop() bool {
@@ -273,6 +288,10 @@ func (c *deepScan) observe(info sim.StepInfo) bool {
 		last = c.previous.Proc
 	}
 	step := observedStep(info, c.previous, last, c.powerloss, c.crash)
+	if s := len(c.steps); s > 0 && c.steps[s-1].info.Proc == step.info.Proc {
+		step.quietCrash = quietStep(c.steps[s-1]) && c.steps[s-1].crash >= 0
+		step.prevCrash = c.steps[s-1].crash
+	}
 	c.previous = step.info
 	c.steps = append(c.steps, step)
 	c.sleeps = append(c.sleeps, nil)
@@ -335,12 +354,24 @@ func (x *deepExplorer) branchable(n deepNode, step deepStep) (picks, faults int)
 	}
 	if n.faults < x.o.FaultsMax {
 		for _, f := range step.faults {
-			if f > n.d && f < x.o.DecisionsMax {
+			if x.faultBranch(n, step, f) {
 				faults++
 			}
 		}
 	}
 	return picks, faults
+}
+
+// faultBranch reports whether the fault draw f of step is a branch point
+// of n: after n's deviation, within the bound, and not a quiet crash.
+func (x *deepExplorer) faultBranch(n deepNode, step deepStep, f int) bool {
+	if f <= n.d || f >= x.o.DecisionsMax {
+		return false
+	}
+	// The crash one step earlier (the same process's, before its quiet
+	// step) is then a branch point of n too, or (itself quiet) the one
+	// before it, and so on: the earliest of the run is branched at.
+	return !(x.o.QuietCrashes && step.quietCrash && f == step.crash && step.prevCrash > n.d && step.prevCrash < x.o.DecisionsMax)
 }
 
 // children explores n's children at steps cut down to sd.
@@ -349,9 +380,13 @@ func (x *deepExplorer) children(n deepNode, steps []deepStep, sd, cut int, sleep
 		step := steps[s]
 		picks, faults := x.branchable(n, step)
 		x.result.Branches += picks + faults
+		if x.o.QuietCrashes && step.quietCrash && step.crash > n.d && n.choices < x.o.ChoicesMax && n.faults < x.o.FaultsMax &&
+			!x.faultBranch(n, step, step.crash) {
+			x.result.SkippedQuiet++
+		}
 		if faults > 0 {
 			for i := len(step.faults) - 1; i >= 0; i-- {
-				if f := step.faults[i]; f > n.d && f < x.o.DecisionsMax {
+				if f := step.faults[i]; x.faultBranch(n, step, f) {
 					x.node(deepNode{list: x.childList(n, steps, f, 1), d: f, choices: n.choices + 1, faults: n.faults + 1, fault: true})
 				}
 			}
@@ -435,6 +470,10 @@ func (x *deepExplorer) run(n deepNode) (*deepScan, bool) {
 		scan = &deepScan{x: x, n: n, world: w, powerloss: spec.Faults.Get("powerloss") > 0, crash: spec.Faults.Get("crash") > 0,
 			sticky: x.o.Sticky}
 		w.ObserveSteps(scan.observe)
+		// The prefix before the deviation is replayed: its steps need no
+		// workload key (the deviation step's Ledger flag then reads as
+		// changed, which only makes it more dependent).
+		w.WorkloadKeyFrom(n.d)
 		return inner(w)
 	}
 	result := sim.Run(cfg)
@@ -510,7 +549,7 @@ func (x *deepExplorer) progress() {
 // that ran last (last, -1 for none) is answer 0 when runnable: runnable is
 // put in the scheduler's order, so answer v runs runnable[v].
 func observedStep(info, previous sim.StepInfo, last int, powerloss, crash bool) deepStep {
-	step := deepStep{info: info, runnable: stickyOrder(info.Runnable, last), pick: -1}
+	step := deepStep{info: info, runnable: stickyOrder(info.Runnable, last), pick: -1, crash: -1}
 	step.info.Runnable = step.runnable
 	step.info.Exits = slices.Clone(info.Exits)
 	next := info.Start
@@ -529,7 +568,21 @@ func observedStep(info, previous sim.StepInfo, last int, powerloss, crash bool) 
 	}
 	if crash && !killed && next < info.Decisions {
 		step.faults = append(step.faults, next)
+		step.crash = next
 	}
 	step.footprint = footprintOf(step.info, previous)
 	return step
+}
+
+// quietKinds are the operations that change nothing another process, the
+// history or a ledger can see: reads, clock reads, identities, inspections.
+var quietKinds = map[string]bool{"lstat": true, "stat": true, "readlink": true, "readdir": true, "fstatat": true, "read": true,
+	"fstat": true, "readdirent": true, "now": true, "monotonic": true, "current": true, "inspect": true}
+
+// quietStep reports whether a step was quiet: a quiet operation that
+// recorded nothing into the history or the ledgers and ended no process.
+// Killing its process before it or just after it leaves the same world.
+func quietStep(step deepStep) bool {
+	f := step.footprint
+	return quietKinds[step.info.Kind] && !f.History && !f.Ledger && len(step.info.Exits) == 0
 }

@@ -64,6 +64,25 @@ func TestExploreDeepPruningLosesNoBug(t *testing.T) {
 	}
 }
 
+// TestExploreDeepQuietCrashesLoseNoBug: not branching on a crash right
+// after the same process's quiet step finds every kind of failure the
+// exploration of every crash point finds, with fewer executions.
+func TestExploreDeepQuietCrashesLoseNoBug(t *testing.T) {
+	base := DeepOptions{Catalog: testCatalog, Spec: deepToySpec(t, "toylock-buggy"), ChoicesMax: 2, FaultsMax: 1, DecisionsMax: 1000}
+	every, everyKinds := deepClasses(t, base)
+	quiet := base
+	quiet.QuietCrashes = true
+	reduced, reducedKinds := deepClasses(t, quiet)
+	t.Logf("every crash point: %d executions, kinds %v; quiet crashes skipped: %d executions (%d crash points skipped), kinds %v",
+		every.Executions, everyKinds, reduced.Executions, reduced.SkippedQuiet, reducedKinds)
+	require.True(t, every.Complete)
+	require.True(t, reduced.Complete)
+	require.Contains(t, everyKinds, "violation (invariant mutual-exclusion)")
+	require.Equal(t, everyKinds, reducedKinds, "skipping quiet crashes lost or made a kind of failure")
+	require.Positive(t, reduced.SkippedQuiet)
+	require.Less(t, reduced.Executions, every.Executions)
+}
+
 // TestExploreDeepWrongIndependenceMissesTheBug mutation-tests the
 // partial-order reduction: with a planted wrong rule (any two steps of
 // different processes commute: the path check, the history and ledger

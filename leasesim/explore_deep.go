@@ -18,6 +18,7 @@ import (
 type deepFlags struct {
 	procs, crashes int
 	cache, por     bool
+	quietCrashes   bool
 	schedule       string
 	progress       time.Duration
 }
@@ -27,6 +28,7 @@ func (f *deepFlags) register(set *flag.FlagSet) {
 	set.IntVar(&f.crashes, "crashes", -1, "fault budget: crashes (and, with --powerloss, power losses) per execution; selects the deep explorer")
 	set.BoolVar(&f.cache, "cache", true, "deep explorer: prune states already visited")
 	set.BoolVar(&f.por, "por", true, "deep explorer: prune reorderings of independent steps (sleep sets)")
+	set.BoolVar(&f.quietCrashes, "quiet-crashes", true, "deep explorer: do not branch on a crash right after the same process's quiet step (a read, a clock read: the crash one step earlier leaves the same world)")
 	set.StringVar(&f.schedule, "schedule", "sticky", "deep explorer: the default schedule a choice deviates from: sticky (the running process runs on; a choice is a preemption) or first (the first runnable process at every step)")
 	set.DurationVar(&f.progress, "progress", 10*time.Second, "deep explorer: progress line period on stderr (0: none)")
 }
@@ -71,7 +73,7 @@ func (c *Command) runDeep(ctx context.Context, f *deepFlags, spec campaign.Spec,
 	stdout, stderr io.Writer) (campaign.DeepResult, error) {
 	deep := campaign.DeepOptions{Catalog: c.Catalog, Spec: spec, ChoicesMax: o.ChoicesMax, FaultsMax: max(f.crashes, 0),
 		DecisionsMax: o.DecisionsMax, RunsMax: o.RunsMax, Duration: o.Duration, StopAtFirst: o.StopAtFirst,
-		Cache: f.cache, POR: f.por, Sticky: f.schedule == "sticky"}
+		Cache: f.cache, POR: f.por, QuietCrashes: f.quietCrashes, Sticky: f.schedule == "sticky"}
 	if f.schedule != "sticky" && f.schedule != "first" {
 		return campaign.DeepResult{}, &campaign.UsageError{Message: fmt.Sprintf("--schedule %q: sticky or first", f.schedule)}
 	}
@@ -108,8 +110,8 @@ func writeDeep(w io.Writer, spec campaign.Spec, sticky bool, r campaign.DeepResu
 		(time.Duration(r.Seconds*1e3) * time.Millisecond).String(), bound)
 	fmt.Fprintf(w, "  distinct states %d (keyed=%v), longest run %d steps, choices explored <= %d, faults <= %d\n",
 		r.States, r.Keyed, r.StepsMax, r.ChoicesReached, r.FaultsReached)
-	fmt.Fprintf(w, "  branch points %d; pruned by the cache: %d executions halted at a visited state (%.1f%%); by POR: %d halted at an asleep step + %d asleep picks not run (%.1f%%); mismatches %d\n",
-		r.Branches, r.HaltedCache, 100*cache, r.HaltedPOR, r.SkippedPOR, 100*por, r.Mismatches)
+	fmt.Fprintf(w, "  branch points %d; pruned by the cache: %d executions halted at a visited state (%.1f%%); by POR: %d halted at an asleep step + %d asleep picks not run (%.1f%%); quiet crash points not branched at %d; mismatches %d\n",
+		r.Branches, r.HaltedCache, 100*cache, r.HaltedPOR, r.SkippedPOR, 100*por, r.SkippedQuiet, r.Mismatches)
 	if r.Found {
 		scheduler := sim.SchedulerRandom
 		if sticky {

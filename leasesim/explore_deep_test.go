@@ -15,14 +15,15 @@ import (
 // test's default timeout on a loaded machine) finds the bug with the state cache and the sleep sets as
 // it does without them, every failure kind the unpruned exploration finds
 // is found, the cache prunes, and the real engine passes the same pruned
-// exploration.
+// exploration; not branching on quiet crashes as well (--quiet-crashes)
+// finds the same kind of failure first, in fewer executions.
 func TestExploreDeepPruningKeepsAMutant(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a mutant leasesim and explores two lease processes three times; skipped with -short")
 	}
 	args := []string{"explore", "--json", "--engine", "lease", "--procs", "2", "--crashes", "1", "--choices-max", "1",
 		"--decisions-max", "100000", "--stop-at-first=false", "--progress", "0"}
-	code, stdout, stderr := leasesim(args...)
+	code, stdout, stderr := leasesim(append(args, "--quiet-crashes=false")...)
 	require.Equal(t, campaign.ExitOK, code, "the real engine passes: %s%s", stdout, stderr)
 	var clean campaign.DeepResult
 	require.NoError(t, json.Unmarshal([]byte(stdout), &clean))
@@ -30,15 +31,20 @@ func TestExploreDeepPruningKeepsAMutant(t *testing.T) {
 	require.Positive(t, clean.HaltedCache)
 
 	binary := mutantBuild(t, "statefile-excl-final-name", t.TempDir())
-	var results [2]campaign.DeepResult
-	for i, pruning := range []string{"false", "true"} {
-		code, output := runBinary(t, binary, append(args, "--cache="+pruning, "--por="+pruning)...)
+	var results [3]campaign.DeepResult
+	for i, pruning := range [][2]string{{"false", "false"}, {"true", "false"}, {"true", "true"}} {
+		code, output := runBinary(t, binary, append(args, "--cache="+pruning[0], "--por="+pruning[0], "--quiet-crashes="+pruning[1])...)
 		require.NotEqual(t, campaign.ExitOK, code, output)
 		require.NoError(t, json.Unmarshal([]byte(output), &results[i]), output)
 		require.True(t, results[i].Found, output)
 		require.True(t, results[i].Complete, output)
 	}
-	plain, pruned := results[0], results[1]
+	plain, pruned, quiet := results[0], results[1], results[2]
+	t.Logf("pruned, quiet crashes skipped: %d executions, %d failing, first at %d (%v), %d crash points skipped",
+		quiet.Executions, quiet.Failures, quiet.FoundAt, quiet.Finding, quiet.SkippedQuiet)
+	require.True(t, plain.Finding.Same(quiet.Finding), "skipping quiet crashes finds the same kind of failure first")
+	require.Positive(t, quiet.SkippedQuiet)
+	require.Less(t, quiet.Executions, pruned.Executions)
 	t.Logf("plain: %d executions (%d steps), %d failing, first at %d (%v); pruned: %d executions (%d steps), %d failing, first at %d (%v), halted by the cache %d, by POR %d",
 		plain.Executions, plain.Steps, plain.Failures, plain.FoundAt, plain.Finding, pruned.Executions, pruned.Steps, pruned.Failures,
 		pruned.FoundAt, pruned.Finding, pruned.HaltedCache, pruned.HaltedPOR)

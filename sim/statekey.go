@@ -88,6 +88,21 @@ type stateKeyer struct {
 	closed []opHash
 	// start is the decision count at the current step's start.
 	start int
+	// workloadKey is the workload's key at the end of step workloadStep
+	// (stepEnded computes it once for the observer and StateKey);
+	// workloadFrom is WorkloadKeyFrom's bound.
+	workloadKey  uint64
+	workloadStep int
+	workloadFrom int
+}
+
+// WorkloadKeyFrom asks the world to compute the workload's key
+// (StepInfo.Workload) only for steps that end past the given number of
+// decisions: an explorer replaying a known prefix needs no key there, and
+// the workload's key is the dearest part of a step's observation. Steps
+// before it report Workload 0.
+func (w *World) WorkloadKeyFrom(decisions int) {
+	w.ensureKeyer().workloadFrom = decisions
 }
 
 // ObserveSteps asks the world to call f at the end of every step (f may
@@ -101,7 +116,7 @@ func (w *World) ObserveSteps(f func(StepInfo) bool) {
 
 func (w *World) ensureKeyer() *stateKeyer {
 	if w.keyer == nil {
-		w.keyer = &stateKeyer{}
+		w.keyer = &stateKeyer{workloadStep: -1}
 		w.OnExit(func(p *Proc, reason ExitReason) {
 			if w.keyer.observe != nil {
 				w.keyer.exits = append(w.keyer.exits, StepExit{Proc: p.id, Reason: reason})
@@ -137,8 +152,10 @@ func (k *stateKeyer) stepEnded(w *World, p *Proc) {
 	}
 	info.Runnable = k.runnable
 	info.Exits = k.exits
-	if k.workload != nil {
+	k.workloadStep = -1
+	if k.workload != nil && info.Decisions > k.workloadFrom {
 		info.Workload = k.workload()
+		k.workloadKey, k.workloadStep = info.Workload, w.step
 	}
 	k.halted = k.observe(info)
 	k.exits = k.exits[:0]
@@ -161,7 +178,11 @@ func (w *World) StateKey() uint64 {
 	if k == nil || k.workload == nil {
 		return 0
 	}
-	key := mix64(w.worldKey() ^ k.workload()*hashMultiplier)
+	workload := k.workloadKey
+	if k.workloadStep != w.step {
+		workload = k.workload()
+	}
+	key := mix64(w.worldKey() ^ workload*hashMultiplier)
 	if key == 0 {
 		key = 1
 	}
@@ -180,7 +201,11 @@ func (w *World) worldKey() uint64 {
 	add(uint64(len(w.zombies)))
 	add(uint64(len(w.stopped)))
 	for _, v := range w.volumes {
-		add(v.fs.Hash())
+		if memo, ok := v.fs.(stateHasher); ok {
+			add(memo.StateHash())
+		} else {
+			add(v.fs.Hash())
+		}
 	}
 	for _, host := range w.hosts {
 		add(host.table.Hash())
@@ -201,6 +226,10 @@ func (w *World) worldKey() uint64 {
 	add(w.historyKey())
 	return h
 }
+
+// stateHasher is a Filesystem whose Hash can be reused between the calls
+// that change it (simfs's StateHash): equal to Hash, cheaper per step.
+type stateHasher interface{ StateHash() uint64 }
 
 func boolBit(b bool) uint64 {
 	if b {

@@ -57,6 +57,10 @@ func (v *SimfsVolume) MkdirAll(path string, perm fs.FileMode, uid uint32) {
 // Hash implements Filesystem.
 func (v *SimfsVolume) Hash() uint64 { return v.FS.Hash() }
 
+// StateHash is Hash, reused while the filesystem is unchanged (the state
+// key's part, sim/statekey.go).
+func (v *SimfsVolume) StateHash() uint64 { return v.FS.StateHash() }
+
 // powerLossModes are the simfs crash modes a power loss draws from, mildest
 // first (so the boring answer 0 keeps exactly the synced state).
 var powerLossModes = []simfs.CrashMode{

@@ -64,6 +64,7 @@ func ParseCrashMode(s string) (CrashMode, bool) {
 // invalid (EBADF), the pending log is empty, everything is durable, and
 // inodes that no durable name reaches are freed.
 func (f *FS) Crash(mode CrashMode, choose Chooser) {
+	f.changes++
 	if mode < 0 || mode >= crashModeCount {
 		panic("simfs: unknown crash mode")
 	}

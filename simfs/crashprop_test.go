@@ -110,7 +110,9 @@ func TestCrashGuarantees(t *testing.T) {
 			}
 		}
 		mode := simfs.CrashMode(rapid.IntRange(0, 4).Draw(t, "mode"))
+		checkStateHash(t, f)
 		f.Crash(mode, rapidChooser{t})
+		checkStateHash(t, f)
 		if f.Pending() != 0 {
 			t.Fatalf("pending %d after crash", f.Pending())
 		}

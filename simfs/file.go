@@ -75,6 +75,7 @@ func (fl *file) Read(p []byte) (int, error) {
 
 // Write is os.File.Write; with O_APPEND every write goes to the end.
 func (fl *file) Write(p []byte) (int, error) {
+	fl.v.fs.changes++
 	if !fl.valid() {
 		return 0, pathErr("write", fl.name, syscall.EBADF)
 	}
@@ -111,6 +112,7 @@ func (fl *file) Write(p []byte) (int, error) {
 // Linux writeback errors do: the dirty data is marked clean without reaching
 // the disk, so the next Sync succeeds and a crash loses the data.
 func (fl *file) Sync() error {
+	fl.v.fs.changes++
 	if !fl.valid() {
 		return pathErr("sync", fl.name, syscall.EBADF)
 	}
@@ -140,6 +142,7 @@ func (fl *file) Stat() (lease.FileInfo, error) {
 
 // Close is os.File.Close.
 func (fl *file) Close() error {
+	fl.v.fs.changes++
 	if !fl.valid() {
 		return pathErr("close", fl.name, syscall.EBADF)
 	}
@@ -203,6 +206,7 @@ func (fl *file) ReadDir() ([]lease.DirEntry, error) {
 
 // OpenAt is openat(2) from the open directory inode.
 func (fl *file) OpenAt(name string, flag lease.OpenFlag, perm fs.FileMode) (lease.File, error) {
+	fl.v.fs.changes++
 	joined, errno := fl.dirHandle("openat", name)
 	if errno != 0 {
 		return nil, pathErr("openat", joined, errno)
@@ -235,6 +239,7 @@ func (fl *file) StatAt(name string) (lease.FileInfo, error) {
 
 // RemoveAt is unlinkat(2) from the open directory inode.
 func (fl *file) RemoveAt(name string, dir bool) error {
+	fl.v.fs.changes++
 	joined, errno := fl.dirHandle("unlinkat", name)
 	if errno == 0 {
 		errno = fl.v.inject(OpRemove, joined, "")

@@ -289,6 +289,10 @@ func TestModel(t *testing.T) {
 				identities[id] = got
 			},
 			"": func(t *rapid.T) {
+				// StateHash's reuse is exact: the action since the last
+				// check (and this check's own reads) left it equal to Hash.
+				checkStateHash(t, f)
+				defer checkStateHash(t, f)
 				// The whole tree matches the model: names, kinds, contents.
 				var walk func(dir string)
 				walk = func(dir string) {
@@ -331,4 +335,12 @@ func readFileRapid(t *rapid.T, v lease.FS, p string) string {
 	buf := make([]byte, 64)
 	n, _ := fl.Read(buf)
 	return string(buf[:n])
+}
+
+// checkStateHash fails when StateHash reuses a hash the state has moved
+// away from (a call that changed the state without counting as a change).
+func checkStateHash(t *rapid.T, f *simfs.FS) {
+	if got, want := f.StateHash(), f.Hash(); got != want {
+		t.Fatalf("StateHash %x, Hash %x: a call changed the state without counting", got, want)
+	}
 }

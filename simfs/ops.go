@@ -126,6 +126,7 @@ func (v *view) sticky(dir, n *inode) bool {
 
 // Mkdir is os.Mkdir.
 func (v *view) Mkdir(name string, perm fs.FileMode) error {
+	v.fs.changes++
 	if errno := v.mkdir(name, perm); errno != 0 {
 		return pathErr("mkdir", name, errno)
 	}
@@ -155,6 +156,7 @@ const tempAttemptsMax = 10000
 
 // MkdirTemp is os.MkdirTemp; names come from Options.Rand.
 func (v *view) MkdirTemp(dir, pattern string) (string, error) {
+	v.fs.changes++
 	if strings.IndexByte(pattern, '/') >= 0 {
 		return "", pathErr("mkdirtemp", pattern, syscall.EINVAL)
 	}
@@ -190,6 +192,7 @@ func (f *FS) tempName() string {
 
 // OpenFile is os.OpenFile.
 func (v *view) OpenFile(name string, flag lease.OpenFlag, perm fs.FileMode) (lease.File, error) {
+	v.fs.changes++
 	fl, errno := v.openFile(name, flag, perm)
 	if errno != 0 {
 		return nil, pathErr("open", name, errno)
@@ -272,6 +275,7 @@ func (v *view) openFileFrom(start *inode, p, name string, flag lease.OpenFlag, p
 
 // Rename is os.Rename (rename(2)).
 func (v *view) Rename(oldpath, newpath string) error {
+	v.fs.changes++
 	if errno := v.rename(oldpath, newpath, false); errno != 0 {
 		return linkErr("rename", oldpath, newpath, errno)
 	}
@@ -280,6 +284,7 @@ func (v *view) Rename(oldpath, newpath string) error {
 
 // RenameNoReplace is renameat2(RENAME_NOREPLACE).
 func (v *view) RenameNoReplace(oldpath, newpath string) error {
+	v.fs.changes++
 	if errno := v.rename(oldpath, newpath, true); errno != 0 {
 		return linkErr("rename", oldpath, newpath, errno)
 	}
@@ -361,6 +366,7 @@ func (v *view) rename(oldpath, newpath string, noreplace bool) syscall.Errno {
 
 // Link is os.Link (link(2)): it does not follow a final symlink.
 func (v *view) Link(oldname, newname string) error {
+	v.fs.changes++
 	if errno := v.hardLink(oldname, newname); errno != 0 {
 		return linkErr("link", oldname, newname, errno)
 	}
@@ -403,6 +409,7 @@ func (v *view) hardLink(oldname, newname string) syscall.Errno {
 
 // Symlink is os.Symlink.
 func (v *view) Symlink(oldname, newname string) error {
+	v.fs.changes++
 	if errno := v.symlink(oldname, newname); errno != 0 {
 		return linkErr("symlink", oldname, newname, errno)
 	}
@@ -433,6 +440,7 @@ func (v *view) symlink(target, newname string) syscall.Errno {
 
 // Remove is os.Remove: unlink(2), or rmdir(2) for a directory.
 func (v *view) Remove(name string) error {
+	v.fs.changes++
 	if errno := v.remove(name); errno != 0 {
 		return pathErr("remove", name, errno)
 	}
@@ -560,6 +568,7 @@ func (v *view) Readlink(name string) (string, error) {
 
 // Chmod is os.Chmod: only the owner (or root) may change the mode.
 func (v *view) Chmod(name string, mode fs.FileMode) error {
+	v.fs.changes++
 	if errno := v.chmod(name, mode); errno != 0 {
 		return pathErr("chmod", name, errno)
 	}

@@ -121,6 +121,14 @@ type FS struct {
 	// descriptions from.
 	fileSlab []file
 
+	// changes counts the calls that may have changed what Hash hashes
+	// (every call but the pure reads); StateHash reuses its last Hash
+	// while it is unchanged.
+	changes   uint64
+	memo      uint64
+	memoAt    uint64
+	memoValid bool
+
 	// Scratch space of Hash, reused so hashing allocates little.
 	hashGen   uint64
 	hashOrder []*inode
@@ -289,6 +297,7 @@ func (f *FS) View(uid uint32) lease.FS {
 // CloseAll closes every file that v (a value returned by View) still has
 // open, as the kernel does when a process dies.
 func (f *FS) CloseAll(v lease.FS) {
+	f.changes++
 	vw, ok := v.(*view)
 	if !ok || vw.fs != f {
 		panic("simfs: CloseAll of a view from another FS")
@@ -318,6 +327,7 @@ func pathErr(op, path string, errno syscall.Errno) error {
 // new directory and its parent are synced). It panics on failure: setup runs
 // before the simulation and must not fail.
 func (f *FS) MkdirAll(path string, perm fs.FileMode, uid uint32) {
+	f.changes++
 	root := &view{fs: f, uid: 0}
 	for i := 1; i <= len(path); i++ {
 		if i < len(path) && path[i] != '/' {

@@ -150,6 +150,19 @@ func (f *FS) Hash() uint64 {
 	return uint64(h)
 }
 
+// StateHash is Hash, reused while no call that may change the state has
+// run since the last one (every call but the pure reads: Read, Stat,
+// Lstat, ReadDir, Readlink and the handle's Stat, ReadDir, StatAt). A
+// state-caching explorer keys every step by it, and most steps only read,
+// or touch another volume. TestStateHashMemo checks it against Hash after
+// every call of the model test's random sequences.
+func (f *FS) StateHash() uint64 {
+	if !f.memoValid || f.memoAt != f.changes {
+		f.memo, f.memoAt, f.memoValid = f.Hash(), f.changes, true
+	}
+	return f.memo
+}
+
 // hashVisitExtra numbers the inodes only the log or an open handle reaches
 // (after the tree walk; the walk then continues below them).
 func (f *FS) hashVisitExtra(visit func(*inode)) {

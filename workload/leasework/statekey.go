@@ -1,8 +1,6 @@
 package leasework
 
 import (
-	"slices"
-
 	"github.com/leasekit/leasekit/sim"
 )
 
@@ -21,15 +19,14 @@ func (lw *leaseWorld) stateKey() uint64 {
 	for _, s := range lw.spaces {
 		k.ints(s.index, int(s.lastFencedEpoch), int(s.epochMaxReturned), len(s.epochs), len(s.corruptions), len(s.carried),
 			boolInt(s.ownerCorrupted), s.hostileSerial, int(s.hostileClearedAt), len(s.hostileBytes), boolInt(s.tracked))
-		epochs := make([]uint64, 0, len(s.epochs))
-		for e := range s.epochs {
-			epochs = append(epochs, e)
+		var epochs uint64
+		for e, generation := range s.epochs {
+			var entry keyHash
+			entry.ints(int(e))
+			entry.str(generation)
+			epochs += entryMix(entry.h)
 		}
-		slices.Sort(epochs)
-		for _, e := range epochs {
-			k.ints(int(e))
-			k.str(s.epochs[e])
-		}
+		k.ints(int(epochs))
 		if in := lw.inside[s]; in != nil {
 			k.ints(procID(in.proc), int(in.epoch))
 			k.str(in.generation)
@@ -37,14 +34,13 @@ func (lw *leaseWorld) stateKey() uint64 {
 	}
 	k.procMap(lw.acquirer)
 	k.procMap(lw.sessionProc)
-	deaths := make([][2]int, 0, len(lw.deathAt))
+	var deaths uint64
 	for p, at := range lw.deathAt {
-		deaths = append(deaths, [2]int{p.ID(), int(at)})
+		var entry keyHash
+		entry.ints(p.ID(), int(at))
+		deaths += entryMix(entry.h)
 	}
-	slices.SortFunc(deaths, func(a, b [2]int) int { return a[0] - b[0] })
-	for _, d := range deaths {
-		k.ints(d[0], d[1])
-	}
+	k.ints(len(lw.deathAt), int(deaths))
 	k.ints(len(lw.checks), len(lw.allReclaims), len(lw.moves), len(lw.reclaimsPending))
 	for _, c := range lw.checks {
 		k.ints(c.space.index)
@@ -96,15 +92,27 @@ func (k *keyHash) str(s string) {
 	}
 }
 
-// procMap folds a generation-to-process map in key order.
+// procMap folds a generation-to-process map: a sum of its entries'
+// hashes, which no map order moves (sorting the keys at every step cost
+// a sixth of a deep exploration).
 func (k *keyHash) procMap(m map[string]*sim.Proc) {
-	keys := make([]string, 0, len(m))
-	for key := range m {
-		keys = append(keys, key)
+	var sum uint64
+	for key, p := range m {
+		var entry keyHash
+		entry.str(key)
+		entry.ints(procID(p))
+		sum += entryMix(entry.h)
 	}
-	slices.Sort(keys)
-	for _, key := range keys {
-		k.str(key)
-		k.ints(procID(m[key]))
-	}
+	k.ints(len(m), int(sum))
+}
+
+// entryMix finishes an entry's hash before it is summed with the others
+// (splitmix64's finalizer: a plain sum of FNV states would let two
+// different sets of entries collide far too easily).
+func entryMix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
