@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -61,10 +62,21 @@ type guidedSearch struct {
 	ops         map[int]int
 }
 
-// outcome is what one candidate's run gives back to the search.
+// outcome is what one candidate's run gives back to the search: its
+// points, of which the first ops are operation points (coverageOf).
 type outcome struct {
 	rec    record
 	points []CoveragePoint
+	ops    int
+}
+
+// signal is the part of the run's points that guides the search
+// (Options.Signal).
+func (out outcome) signal(name string) []CoveragePoint {
+	if name == SignalOperations {
+		return out.points[:out.ops]
+	}
+	return out.points
 }
 
 func newGuidedSearch(o *Options, engine string, corpus *Corpus) *guidedSearch {
@@ -117,15 +129,16 @@ func (g *guidedSearch) next() (int, Spec) {
 func (g *guidedSearch) absorb(out outcome) bool {
 	var novel []int
 	fresh := false
-	for _, p := range out.points {
+	for _, p := range out.signal(g.o.Signal) {
 		if _, ok := g.seen[p.Hash]; ok {
 			continue
 		}
 		g.seen[p.Hash], fresh = struct{}{}, true
-		if p.At >= 0 && len(novel) < 32 {
+		if p.At >= 0 {
 			novel = append(novel, p.At)
 		}
 	}
+	novel = spread(novel, guidedNovelMax)
 	op, mutated := g.ops[out.rec.job.index]
 	delete(g.ops, out.rec.job.index)
 	if !fresh {
@@ -146,6 +159,26 @@ func (g *guidedSearch) absorb(out outcome) bool {
 	return true
 }
 
+// guidedNovelMax bounds the novel decision counts an entry keeps.
+const guidedNovelMax = 32
+
+// spread returns at most n of the distinct values of list, sorted and
+// evenly spaced over them: a run of the call trace can reach hundreds of
+// new points, and keeping only the first n would aim every mutation at
+// the start of the run.
+func spread(list []int, n int) []int {
+	slices.Sort(list)
+	list = slices.Compact(list)
+	if len(list) <= n {
+		return list
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = list[i*(len(list)-1)/(n-1)]
+	}
+	return out
+}
+
 // Points returns the distinct coverage points reached so far.
 func (g *guidedSearch) points() int { return len(g.seen) }
 
@@ -156,13 +189,13 @@ func runCandidate(e *Engine, j job, spec Spec, coroutines *sim.Coroutines) outco
 	cfg.Coverage, cfg.Coroutines = true, coroutines
 	result := sim.Run(cfg)
 	finding, _ := judge(e, result, false)
-	points := coverageOf(e, result)
+	points, ops := coverageOf(e, result)
 	kept := spec.clone()
 	kept.adopt(result)
 	kept.ThenDraw = false
 	result.History = nil
 	sim.Recycle(&result)
-	return outcome{rec: record{job: j, spec: kept, result: result, finding: finding}, points: points}
+	return outcome{rec: record{job: j, spec: kept, result: result, finding: finding}, points: points, ops: ops}
 }
 
 // runBatch runs candidates over workers, results in candidate order.

@@ -18,9 +18,10 @@ type CoveragePoint struct {
 	At   int
 }
 
-// DefaultCoverage is the coverage signal of an engine without its own
-// (Engine.Coverage), from what every run records under sim's
-// Config.Coverage:
+// OperationCoverage is the part of DefaultCoverage taken at operation
+// boundaries, from what every run records under sim's Config.Coverage
+// (the whole signal before the call trace; Options.Signal "operations"
+// guides by it alone):
 //
 //   - each probe fired, and its count's power-of-two bucket (as AFL buckets
 //     edge counts);
@@ -38,8 +39,52 @@ type CoveragePoint struct {
 // Go code coverage is not part of it: counters exist only in a -cover
 // build, and reading and clearing them per run (runtime/coverage) writes
 // and parses every counter of the binary, which costs more than a run.
+func OperationCoverage(result sim.Result) []CoveragePoint {
+	return operationCoverage(make([]CoveragePoint, 0, 3*len(result.History)+2*len(result.Probes)+2), result)
+}
+
+// The signals Options.Signal names.
+const (
+	SignalCalls      = "calls"
+	SignalOperations = "operations"
+)
+
+// DefaultCoverage is the coverage signal of an engine without its own
+// (Engine.Coverage): OperationCoverage and CallCoverage.
 func DefaultCoverage(result sim.Result) []CoveragePoint {
-	points := make([]CoveragePoint, 0, 3*len(result.History)+2*len(result.Probes)+2)
+	points := make([]CoveragePoint, 0, 3*len(result.History)+2*len(result.Probes)+2+2*len(result.Calls))
+	return callCoverage(operationCoverage(points, result), result)
+}
+
+// CallCoverage is the call trace's part of DefaultCoverage (sim's
+// Result.Calls: every process's environment calls, each as its operation,
+// call kind, folded path and result, and each edge from the process's
+// previous call): each point or edge, and with its hit count's bucket
+// (1, 2, 3, 4-7, 8-15, ..., as AFL buckets edge counts), at the decision
+// count where it was first hit and where its bucket was reached, so a
+// mutation aims at the decisions just before the event inside an
+// operation that made the run new.
+func CallCoverage(result sim.Result) []CoveragePoint {
+	return callCoverage(make([]CoveragePoint, 0, 2*len(result.Calls)), result)
+}
+
+func callCoverage(points []CoveragePoint, result sim.Result) []CoveragePoint {
+	for _, c := range result.Calls {
+		points = append(points, CoveragePoint{mix(callSalt, c.Hash), c.At},
+			CoveragePoint{mix(mix(callCountSalt, c.Hash), uint64(hitBucket(c.Hits))), c.BucketAt})
+	}
+	return points
+}
+
+// hitBucket is AFL's bucket of a hit count: 1, 2, 3, then powers of two.
+func hitBucket(hits int) int {
+	if hits <= 3 {
+		return hits
+	}
+	return 2 + bits.Len(uint(hits))
+}
+
+func operationCoverage(points []CoveragePoint, result sim.Result) []CoveragePoint {
 	names := make([]string, 0, len(result.Probes))
 	for name := range result.Probes {
 		names = append(names, name)
@@ -75,6 +120,9 @@ var (
 	edgeSalt  = hashOf("edge")
 	shapeSalt = hashOf("shape-after")
 	endSalt   = hashOf("shape-end")
+
+	callSalt      = hashOf("call")
+	callCountSalt = hashOf("call-count")
 )
 
 // opClass hashes an operation's name and outcome.
@@ -155,10 +203,15 @@ func hashOf(parts ...any) uint64 {
 // mix folds v into h.
 func mix(h, v uint64) uint64 { return splitmix(h ^ v) }
 
-// coverageOf is the engine's signal of a run.
-func coverageOf(e *Engine, result sim.Result) []CoveragePoint {
+// coverageOf is the engine's signal of a run, and how many of its points
+// (the first) are OperationCoverage's: the rest are CallCoverage's. An
+// engine's own signal is all operation points.
+func coverageOf(e *Engine, result sim.Result) ([]CoveragePoint, int) {
 	if e.Coverage != nil {
-		return e.Coverage(result)
+		points := e.Coverage(result)
+		return points, len(points)
 	}
-	return DefaultCoverage(result)
+	points := operationCoverage(make([]CoveragePoint, 0, 3*len(result.History)+2*len(result.Probes)+2+2*len(result.Calls)), result)
+	n := len(points)
+	return callCoverage(points, result), n
 }

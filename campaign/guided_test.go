@@ -61,7 +61,59 @@ const (
 
 type vaultTurn struct{ Stage uint8 }
 
-var vaultCatalog = NewCatalog(vaultEngine(), SelfTestEngine())
+// safeEngine is the vault with its stepping stones inside one operation: a
+// client's "dial" turns the dial until a wrong turn, and each right turn
+// checks the next tumbler (an Lstat of its path, which does not exist);
+// every dial returns the same output and changes no file. So the only
+// trace of how far a dial got is the call trace: guided search by the
+// operation signal alone sees nothing between the events, as random
+// search does, and the call signal sees each tumbler as a new point.
+func safeEngine() *Engine {
+	return &Engine{
+		Name: "safe", Hidden: true, StepsMax: 5_000, WorkloadVersion: 1,
+		Params: []Param{{Name: "processes", Default: 3, Min: 1, Max: 8}, {Name: "dials", Default: 8, Min: 1, Max: 100}},
+		Setup: func(params Params) func(w *sim.World) error {
+			return func(w *sim.World) error {
+				stage := 0
+				volume := w.AddVolume("disk")
+				host := w.AddHost(sim.HostSpec{Name: "alpha", PIDMax: 64, Volume: volume})
+				for i := range params["processes"] {
+					body := func(p *sim.Proc) {
+						for range params["dials"] {
+							op := p.Begin("dial", nil)
+							for stage < vaultStages && p.World().Decisions().Intn(vaultDigits) == (stage*5+3)%vaultDigits {
+								stage++
+								if _, err := p.FS().Lstat("/tumbler-" + safeTumblers[stage-1:stage]); err == nil {
+									panic("safe: a tumbler exists")
+								}
+							}
+							if stage < vaultStages {
+								stage = 0
+							}
+							p.End(op, true)
+						}
+					}
+					if _, err := w.Spawn(host, sim.ProcSpec{Name: fmt.Sprintf("client-%d", i), UID: 1000}, body); err != nil {
+						return err
+					}
+				}
+				w.Invariant("safe-closed", func() error {
+					if stage >= vaultStages {
+						return fmt.Errorf("the safe opened after %d right turns in one dial", stage)
+					}
+					return nil
+				})
+				return nil
+			}
+		},
+	}
+}
+
+// safeTumblers name the tumblers' paths: no hex digits, so the call
+// coverage's folding keeps each name its own.
+const safeTumblers = "ghijklmnopqrstuvwxyz"
+
+var vaultCatalog = NewCatalog(vaultEngine(), safeEngine(), SelfTestEngine())
 
 func guidedOptions(engine string, seeds int) Options {
 	return Options{Catalog: vaultCatalog, Engines: []string{engine}, Seeds: seeds, Workers: 2, BaseSeed: 1,
@@ -101,6 +153,28 @@ func TestGuidedSearch(t *testing.T) {
 			if err != nil || finding.Class != hunt.Class {
 				t.Fatalf("the detecting input reruns to %v, %v", finding, err)
 			}
+		}},
+		{"finds the safe's deep bug, whose steps are inside one operation, by the call signal and not without it", func(t *testing.T) {
+			for _, search := range []struct{ search, signal string }{{"random", ""}, {"guided", SignalOperations}} {
+				o := guidedOptions("safe", budget)
+				o.Search, o.Signal = search.search, search.signal
+				r, err := Run(context.Background(), o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Outcomes["violation"] != 0 {
+					t.Fatalf("%s search (signal %q) found the safe's bug in %d runs: %v", search.search, search.signal, budget, r.Failures[0])
+				}
+			}
+			hunt, err := Hunt(context.Background(), HuntOptions{Campaign: guidedOptions("safe", 0), SeedsMax: budget,
+				Shrink: ShrinkOptions{RunsMax: 3000}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !hunt.Found || hunt.Class != "invariant safe-closed" {
+				t.Fatalf("guided search by the call signal did not find the safe's bug in %d runs: %+v", budget, hunt)
+			}
+			t.Logf("guided by calls: found after %d runs, shrunk to %d choices", hunt.Runs, hunt.ShrunkChoices)
 		}},
 		{"shrinks a guided campaign's failure from its own input into a seed file that replays it", func(t *testing.T) {
 			o := guidedOptions("vault", budget)

@@ -52,6 +52,12 @@ type Options struct {
 	// Search is "random" (the default: seed indices in order) or "guided"
 	// (a coverage-guided search over decision lists, guided.go).
 	Search string
+	// Signal, with Search "guided", is the coverage signal that guides it:
+	// "" or "calls" (DefaultCoverage: operations and the call trace) or
+	// "operations" (OperationCoverage alone, the signal before the call
+	// trace, for comparison). An engine's own Engine.Coverage overrides
+	// both.
+	Signal string
 	// Corpus, with Search "guided", is the corpus the search starts from
 	// and adds to (nil: a fresh one).
 	Corpus *Corpus
@@ -188,6 +194,11 @@ func (o *Options) validate() error {
 	case "", "random", "guided":
 	default:
 		return &UsageError{Message: fmt.Sprintf("--search %q: random or guided", o.Search)}
+	}
+	switch o.Signal {
+	case "", SignalCalls, SignalOperations:
+	default:
+		return &UsageError{Message: fmt.Sprintf("--signal %q: %s or %s", o.Signal, SignalCalls, SignalOperations)}
 	}
 	for _, engine := range o.Engines {
 		if _, err := o.SpecFor(engine, o.BaseSeed); err != nil {

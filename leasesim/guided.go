@@ -15,17 +15,18 @@ import (
 
 // searchFlags are --search and --corpus of `run` and `hunt`.
 type searchFlags struct {
-	search, corpus string
+	search, corpus, signal string
 }
 
 func (f *searchFlags) register(set *flag.FlagSet) {
 	set.StringVar(&f.search, "search", "random", "search: random (seed indices in order) or guided (coverage-guided mutation of kept runs' decision lists; see docs/LEASESIM.md)")
+	set.StringVar(&f.signal, "signal", "", "guided search: its coverage signal, calls (the default: operations and each process's call trace) or operations (operation boundaries only)")
 	set.StringVar(&f.corpus, "corpus", "", "guided search: corpus directory to start from and add to (<dir>/<engine>/*.seed, e.g. testdata/corpus)")
 }
 
 // apply sets o's search and loads the corpus.
 func (f *searchFlags) apply(o *campaign.Options) error {
-	o.Search = f.search
+	o.Search, o.Signal = f.search, f.signal
 	if f.corpus == "" || f.search != "guided" {
 		return nil
 	}

@@ -59,7 +59,8 @@ type Config struct {
 	Coroutines *Coroutines
 	// Coverage records what guided search scores a run by (coverage.go):
 	// each operation's decision count and the volumes' shape when it
-	// returned, each probe's first firing, the shape at the end.
+	// returned, each probe's first firing, the shape at the end, and the
+	// call trace's points and edges (Result.Calls).
 	Coverage bool
 }
 
@@ -167,6 +168,10 @@ type Result struct {
 	// Config.Coverage.
 	ProbeAt map[string]int
 	Shapes  []uint64
+	// Calls is the run's call coverage (coverage.go): each distinct point
+	// of a process's environment calls and each edge between a process's
+	// consecutive points, with hit counts: only under Config.Coverage.
+	Calls []CallHit
 }
 
 // ProbeLines returns the probes as sorted "name=count" lines.
@@ -217,6 +222,7 @@ func newWorld(cfg Config) (*World, *Result) {
 	w := &World{config: cfg, probes: make(map[string]int), trace: cfg.Trace, coroutines: &coroutinePool{}}
 	if cfg.Coverage {
 		w.probeAt = map[string]int{}
+		w.calls = newCallCoverage()
 	}
 	if cfg.Coroutines != nil {
 		w.coroutines = &cfg.Coroutines.pool

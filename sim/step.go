@@ -124,6 +124,9 @@ func (w *World) runChosen() {
 func (w *World) endStep(p *Proc) {
 	w.scheduler.ran(w.step, p)
 	w.hashStep(p, w.stepEvent)
+	if w.calls != nil {
+		w.calls.note(w, p, w.stepEvent)
+	}
 	if w.keyer != nil {
 		w.keyer.stepEnded(w, p)
 	}

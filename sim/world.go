@@ -159,6 +159,8 @@ type World struct {
 	config Config
 	// probeAt is Result.ProbeAt (nil unless Config.Coverage).
 	probeAt map[string]int
+	// calls is the call coverage (nil unless Config.Coverage).
+	calls *callCoverage
 	// cancel is the run's cancellation rate (cancel.go).
 	cancel    cancelState
 	decisions *Decisions

@@ -93,8 +93,12 @@ func sizeClass(n int) byte {
 	return 'L'
 }
 
-// foldName replaces each run of hex digits that holds a digit or is four or
-// more long (a generation, PID, nonce, UUID part) with '#'.
+// FoldName replaces each run of hex digits that holds a digit or is four or
+// more long (a generation, PID, nonce, UUID part) with '#': a name's role,
+// as the shapes see it (sim's call coverage folds its paths the same way).
+func FoldName(name string) string { return foldName(name) }
+
+// foldName is FoldName.
 func foldName(name string) string {
 	b := make([]byte, 0, len(name))
 	for i := 0; i < len(name); {
