@@ -268,6 +268,8 @@ func (lw *leaseWorld) repairDue(force bool) {
 			}
 			if !lw.repair(space, c) {
 				kept = append(kept, c)
+			} else if c.link != nil {
+				lw.checkSymlinkTarget(space, c.link) // once, when the repair is done
 			}
 		}
 		space.corruptions = kept
@@ -288,9 +290,6 @@ func repairsDue(corruptions []leaseCorruption, step int) bool {
 func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 	w := lw.world
 	root := space.volume.Root()
-	if c.link != nil {
-		lw.checkSymlinkTarget(space, c.link)
-	}
 	if !c.present(root) {
 		// Gone: a reclaimer removed its own garbled intent, or renamed a
 		// planted link away. (An owner corruption carried away is handled
