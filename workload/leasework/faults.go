@@ -211,6 +211,9 @@ func (lw *leaseWorld) trackCorruption() {
 					space.ownerCorrupted = false
 					space.hostileClearedAt = lw.world.Now()
 					space.carried = append(space.carried, c)
+					if c.link != nil {
+						lw.checkSymlinkTarget(space, c.link) // the engine moved the link itself
+					}
 					lw.world.RecordEvent("carried-away", models.LeaseClear{Namespace: space.key})
 					lw.world.Probe("lease-corruption-carried-away")
 					continue

@@ -46,7 +46,9 @@ import (
 // intent, or puts a plain file at receiver.lock) and schedules an operator
 // repair; FaultRenameRace swaps receiver.lock, owner.json or the guard for an
 // identical copy (a new inode under the same name, between one process's
-// check and its use).
+// check and its use); FaultCotenant hard-links a record outside the tree
+// (cotenant.go) or moves an entry out and plants a symlink at its name
+// (symlinks.go).
 //
 // The liveness rule. A refusal that needs a human is an expected outcome
 // only while the human-needed state has a cause outside the engine: a
