@@ -299,3 +299,7 @@ func (x *callContext) Err() error {
 
 // Value carries nothing.
 func (x *callContext) Value(any) any { return nil }
+
+// InCall reports whether p is inside a watched engine call (between
+// BeginCall and End): a hostile hook that must not strike mid-call asks.
+func (p *Proc) InCall() bool { return p.calls.active != nil }

@@ -18,8 +18,7 @@ import (
 )
 
 // LeaseRefusal maps an engine refusal to the model's. ok is false for a
-// reason the model has no counterpart for (corrupt-epoch: no workload
-// corrupts the epoch file); the reason is then models.RefusalNone, which
+// reason the model has no counterpart for (unsafe-namespace); the reason is then models.RefusalNone, which
 // every model step rejects, so recording it anyway is a violation, never a
 // silent pass.
 func LeaseRefusal(reason lease.RefusalReason) (models.RefusalReason, bool) {
@@ -34,6 +33,8 @@ func LeaseRefusal(reason lease.RefusalReason) (models.RefusalReason, bool) {
 		return models.RefusalLifecycleBusy, true
 	case lease.RefusalLifecycleUnverifiable:
 		return models.RefusalLifecycleUnverifiable, true
+	case lease.RefusalCorruptEpoch:
+		return models.RefusalCorruptEpoch, true
 	}
 	return models.RefusalNone, false
 }

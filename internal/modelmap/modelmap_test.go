@@ -32,7 +32,9 @@ func TestLeaseAcquireKeepsWhatTheModelChecks(t *testing.T) {
 		{"refused", lease.AcquireResult{Kind: lease.Refused, Refusal: lease.Refusal{Reason: lease.RefusalRemoteOwner},
 			Reclaimed: reclaimed},
 			models.LeaseAcquireResult{Kind: models.LeaseAcquireRefused, Reason: models.RefusalRemoteOwner, Reclaimed: []string{"g1"}}, true},
-		{"refused with no model reason", lease.AcquireResult{Kind: lease.Refused, Refusal: lease.Refusal{Reason: lease.RefusalCorruptEpoch}},
+		{"refused corrupt-epoch", lease.AcquireResult{Kind: lease.Refused, Refusal: lease.Refusal{Reason: lease.RefusalCorruptEpoch}},
+			models.LeaseAcquireResult{Kind: models.LeaseAcquireRefused, Reason: models.RefusalCorruptEpoch}, true},
+		{"refused with no model reason", lease.AcquireResult{Kind: lease.Refused, Refusal: lease.Refusal{Reason: lease.RefusalUnsafeNamespace}},
 			models.LeaseAcquireResult{Kind: models.LeaseAcquireRefused, Reason: models.RefusalNone}, false},
 	}
 	for _, tc := range cases {
@@ -48,7 +50,7 @@ func TestLeaseReleaseInspectAndFence(t *testing.T) {
 	got, ok := LeaseRelease(lease.ReleaseResult{Kind: lease.NotOwner, Owner: &lease.Owner{Generation: "g", SessionID: "s"}})
 	require.True(t, ok)
 	require.Equal(t, models.LeaseReleaseResult{Kind: models.LeaseNotOwner, OwnerGeneration: "g", OwnerSession: "s"}, got)
-	_, ok = LeaseRelease(lease.ReleaseResult{Kind: lease.ReleaseRefused, Refusal: lease.Refusal{Reason: lease.RefusalCorruptEpoch}})
+	_, ok = LeaseRelease(lease.ReleaseResult{Kind: lease.ReleaseRefused, Refusal: lease.Refusal{Reason: lease.RefusalUnsafeNamespace}})
 	require.False(t, ok, "an unmapped release refusal")
 	require.Equal(t, models.LeaseInspectResult{Kind: models.LeaseOwned, Generation: "g", Session: "s", Epoch: 3},
 		LeaseInspect(lease.Projection{Kind: lease.Owned, Owner: lease.Owner{Generation: "g", SessionID: "s", Epoch: 3}}))

@@ -45,7 +45,11 @@ func (lw *leaseWorld) setupCotenant() {
 func (lw *leaseWorld) cotenant(w *sim.World) {
 	d := w.Decisions()
 	space := lw.spaces[d.Intn(len(lw.spaces))]
-	if space.links >= leaseLinksMax {
+	if lw.opts.CotenantSymlinks >= 0 && d.Intn(2) == 0 {
+		lw.plantSymlink(w, space)
+		return
+	}
+	if space.links >= leaseLinksMax || space.unsafeLinks > 0 {
 		return
 	}
 	root := space.cotenant()

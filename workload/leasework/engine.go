@@ -118,6 +118,24 @@ var declaredProbes = []string{
 	// the co-tenant (cotenant.go): a record hard-linked outside the tree
 	"cotenant",
 	"cotenant-hardlink",
+	// cotenant2 (symlinks.go): a symlink planted at each entry the engine
+	// opens, renames or removes (to the moved original or dangling), the
+	// typed refusals it meets, and the operator's repairs
+	"lease-cotenant-symlink-owner",
+	"lease-cotenant-symlink-receiver",
+	"lease-cotenant-symlink-guard",
+	"lease-cotenant-symlink-intent",
+	"lease-cotenant-symlink-epoch",
+	"lease-cotenant-symlink-namespace",
+	"lease-cotenant-symlink-quarantine",
+	"lease-cotenant-symlink-reclaims",
+	"lease-cotenant-symlink-copy",
+	"lease-cotenant-symlink-dangling",
+	"lease-symlink-refused",
+	"lease-refused-corrupt-epoch",
+	"lease-operator-repair-symlink-owner",
+	"lease-operator-repair-symlink-epoch",
+	"lease-operator-repair-symlink-namespace",
 	// world16: containers (PID namespaces of one host, workkit/containers.go)
 	// and the clock step's two directions
 	workkit.ProbeContainerWorld,

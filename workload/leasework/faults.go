@@ -1,7 +1,6 @@
 package leasework
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,6 +85,9 @@ func parseRecord(data []byte) (recordIdentity, bool) {
 func (lw *leaseWorld) corrupt(w *sim.World) {
 	d := w.Decisions()
 	space := lw.spaces[d.Intn(len(lw.spaces))]
+	if space.unsafeLinks > 0 {
+		return // a directory is a planted link: every path through it leaves the tree
+	}
 	root := space.cotenant()
 	if info, err := root.Lstat(leaseQuarantinePath); err != nil || !info.IsDir() {
 		return // not initialised yet
@@ -205,11 +207,13 @@ func (lw *leaseWorld) trackCorruption() {
 		kept := space.corruptions[:0]
 		for _, c := range space.corruptions {
 			if c.kind == "owner" || c.kind == "receiver" {
-				data, err := workkit.ReadRoot(space.volume.Root(), c.path)
-				if err != nil || !bytes.Equal(data, c.written) {
+				if !c.present(space.volume.Root()) {
 					space.ownerCorrupted = false
 					space.hostileClearedAt = lw.world.Now()
 					space.carried = append(space.carried, c)
+					if c.link != nil {
+						lw.checkSymlinkTarget(space, c.link) // the engine moved the link itself
+					}
 					lw.world.RecordEvent("carried-away", models.LeaseClear{Namespace: space.key})
 					lw.world.Probe("lease-corruption-carried-away")
 					continue
@@ -230,8 +234,7 @@ func (lw *leaseWorld) trackReturn(space *leaseSpace) {
 		return
 	}
 	for i, c := range space.carried {
-		data, err := workkit.ReadRoot(space.volume.Root(), c.path)
-		if err != nil || !bytes.Equal(data, c.written) {
+		if !c.present(space.volume.Root()) {
 			continue
 		}
 		space.carried = append(space.carried[:i], space.carried[i+1:]...)
@@ -251,6 +254,12 @@ func (lw *leaseWorld) trackReturn(space *leaseSpace) {
 func (lw *leaseWorld) repairDue(force bool) {
 	w := lw.world
 	for _, space := range lw.spaces {
+		if len(space.symlinks) > 0 {
+			lw.repairSymlinks(space, force)
+		}
+		if space.unsafeLinks > 0 {
+			continue // repairs through a planted directory link would leave the tree
+		}
 		if !force && !repairsDue(space.corruptions, w.Step()) {
 			continue // the common step: nothing to rebuild
 		}
@@ -262,6 +271,8 @@ func (lw *leaseWorld) repairDue(force bool) {
 			}
 			if !lw.repair(space, c) {
 				kept = append(kept, c)
+			} else if c.link != nil {
+				lw.checkSymlinkTarget(space, c.link) // once, when the repair is done
 			}
 		}
 		space.corruptions = kept
@@ -282,10 +293,10 @@ func repairsDue(corruptions []leaseCorruption, step int) bool {
 func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 	w := lw.world
 	root := space.volume.Root()
-	data, err := workkit.ReadRoot(root, c.path)
-	if err != nil || !bytes.Equal(data, c.written) {
-		// Gone: a reclaimer removed its own garbled intent. (An owner
-		// corruption carried away is handled by trackCorruption.)
+	if !c.present(root) {
+		// Gone: a reclaimer removed its own garbled intent, or renamed a
+		// planted link away. (An owner corruption carried away is handled
+		// by trackCorruption.)
 		w.Probe("lease-repair-moot-" + c.kind)
 		return true
 	}
@@ -312,7 +323,11 @@ func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 		workkit.SyncRoot(root, fspath.Dir(c.path))
 	}
 	space.hostileClearedAt = w.Now()
-	w.Probe("lease-operator-repair-" + c.kind)
+	if c.link != nil {
+		w.Probe("lease-operator-repair-symlink-" + c.kind)
+	} else {
+		w.Probe("lease-operator-repair-" + c.kind)
+	}
 	w.Tracef("lease-operator repair %s %s", c.kind, c.path)
 	return true
 }
@@ -346,6 +361,9 @@ func (lw *leaseWorld) writerAlive(writer leaseWriter) bool {
 func (lw *leaseWorld) renameRace(w *sim.World) {
 	d := w.Decisions()
 	space := lw.spaces[d.Intn(len(lw.spaces))]
+	if space.unsafeLinks > 0 {
+		return // as in corrupt
+	}
 	root := space.cotenant()
 	var targets []string
 	owner, err := workkit.ReadRoot(root, leaseOwnerPath)
@@ -406,6 +424,9 @@ func (lw *leaseWorld) checkQuarantine(c leaseReclaimCheck) error {
 		return fmt.Errorf("%s reported reclaiming generation %s into %s, outside quarantine/", c.proc, c.generation, c.path)
 	}
 	data, err := workkit.ReadRoot(c.space.volume.Root(), fspath.Join(c.path, "owner.json"))
+	if err != nil && (c.space.isPlantedLink(fspath.Join(c.path, "owner.json")) || c.space.isPlantedLink(c.path)) {
+		return nil // the co-tenant's link, planted after the engine's last check
+	}
 	if err != nil {
 		return fmt.Errorf("%s reclaimed generation %s into %s, but its owner.json is not there: %v", c.proc,
 			c.generation, c.path, err)

@@ -105,6 +105,7 @@ func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.Acqu
 	epochFloor := space.epochMaxReturned
 	swapsBefore := lw.hostileSwaps()
 	guardEvents := lw.hostileGuardEvents()
+	callAt := lw.world.Now()
 	op := p.Begin("acquire", in)
 	lw.impostors.begin(p, space)
 	acquired := lw.noteThreadAcquire(p)
@@ -124,6 +125,10 @@ func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.Acqu
 		return res, session, err
 	}
 	out, known := modelmap.LeaseAcquire(res)
+	if !known && lw.excusedRefusal(space, res.Refusal, callAt) {
+		p.End(op, nil) // unsafe-namespace: the model has no state for it
+		return res, session, nil
+	}
 	if !known {
 		p.End(op, nil)
 		lw.fail(fmt.Errorf("%s: acquire refused %s: %s", p.Name(), res.Refusal.Reason, res.Refusal.Diagnostic), true)
@@ -200,6 +205,10 @@ func (lw *leaseWorld) release(p *sim.Proc, m *lease.Manager, h held) bool {
 		return false
 	}
 	out, known := modelmap.LeaseRelease(res)
+	if !known && lw.excusedRefusal(space, res.Refusal, callAt) {
+		p.End(op, nil) // unsafe-namespace: the model has no state for it
+		return false
+	}
 	if !known {
 		p.End(op, nil)
 		lw.fail(fmt.Errorf("%s: release refused %s: %s", p.Name(), res.Refusal.Reason, res.Refusal.Diagnostic), true)
@@ -236,9 +245,11 @@ func (lw *leaseWorld) inspect(p *sim.Proc, m *lease.Manager) (held, bool) {
 	space := lw.space(p)
 	op := p.Begin("inspect", models.LeaseInspect{Namespace: space.key, Proc: p.ProcessID()})
 	call := p.BeginCall()
+	callAt := lw.world.Now()
 	projection, err := m.Inspect(call.Context())
 	lw.left.After(call, workkit.Outcome{Op: "inspect", Err: err, Failed: err != nil})
 	if err != nil {
+		lw.noteSymlinkError(space, err, callAt)
 		p.End(op, nil)
 		return held{}, false
 	}
@@ -276,6 +287,7 @@ func (lw *leaseWorld) withCurrent(p *sim.Proc, m *lease.Manager, h held) {
 	lw.judgeEngineSignal(p, "with-current", err, guardEvents)
 	out, known := modelmap.LeaseFence(entered, err)
 	if !known {
+		lw.noteSymlinkError(space, err, callAt)
 		p.End(op, nil)
 		return
 	}

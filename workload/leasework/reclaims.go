@@ -139,6 +139,11 @@ func (lw *leaseWorld) checkMove(m leaseMove) error {
 		lw.world.Probe("lease-reclaim-raced-corruption")
 		return nil
 	}
+	if err != nil && (m.space.isPlantedLink(fspath.Join(m.path, "owner.json")) || m.space.isPlantedLink(m.path)) {
+		// The co-tenant planted a link after the engine's last check.
+		lw.world.Probe("lease-reclaim-raced-symlink")
+		return nil
+	}
 	if err != nil || !ok {
 		return fmt.Errorf("%s moved receiver.lock into %s without a valid owner.json (%v, %q)", m.proc.Name(), m.path, err, data)
 	}

@@ -22,7 +22,8 @@ import (
 // hostileGuardEvents counts the hostile faults that touched a lifecycle
 // guard so far; a call compares the count at its start and its return.
 func (lw *leaseWorld) hostileGuardEvents() int {
-	return lw.world.ProbeCount("lease-hostile-corrupt-guard") + lw.world.ProbeCount("lease-hostile-swap-guard")
+	return lw.world.ProbeCount("lease-hostile-corrupt-guard") + lw.world.ProbeCount("lease-hostile-swap-guard") +
+		lw.world.ProbeCount("lease-cotenant-symlink-guard")
 }
 
 // judgeEngineSignal reports a GuardLostError in err as a finding unless a

@@ -46,7 +46,9 @@ import (
 // intent, or puts a plain file at receiver.lock) and schedules an operator
 // repair; FaultRenameRace swaps receiver.lock, owner.json or the guard for an
 // identical copy (a new inode under the same name, between one process's
-// check and its use).
+// check and its use); FaultCotenant hard-links a record outside the tree
+// (cotenant.go) or moves an entry out and plants a symlink at its name
+// (symlinks.go).
 //
 // The liveness rule. A refusal that needs a human is an expected outcome
 // only while the human-needed state has a cause outside the engine: a
@@ -143,6 +145,10 @@ type LeaseOptions struct {
 	// PIDImpostors: 0 lets a crashed worker's PID be taken by an impostor
 	// presenting its lease (pidimpostor.go) in some runs, -1 never.
 	PIDImpostors int
+	// CotenantSymlinks: 0 lets the co-tenant plant symlinks at the
+	// namespace's entries (symlinks.go), -1 leaves it hard links only (the
+	// world before symlinks.go, run for run).
+	CotenantSymlinks int
 }
 
 func (o LeaseOptions) withDefaults() LeaseOptions {
@@ -216,6 +222,16 @@ type leaseSpace struct {
 	hostileBytes [][]byte
 	// links counts the co-tenant's hard links of this space (cotenant.go).
 	links int
+	// symlinks are the co-tenant's planted epoch and directory links not
+	// yet repaired (the others are corruptions); linkIDs every link it
+	// planted; epochLinked says the epoch counter is one; unsafeLinks
+	// counts the directory links in place and unsafeClearedAt is when the
+	// last was repaired (symlinks.go).
+	symlinks        []*leaseSymlink
+	linkIDs         []lease.FileIdentity
+	epochLinked     bool
+	unsafeLinks     int
+	unsafeClearedAt int64
 	// trackedNames is the volume's name generation when trackCorruption
 	// last looked at this space (tracked says it has looked).
 	trackedNames uint64
@@ -249,6 +265,19 @@ type leaseCorruption struct {
 	written  []byte
 	writer   leaseWriter // guard and intent: the record's process
 	repairAt int
+	// link is set when the corruption is a planted symlink (symlinks.go):
+	// it is there while the link is, whatever the bytes behind it.
+	link *leaseSymlink
+}
+
+// present reports whether the corruption c is still at its path: the
+// exact bytes the hook wrote, or the very link it planted.
+func (c *leaseCorruption) present(root lease.FS) bool {
+	if c.link != nil {
+		return c.link.stillThere(root)
+	}
+	data, err := workkit.ReadRoot(root, c.path)
+	return err == nil && bytes.Equal(data, c.written)
 }
 
 // leaseWriter names a process recorded in a guard or intent.
