@@ -59,6 +59,10 @@ type HuntResult struct {
 	// guided detection's run input, as a seed file's text.
 	Search string `json:"search,omitempty"`
 	Input  string `json:"input,omitempty"`
+	// Stopped says why an explore hunt that found nothing ended: "bound
+	// exhausted" (every execution within its bounds was run or pruned:
+	// the bug is out of the scenario's reach), "time out" or "run budget".
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // Hunt runs seeds in order until one fails, then shrinks that failure.

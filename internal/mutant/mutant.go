@@ -39,6 +39,10 @@ type Mutation struct {
 	// Search, when set ("search:" header: random, guided or explore), is
 	// the search `leasesim mutants` hunts the mutant with (default random).
 	Search string
+	// Explore, when set ("explore:" header, e.g. "--procs 3 --crashes 1
+	// --choices-max 2"), gives the explore flags of the mutant's explore
+	// hunt (default: its engines' default scenario bounds).
+	Explore string
 	// Old is the exact block replaced by New.
 	Old, New string
 }
@@ -77,8 +81,10 @@ func Parse(name, text string) (Mutation, error) {
 			m.Equivalent = value
 		case ok && key == "search":
 			m.Search = value
+		case ok && key == "explore":
+			m.Explore = value
 		default:
-			return Mutation{}, fmt.Errorf("mutant %s: header line %q has no known key (file, engine, bug, faults, equivalent, search)", name, line)
+			return Mutation{}, fmt.Errorf("mutant %s: header line %q has no known key (file, engine, bug, faults, equivalent, search, explore)", name, line)
 		}
 	}
 	if m.File == "" || m.Old == "" {
