@@ -70,3 +70,22 @@ func TestHuntExploreFindsTheToyBugAndItReplays(t *testing.T) {
 	require.Equal(t, "run budget", cut.Stopped)
 	require.LessOrEqual(t, cut.Runs, 3)
 }
+
+// TestHuntExploreRefusesACounterexampleThatDoesNotReplay mutation-tests the
+// replay check: a detection replayed under another schedule than the one
+// explored (a planted mismatch of ExecutionSpec) is an error, not a
+// credited detection.
+func TestHuntExploreRefusesACounterexampleThatDoesNotReplay(t *testing.T) {
+	deep := deepHuntPlan(t, "toylock-buggy")[0]
+	deep.StopAtFirst = true
+	result, err := ExploreDeep(context.Background(), deep)
+	require.NoError(t, err)
+	require.True(t, result.Found)
+	var hunt HuntResult
+	require.NoError(t, exploreDetection(&hunt, deep, result, ShrinkOptions{RunsMax: -1}))
+	require.True(t, hunt.Found)
+	wrong := deep
+	wrong.Sticky = false
+	err = exploreDetection(&HuntResult{}, wrong, result, ShrinkOptions{RunsMax: -1})
+	require.ErrorContains(t, err, "replays to")
+}
