@@ -454,15 +454,7 @@ func sleepMask(sleep []Footprint) uint64 {
 // run runs n's list under a scan, judges it unless the scan halted it
 // (its verdict is then an explored execution's), and returns the scan.
 func (x *deepExplorer) run(n deepNode) (*deepScan, bool) {
-	spec := x.o.Spec.clone()
-	spec.Seed, spec.Scheduler, spec.Decisions = 1, sim.SchedulerRandom, n.list
-	if x.o.Sticky {
-		spec.Scheduler = sim.SchedulerSticky
-	}
-	if spec.Decisions == nil {
-		spec.Decisions = []uint32{}
-	}
-	spec.Tags, spec.Keys, spec.ThenDraw = nil, nil, false
+	spec := x.o.ExecutionSpec(n.list)
 	cfg := spec.Config(x.engine, nil)
 	inner := cfg.Setup
 	var scan *deepScan
@@ -499,6 +491,23 @@ func (x *deepExplorer) run(n deepNode) (*deepScan, bool) {
 	}
 	x.progress()
 	return scan, true
+}
+
+// ExecutionSpec is the spec that runs one execution of the exploration:
+// the scenario with the list as its decisions (answered 0 past its end),
+// under the exploration's scheduler. Replaying a counterexample is running
+// ExecutionSpec(Counterexample).
+func (o DeepOptions) ExecutionSpec(list []uint32) Spec {
+	spec := o.Spec.clone()
+	spec.Seed, spec.Scheduler, spec.Decisions = 1, sim.SchedulerRandom, list
+	if o.Sticky {
+		spec.Scheduler = sim.SchedulerSticky
+	}
+	if spec.Decisions == nil {
+		spec.Decisions = []uint32{}
+	}
+	spec.Tags, spec.Keys, spec.ThenDraw = nil, nil, false
+	return spec
 }
 
 // judge judges a run that was not halted.

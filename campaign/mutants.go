@@ -64,6 +64,10 @@ type HuntResult struct {
 	// --save-seeds` writes it as the mutant's checked-in seed, which is how
 	// a mutant seed that drifted under a code change is re-derived.
 	ShrunkSeed string `json:"shrunk_seed,omitempty"`
+	// Stopped says why an explore hunt that found nothing ended: "bound
+	// exhausted" (every execution within its bounds was run or pruned:
+	// the bug is out of the scenario's reach), "time out" or "run budget".
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // Hunt runs seeds in order until one fails, then shrinks that failure.

@@ -61,7 +61,11 @@ func toyCheck(result sim.Result, _ bool) Verdict {
 
 // SelfTestEngine returns the self-test lock as an engine, hidden from
 // "all": `leasesim mutants` plants its bug (mutants/selftest-breakempty).
-func SelfTestEngine() *Engine { return toyEngine("selftest", breakEmptyLock, toyCheck) }
+func SelfTestEngine() *Engine {
+	e := toyEngine("selftest", breakEmptyLock, toyCheck)
+	e.Explore = Params{"processes": 4, "attempts": 6} // its defaults: the explore search hunts it (selftest-breakempty)
+	return e
+}
 
 func (l *toyLock) setup(processes, attempts int) func(w *sim.World) error {
 	return func(w *sim.World) error {

@@ -50,13 +50,15 @@ func (f *searchFlags) save(o campaign.Options, w io.Writer) error {
 	return err
 }
 
-// ExploreHunt, when not nil, hunts with the explore search (`hunt --search
-// explore`, a mutation's "search: explore" line): the exhaustive explorer
-// of another branch plugs in here. nil makes such a hunt a usage error.
-var ExploreHunt func(ctx context.Context, o campaign.HuntOptions) (campaign.HuntResult, error)
+// ExploreHunt hunts with the explore search (`hunt --search explore`, a
+// mutation's "search: explore" line): the deep explorer over each engine's
+// scenario, with the explore flags given (a mutation's "explore:" line) or
+// the engines' defaults (explore_hunt.go). nil makes such a hunt a usage
+// error.
+var ExploreHunt func(ctx context.Context, o campaign.HuntOptions, exploreFlags string) (campaign.HuntResult, error) = HuntExplore
 
 // hunt runs a hunt with the search o names.
-func searchHunt(ctx context.Context, search string, o campaign.HuntOptions) (campaign.HuntResult, error) {
+func searchHunt(ctx context.Context, search string, o campaign.HuntOptions, exploreFlags string) (campaign.HuntResult, error) {
 	switch search {
 	case "", "random", "guided":
 		o.Campaign.Search = search
@@ -65,7 +67,7 @@ func searchHunt(ctx context.Context, search string, o campaign.HuntOptions) (cam
 		if ExploreHunt == nil {
 			return campaign.HuntResult{}, &campaign.UsageError{Message: "--search explore: this build has no explore search"}
 		}
-		return ExploreHunt(ctx, o)
+		return ExploreHunt(ctx, o, exploreFlags)
 	}
 	return campaign.HuntResult{}, &campaign.UsageError{Message: fmt.Sprintf("--search %q: random, guided or explore", search)}
 }

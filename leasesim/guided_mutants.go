@@ -3,6 +3,7 @@ package leasesim
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -36,7 +37,10 @@ func (c *Command) huntMutantSearches(root, pkg, name, work, faults string, flags
 
 // writeSearchTable writes the side-by-side table of docs/MUTANTS.md: per
 // mutant and search, found, runs to detection (a random hunt's seeds are
-// its runs per engine; a guided hunt's runs are its candidates) and seconds.
+// its runs per engine; a guided hunt's runs are its candidates; an explore
+// hunt's are its executions, and when it found nothing it says whether its
+// bounds were exhausted or its time ran out) and seconds; then a summary
+// line per search.
 func writeSearchTable(w io.Writer, rows []MutantRow) {
 	searches := []string{}
 	for _, s := range rows[0].Searches {
@@ -45,7 +49,7 @@ func writeSearchTable(w io.Writer, rows []MutantRow) {
 	table := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	header, rule := "| mutant\t| engine\t", "|---\t|---\t"
 	for _, s := range searches {
-		header += fmt.Sprintf("| %s: found\t| runs\t| seconds\t", s)
+		header += fmt.Sprintf("| %s: found\t| %s\t| seconds\t", s, searchRunsName(s))
 		rule += "|---\t|---:\t|---:\t"
 	}
 	fmt.Fprintln(table, header+"| shrunk choices\t|")
@@ -53,11 +57,7 @@ func writeSearchTable(w io.Writer, rows []MutantRow) {
 	for _, row := range rows {
 		line := fmt.Sprintf("| `%s`\t| %s\t", row.Name, strings.Join(row.Engines, ","))
 		for _, s := range row.Searches {
-			found := fmt.Sprint(s.Hunt.Found)
-			if s.Error != "" {
-				found = "ERROR"
-			}
-			line += fmt.Sprintf("| %s\t| %d\t| %.2f\t", found, s.Hunt.Runs, s.Hunt.Seconds)
+			line += fmt.Sprintf("| %s\t| %d\t| %.2f\t", searchFound(s), s.Hunt.Runs, s.Hunt.Seconds)
 		}
 		shrunk := "-"
 		if row.Hunt.Found && row.Hunt.ShrinkRuns > 0 {
@@ -66,4 +66,60 @@ func writeSearchTable(w io.Writer, rows []MutantRow) {
 		fmt.Fprintln(table, line+"| "+shrunk+"\t|")
 	}
 	table.Flush()
+	fmt.Fprintln(w)
+	for i, s := range searches {
+		fmt.Fprintln(w, searchSummary(s, rows, i))
+	}
+}
+
+// searchRunsName is the runs column's name of a search.
+func searchRunsName(search string) string {
+	if search == "explore" {
+		return "executions"
+	}
+	return "runs"
+}
+
+// searchFound is a search's found cell: true, false (with an explore
+// hunt's reason), equivalent or ERROR.
+func searchFound(row MutantRow) string {
+	switch {
+	case row.Error != "":
+		return "ERROR"
+	case row.Equivalent != "" && row.Hunt.Runs == 0:
+		return "equivalent"
+	case !row.Hunt.Found && row.Hunt.Stopped != "":
+		return "false (" + row.Hunt.Stopped + ")"
+	}
+	return fmt.Sprint(row.Hunt.Found)
+}
+
+// searchSummary is the line of search (column i): found of hunted, and the
+// median and worst runs to detection over the mutants it found.
+func searchSummary(search string, rows []MutantRow, i int) string {
+	hunted, found, errors := 0, 0, 0
+	var runs []int
+	for _, row := range rows {
+		if i >= len(row.Searches) || (row.Equivalent != "" && row.Searches[i].Hunt.Runs == 0) {
+			continue
+		}
+		s := row.Searches[i]
+		hunted++
+		switch {
+		case s.Error != "":
+			errors++
+		case s.Hunt.Found:
+			found++
+			runs = append(runs, s.Hunt.Runs)
+		}
+	}
+	line := fmt.Sprintf("%s: %d of %d found", search, found, hunted)
+	if errors > 0 {
+		line += fmt.Sprintf(" (%d errors)", errors)
+	}
+	if len(runs) > 0 {
+		slices.Sort(runs)
+		line += fmt.Sprintf("; %s to detection: median %d, worst %d", searchRunsName(search), runs[len(runs)/2], runs[len(runs)-1])
+	}
+	return line
 }

@@ -31,6 +31,9 @@ type huntFlags struct {
 	json                 bool
 	// search is the hunt's search (`mutants` sets it per mutant).
 	search string
+	// explore is the explore flags of an explore hunt ("": the engines'
+	// defaults; `mutants` takes a mutant's explore: line).
+	explore string
 }
 
 func (f *huntFlags) register(set *flag.FlagSet) {
@@ -40,12 +43,13 @@ func (f *huntFlags) register(set *flag.FlagSet) {
 	set.IntVar(&f.shrinkRuns, "shrink-runs", 2000, "run budget of the shrink of the first failure (-1: no shrink)")
 	set.DurationVar(&f.shrinkTime, "shrink-time", 15*time.Second, "time limit of the shrink")
 	set.BoolVar(&f.json, "json", false, "print JSON instead of a table")
+	set.StringVar(&f.explore, "explore", "", "explore search: the deep explorer's flags, as leasesim explore takes them (e.g. \"--procs 3 --crashes 1 --choices-max 2\"; default: each engine's, see docs/MUTANTS.md; mutants: a mutant's explore: line)")
 }
 
 func (f *huntFlags) args() []string {
 	return []string{"--seeds-max", strconv.Itoa(f.seedsMax), "--duration", f.duration.String(),
 		"--base-seed", strconv.FormatUint(f.baseSeed, 10), "--shrink-runs", strconv.Itoa(f.shrinkRuns),
-		"--shrink-time", f.shrinkTime.String(), "--search", cmp.Or(f.search, "random")}
+		"--shrink-time", f.shrinkTime.String(), "--search", cmp.Or(f.search, "random"), "--explore", f.explore}
 }
 
 // cmdHunt runs one hunt (seeds in order, one core, until the first failure;
@@ -73,7 +77,7 @@ func (c *Command) cmdHunt(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	hunt, err := searchHunt(ctx, search.search, campaign.HuntOptions{Campaign: o, SeedsMax: flags.seedsMax, Duration: flags.duration,
-		Shrink: campaign.ShrinkOptions{RunsMax: flags.shrinkRuns, Time: flags.shrinkTime}, Corpus: o.Corpus})
+		Shrink: campaign.ShrinkOptions{RunsMax: flags.shrinkRuns, Time: flags.shrinkTime}, Corpus: o.Corpus}, flags.explore)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -207,6 +211,7 @@ func (c *Command) huntMutant(root, pkg, name, work, faults string, flags huntFla
 		return MutantRow{Name: name, Error: err.Error()}
 	}
 	flags.search = cmp.Or(flags.search, m.Search, "random")
+	flags.explore = cmp.Or(flags.explore, m.Explore)
 	row := MutantRow{Name: name, Engines: m.Engines, File: m.File, Bug: m.Bug, Equivalent: m.Equivalent, Search: flags.search}
 	if m.Equivalent != "" && !named {
 		return row
@@ -245,6 +250,9 @@ func (c *Command) huntMutant(root, pkg, name, work, faults string, flags huntFla
 		}
 		row.Confounded++
 		row.Hunt.Found = false
+		if flags.search == "explore" {
+			return row // an exploration does not depend on the base seed: a rerun finds the same
+		}
 		base = hunt.Seed + 1
 	}
 	return row
@@ -330,7 +338,11 @@ func mutantLine(row MutantRow) string {
 	if row.Equivalent != "" && row.Hunt.Seeds == 0 {
 		return fmt.Sprintf("%-40s equivalent (not hunted): %s", row.Name, row.Equivalent)
 	}
-	return fmt.Sprintf("%-40s found=%v seeds=%d %.2fs %s", row.Name, row.Hunt.Found, row.Hunt.Seeds, row.Hunt.Seconds, kind(row.Hunt))
+	line := fmt.Sprintf("%-40s found=%v seeds=%d %.2fs %s", row.Name, row.Hunt.Found, row.Hunt.Seeds, row.Hunt.Seconds, kind(row.Hunt))
+	for _, s := range row.Searches {
+		line += fmt.Sprintf(" | %s %s %d %.2fs", s.Search, searchFound(s), s.Hunt.Runs, s.Hunt.Seconds)
+	}
+	return line
 }
 
 func kind(h campaign.HuntResult) string {

@@ -40,8 +40,8 @@ type Mutation struct {
 	// the search `leasesim mutants` hunts the mutant with (default random).
 	Search string
 	// Explore, when set ("explore:" header, e.g. "--procs 3 --crashes 1
-	// --choices-max 2"), is the `leasesim explore` flags an explore hunt
-	// of the mutant uses.
+	// --choices-max 2"), gives the explore flags of the mutant's explore
+	// hunt (default: its engines' default scenario bounds).
 	Explore string
 	// Old is the exact block replaced by New.
 	Old, New string

@@ -36,6 +36,17 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParseExploreFlags: the explore: header is kept verbatim (trimmed),
+// and the unknown-key error lists it.
+func TestParseExploreFlags(t *testing.T) {
+	m, err := Parse("x", "file: lease/acquire.go\nsearch: explore\nexplore:  --procs 3 --crashes 1 --choices-max 2 \n--- old\na\n--- new\nb\n--- end\n")
+	require.NoError(t, err)
+	require.Equal(t, "--procs 3 --crashes 1 --choices-max 2", m.Explore)
+	require.Equal(t, "explore", m.Search)
+	_, err = Parse("y", "file: a.go\nexplorer: --procs 3\n--- old\na\n--- new\nb\n--- end\n")
+	require.ErrorContains(t, err, "search, explore)")
+}
+
 func TestApplyRefusesAStaleOrAmbiguousBlock(t *testing.T) {
 	m := Mutation{Name: "m", File: "f.go", Old: "x := 1\n", New: "x := 2\n"}
 	got, err := m.Apply("a\nx := 1\nb\n")
