@@ -163,7 +163,9 @@ type World struct {
 	cancel    cancelState
 	decisions *Decisions
 	// firing is the stream of the global fault being fired (fireGlobalFault).
-	firing    *Decisions
+	firing *Decisions
+	// window aims power losses at unsynced new files (writewindow.go).
+	window    writeWindow
 	plan      FaultPlan
 	scheduler scheduler
 	now       int64
