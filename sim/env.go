@@ -260,16 +260,14 @@ func (f *procFile) Write(b []byte) (int, error) {
 	f.p.result = resultCode(err)
 	f.p.observeValue(uint64(n))
 	if f.fresh {
-		f.p.world.noteFreshWrite(f.p, err)
+		f.p.noteFreshWrite(err)
 	}
 	return n, err
 }
 
 func (f *procFile) Sync() error {
 	f.p.point(opFileSync, f.inner.Name())
-	if f.fresh {
-		f.p.world.closeWriteWindow(f.p)
-	}
+	f.p.inWriteWindow = false
 	err := f.inner.Sync()
 	f.p.result = resultCode(err)
 	f.p.world.noteSync(f.inner.Name(), err)
@@ -286,9 +284,7 @@ func (f *procFile) Stat() (lease.FileInfo, error) {
 
 func (f *procFile) Close() error {
 	f.p.point(opFileClose, f.inner.Name())
-	if f.fresh {
-		f.p.world.closeWriteWindow(f.p)
-	}
+	f.p.inWriteWindow = false
 	f.p.calls.closed(f)
 	err := f.inner.Close()
 	f.p.result = resultCode(err)

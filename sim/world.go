@@ -163,9 +163,7 @@ type World struct {
 	cancel    cancelState
 	decisions *Decisions
 	// firing is the stream of the global fault being fired (fireGlobalFault).
-	firing *Decisions
-	// window aims power losses at unsynced new files (writewindow.go).
-	window    writeWindow
+	firing    *Decisions
 	plan      FaultPlan
 	scheduler scheduler
 	now       int64
