@@ -115,7 +115,9 @@ func (f *procFS) OpenFile(name string, flag lease.OpenFlag, perm fs.FileMode) (l
 	if err != nil {
 		return nil, err
 	}
-	return f.p.world.newProcFile(f.p, inner), nil
+	file := f.p.world.newProcFile(f.p, inner)
+	file.fresh = createsFile(flag)
+	return file, nil
 }
 
 func (f *procFS) Mkdir(name string, perm fs.FileMode) error {
@@ -225,7 +227,7 @@ func (w *World) newProcFile(p *Proc, inner lease.File) *procFile {
 	}
 	f := &w.procFiles[0]
 	w.procFiles = w.procFiles[1:]
-	f.p, f.inner = p, inner
+	f.p, f.inner, f.fresh = p, inner, false
 	p.calls.opened(f)
 	return f
 }
@@ -236,6 +238,9 @@ const procFileSlab = 16
 type procFile struct {
 	p     *Proc
 	inner lease.File
+	// fresh: the open created the file (a temp), so its writes open the
+	// power loss's write window (writewindow.go).
+	fresh bool
 }
 
 // Name is not a scheduling point: it reads no shared state.
@@ -254,11 +259,15 @@ func (f *procFile) Write(b []byte) (int, error) {
 	n, err := f.inner.Write(b)
 	f.p.result = resultCode(err)
 	f.p.observeValue(uint64(n))
+	if f.fresh {
+		f.p.noteFreshWrite(err)
+	}
 	return n, err
 }
 
 func (f *procFile) Sync() error {
 	f.p.point(opFileSync, f.inner.Name())
+	f.p.inWriteWindow = false
 	err := f.inner.Sync()
 	f.p.result = resultCode(err)
 	f.p.world.noteSync(f.inner.Name(), err)
@@ -275,6 +284,7 @@ func (f *procFile) Stat() (lease.FileInfo, error) {
 
 func (f *procFile) Close() error {
 	f.p.point(opFileClose, f.inner.Name())
+	f.p.inWriteWindow = false
 	f.p.calls.closed(f)
 	err := f.inner.Close()
 	f.p.result = resultCode(err)
@@ -302,7 +312,9 @@ func (f *procFile) OpenAt(name string, flag lease.OpenFlag, perm fs.FileMode) (l
 	if err != nil {
 		return nil, err
 	}
-	return f.p.world.newProcFile(f.p, inner), nil
+	file := f.p.world.newProcFile(f.p, inner)
+	file.fresh = createsFile(flag)
+	return file, nil
 }
 
 func (f *procFile) StatAt(name string) (lease.FileInfo, error) {

@@ -68,7 +68,7 @@ func (w *World) globalFaultCount() int { return globalBuiltins + len(w.hooks) }
 func (w *World) globalFaultProbability(i int) float64 {
 	switch i {
 	case globalPowerLoss:
-		return w.plan.probabilities[faultIndexPowerLoss]
+		return w.powerLossProbability()
 	case globalPIDChurn:
 		return w.plan.probabilities[faultIndexPIDChurn]
 	case globalUpgrade:
@@ -85,7 +85,7 @@ func (w *World) fireGlobalFault(i int) {
 	defer func() { w.firing = nil }()
 	switch i {
 	case globalPowerLoss:
-		w.PowerLoss(w.hosts[w.firing.Intn(len(w.hosts))])
+		w.PowerLoss(w.powerLossTarget())
 	case globalPIDChurn:
 		w.churn(w.hosts[w.firing.Intn(len(w.hosts))])
 	case globalUpgrade:

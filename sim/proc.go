@@ -81,6 +81,9 @@ type Proc struct {
 	panicked   any
 	panicStack []byte
 
+	// inWriteWindow: the process wrote a new file and its next call is that
+	// file's fsync or close (writewindow.go).
+	inWriteWindow bool
 	// renamedInto lists the directories this process renamed into that no
 	// process has fsynced since (the crash-between-rename-and-dir-fsync probe).
 	renamedInto []string

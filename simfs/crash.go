@@ -31,7 +31,9 @@ const (
 	// CrashTornData: metadata as CrashMetadataPrefix; the data of each
 	// unsynced file is its synced data overwritten by a chosen prefix of its
 	// volatile data in sectors of 512 B or 4 KiB (chosen once per crash),
-	// the first unwritten sector possibly zero-filled.
+	// then a chosen tear: nothing more, the next sector zero-filled, or the
+	// new size with the next sector cut at a chosen byte (CRASHMODEL.md,
+	// "Torn data", with its sources). An fsynced file is never torn.
 	CrashTornData
 	crashModeCount
 )
@@ -474,27 +476,62 @@ func (c *crashState) chooseData(n *inode, sector int) []byte {
 	return n.synced
 }
 
-// tear writes a chosen number of whole sectors of volatile over synced; the
-// next sector, if any, may instead be zero-filled (a torn sector).
+// The rest of a torn write: what happened past the whole sectors that
+// landed (one choice per torn file; CRASHMODEL.md, "Torn data", gives the
+// sources).
+const (
+	// tearPrefix: nothing more landed, and the size is the prefix's
+	// (ext4 data=ordered: the on-disk size follows the written data).
+	tearPrefix = iota
+	// tearZeroSector: the next sector's size landed but not its data, so
+	// it reads as zeros (XFS and ext4 unwritten extents).
+	tearZeroSector
+	// tearLinear: the new size landed whole before the data (ext4
+	// data=writeback, XFS's NUL-filled files, SQLite's assumption that a
+	// file grows before its content is written), and the next sector was
+	// cut mid-write after a chosen number of bytes (SQLite's "linear"
+	// sector writes; the shorn writes of SSDs under power fault); past the
+	// cut the file reads as its synced bytes, or zeros beyond them.
+	tearLinear
+	tearKinds
+)
+
+// tear returns the data a torn-data power loss leaves of one unsynced file:
+// a chosen number of whole sectors of volatile over synced; if not all of
+// them landed, the rest is a tear kind (chosen), tearLinear's cut chosen
+// too. It never returns bytes that neither version had at their offset,
+// except zeros.
 func tear(synced, volatile []byte, sector int, choose Chooser) []byte {
 	sectors := (len(volatile) + sector - 1) / sector
 	written := choose.Intn(sectors + 1)
-	out := slices.Clone(synced)
-	end := min(written*sector, len(volatile))
 	if written == sectors {
-		out = append(out[:0:0], volatile...) // the size update landed too
-		return out
+		return append([]byte(nil), volatile...) // the size update landed too
 	}
-	if len(out) < end {
-		out = append(out, make([]byte, end-len(out))...)
+	end := written * sector
+	next := min(end+sector, len(volatile))
+	switch choose.Intn(tearKinds) {
+	case tearPrefix:
+		return overlay(synced, volatile[:end], end, false)
+	case tearZeroSector:
+		return overlay(synced, volatile[:end], next, true)
 	}
-	copy(out, volatile[:end])
-	if choose.Intn(2) == 1 {
-		zeroEnd := min(end+sector, len(volatile))
-		if len(out) < zeroEnd {
-			out = append(out, make([]byte, zeroEnd-len(out))...)
-		}
-		clear(out[end:zeroEnd])
+	cut := end + choose.Intn(next-end) // tearLinear
+	out := overlay(synced, volatile[:cut], len(volatile), false)
+	return out[:len(volatile)] // the new size landed, a truncation too
+}
+
+// overlay returns synced with landed written over its start, at least size
+// bytes long (past synced's end zeros: a hole), the bytes from len(landed)
+// to size zeroed when zeroed is set.
+func overlay(synced, landed []byte, size int, zeroed bool) []byte {
+	if len(landed) > size {
+		panic("simfs: a torn write landed past the size it leaves")
+	}
+	out := make([]byte, max(len(synced), size))
+	copy(out, synced)
+	copy(out, landed)
+	if zeroed {
+		clear(out[len(landed):size])
 	}
 	return out
 }

@@ -240,7 +240,10 @@ var crashCases = []crashCase{
 			simfs.CrashSyncedOnly:     {`/d/ /d/a="" /e/`},
 			simfs.CrashMetadataPrefix: {`/d/ /d/a="" /e/`, `/d/ /d/a="new" /e/`},
 			simfs.CrashRandomSubset:   {`/d/ /d/a="" /e/`, `/d/ /d/a="new" /e/`},
-			simfs.CrashTornData:       {`/d/ /d/a="" /e/`, `/d/ /d/a="\x00\x00\x00" /e/`, `/d/ /d/a="new" /e/`},
+			simfs.CrashTornData: {
+				`/d/ /d/a="" /e/`, `/d/ /d/a="\x00\x00\x00" /e/`, `/d/ /d/a="n\x00\x00" /e/`, `/d/ /d/a="ne\x00" /e/`,
+				`/d/ /d/a="new" /e/`,
+			},
 		},
 	},
 	{
@@ -520,12 +523,14 @@ func TestFsyncEIOLosesData(t *testing.T) {
 	}
 }
 
-// TestTornDataSectors checks that torn data is always a sector-aligned mix
-// of the new data, the old data and one zeroed sector, and that both sector
-// sizes occur.
+// TestTornDataSectors checks that torn data is always one of the tear
+// outcomes over whole sectors of the new data (CRASHMODEL.md, "Torn data"):
+// a prefix; a prefix and one zeroed sector; the new data cut at any byte of
+// the next sector with the old data past the cut; and that every one of
+// them, with both sector sizes, occurs.
 func TestTornDataSectors(t *testing.T) {
-	old := bytes.Repeat([]byte("o"), 5000)
-	fresh := bytes.Repeat([]byte("n"), 5000)
+	old := bytes.Repeat([]byte("o"), 1300)
+	fresh := bytes.Repeat([]byte("n"), 1300)
 	setup := func(t *testing.T, f *simfs.FS, v lease.FS) {
 		writeFile(t, v, "/d/a", string(old), true)
 		syncDir(t, v, "/d")
@@ -537,17 +542,21 @@ func TestTornDataSectors(t *testing.T) {
 	}
 	got := outcomes(t, simfs.CrashTornData, setup)
 	want := map[string]bool{}
+	add := func(data []byte) { want[`/d/ /d/a=`+strconv.Quote(string(data))+` /e/`] = true }
 	for _, sector := range []int{512, 4096} {
 		sectors := (len(fresh) + sector - 1) / sector
 		for written := 0; written <= sectors; written++ {
 			end := min(written*sector, len(fresh))
-			plain := append(slices.Clone(fresh[:end]), old[end:]...)
-			want[`/d/ /d/a=`+strconv.Quote(string(plain))+` /e/`] = true
-			if written < sectors {
-				zeroEnd := min(end+sector, len(fresh))
-				zeroed := slices.Clone(plain)
-				clear(zeroed[end:zeroEnd])
-				want[`/d/ /d/a=`+strconv.Quote(string(zeroed))+` /e/`] = true
+			add(append(slices.Clone(fresh[:end]), old[end:]...))
+			if written == sectors {
+				continue
+			}
+			next := min(end+sector, len(fresh))
+			zeroed := append(slices.Clone(fresh[:end]), old[end:]...)
+			clear(zeroed[end:next])
+			add(zeroed)
+			for cut := end; cut < next; cut++ {
+				add(append(slices.Clone(fresh[:cut]), old[cut:]...))
 			}
 		}
 	}
@@ -559,6 +568,80 @@ func TestTornDataSectors(t *testing.T) {
 	for s := range want {
 		if !got[s] {
 			t.Errorf("legal torn outcome never reached (len %d)", len(s))
+		}
+	}
+}
+
+// TestTornRecordOutcomes is the tear model on what the engines write: a
+// record shorter than a sector, written to a new file whose name a directory
+// fsync made durable but whose data was never fsynced. Each outcome of the
+// model is reachable, and nothing else: nothing landed (empty), all of it,
+// the new size without the data (all zeros), and the new size with the
+// record cut at every byte (a prefix, zeros after it).
+func TestTornRecordOutcomes(t *testing.T) {
+	const record = `{"id":7}`
+	setup := func(t *testing.T, f *simfs.FS, v lease.FS) {
+		writeFile(t, v, "/d/r", record, false)
+		syncDir(t, v, "/d")
+	}
+	got := outcomes(t, simfs.CrashTornData, setup)
+	cases := []struct {
+		outcome string
+		data    string
+	}{
+		{"nothing landed", ""},
+		{"all of it", record},
+		{"the size, no data", strings.Repeat("\x00", len(record))},
+	}
+	for cut := 1; cut < len(record); cut++ {
+		cases = append(cases, struct {
+			outcome string
+			data    string
+		}{"cut at byte " + strconv.Itoa(cut), record[:cut] + strings.Repeat("\x00", len(record)-cut)})
+	}
+	for _, c := range cases {
+		s := `/d/ /d/r=` + strconv.Quote(c.data) + ` /e/`
+		if !got[s] {
+			t.Errorf("%s: %q never reached", c.outcome, c.data)
+		}
+		delete(got, s)
+	}
+	for s := range got {
+		t.Errorf("outcome outside the tear model: %s", s)
+	}
+}
+
+// TestSyncedFileNeverTorn: a file whose data was fsynced keeps exactly that
+// data in every power-loss mode, whatever else is torn beside it, and a
+// file fsynced after its last write is never torn even across sectors.
+func TestSyncedFileNeverTorn(t *testing.T) {
+	big := strings.Repeat("s", 1100) // three 512-byte sectors
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, v lease.FS)
+	}{
+		{"fsynced, name durable", func(t *testing.T, v lease.FS) {
+			writeFile(t, v, "/d/s", big, true)
+			syncDir(t, v, "/d")
+		}},
+		{"fsynced beside an unsynced file", func(t *testing.T, v lease.FS) {
+			writeFile(t, v, "/d/s", big, true)
+			writeFile(t, v, "/d/u", strings.Repeat("u", 600), false)
+			syncDir(t, v, "/d")
+		}},
+		{"rewritten in place, then fsynced", func(t *testing.T, v lease.FS) {
+			writeFile(t, v, "/d/s", strings.Repeat("o", 1100), true)
+			syncDir(t, v, "/d")
+			writeFile(t, v, "/d/s", big, true)
+		}},
+	}
+	for _, c := range cases {
+		for _, mode := range powerLossModes {
+			for s := range outcomes(t, mode, func(t *testing.T, f *simfs.FS, v lease.FS) { c.setup(t, v) }) {
+				if !strings.Contains(s, `/d/s=`+strconv.Quote(big)) {
+					t.Errorf("%s, %s: the fsynced file is not its synced data: %.80s...", c.name, mode, s)
+				}
+			}
 		}
 	}
 }

@@ -100,6 +100,8 @@ func Engine() *campaign.Engine {
 			sim.ProbeClockStepForward,
 			sim.ProbeClockStepBackward,
 			workkit.ProbePowerLossEmpty, // a claim temp left empty by a power loss
+			workkit.ProbePowerLossTorn,  // torn16: or torn (cut mid-write, zeros after)
+			sim.ProbePowerLossInWriteWindow,
 			// cancellation (item 6) and the left-nothing oracle (workkit.LeftNothing)
 			"admission-acquire-cancelled",
 			"admission-acquire-deadline",

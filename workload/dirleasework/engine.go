@@ -99,9 +99,12 @@ func Engine() *campaign.Engine {
 			"dirlease-liveness-hands-over",
 			sim.ProbeClockStepForward,
 			sim.ProbeClockStepBackward,
-			// a claim or data temp left empty by a power loss, then cleaned
+			// a claim or data temp left empty or torn by a power loss, then
+			// cleaned; torn16: power losses aimed at a new file's write window
 			workkit.ProbePowerLossEmpty,
+			workkit.ProbePowerLossTorn,
 			workkit.ProbePowerLossCleaned,
+			sim.ProbePowerLossInWriteWindow,
 			// cancellation (item 6) and the left-nothing oracle (workkit.LeftNothing)
 			"dirlease-create-cancelled",
 			"dirlease-create-deadline",

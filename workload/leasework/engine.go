@@ -145,9 +145,12 @@ var declaredProbes = []string{
 	"lease-probe-renamespace",
 	sim.ProbeClockStepForward,
 	sim.ProbeClockStepBackward,
-	// a crashed writer's temp left empty by a power loss, then cleaned
+	// a crashed writer's temp left empty or torn by a power loss, then
+	// cleaned; torn16: power losses aimed at a new file's write window
 	workkit.ProbePowerLossEmpty,
+	workkit.ProbePowerLossTorn,
 	workkit.ProbePowerLossCleaned,
+	sim.ProbePowerLossInWriteWindow,
 	// cancellation (item 6, cancel.go): contexts cancelled or past their
 	// deadline before or during a call; the left-nothing oracle judged a
 	// cancelled and a failed call, excused a leftover whose cleanup a fault

@@ -25,8 +25,10 @@ const (
 	// ProbePowerLossEmpty fires when a power loss left an empty file in an
 	// engine's state directories.
 	ProbePowerLossEmpty = "powerloss-empty-record"
-	// ProbePowerLossTorn fires when it left a file cut short (not valid
-	// JSON, and not hostile bytes).
+	// ProbePowerLossTorn fires when it left a file torn: not empty, not
+	// valid JSON and not hostile bytes, and either a record cut short (it
+	// begins like one) or zeros where the data should be (the size landed
+	// before the data: simfs's tear model, CRASHMODEL.md "Torn data").
 	ProbePowerLossTorn = "powerloss-torn-record"
 	// ProbePowerLossCleaned fires when such a file is gone later in the
 	// run (an engine's cleanup removed it).
@@ -94,8 +96,7 @@ func (lw *LeftoverWatch) judge(w *sim.World, root lease.FS, name string) {
 	switch {
 	case len(data) == 0:
 		probe = ProbePowerLossEmpty
-	case strings.HasPrefix(strings.TrimSpace(string(data)), "{") && !json.Valid(data) &&
-		(lw.Hostile == nil || !lw.Hostile(data)):
+	case torn(data) && (lw.Hostile == nil || !lw.Hostile(data)):
 		probe = ProbePowerLossTorn
 	default:
 		return
@@ -105,6 +106,15 @@ func (lw *LeftoverWatch) judge(w *sim.World, root lease.FS, name string) {
 	if len(lw.left) < leftoversMax {
 		lw.left = append(lw.left, name)
 	}
+}
+
+// torn reports whether non-empty data is what a torn write leaves of a
+// record: not valid JSON, and a record's start or a zero-filled tail.
+func torn(data []byte) bool {
+	if json.Valid(data) {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimSpace(string(data)), "{") || data[len(data)-1] == 0
 }
 
 // Check fires ProbePowerLossCleaned for every followed file that is gone;
