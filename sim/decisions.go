@@ -221,10 +221,20 @@ func (d *Decisions) Chance(p float64) bool {
 	if p <= 0 {
 		return false
 	}
+	if d.source == nil {
+		return d.chanceReplayed(p)
+	}
+	// The drawing stream's path, every step's several draws: kept short
+	// enough to inline.
+	v := chanceOf(d.source, p)
+	d.record(v)
+	return v != 0
+}
+
+// chanceReplayed is Chance for a replaying stream.
+func (d *Decisions) chanceReplayed(p float64) bool {
 	var v uint32
 	switch {
-	case d.source != nil:
-		v = chanceOf(d.source, p)
 	case d.tail != nil && d.position >= len(d.replay):
 		d.position++
 		v = chanceOf(d.tail.source, p)

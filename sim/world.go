@@ -184,9 +184,11 @@ type World struct {
 	probes     map[string]int
 	invariants []invariant
 	hooks      []faultHook
-	onExit     []func(p *Proc, reason ExitReason)
-	onReap     []func(h *Host, proc *simproc.Proc)
-	onStop     []func(p *Proc)
+	// drawnGlobals caches drawnGlobalFaults (nil: stale).
+	drawnGlobals []drawnGlobal
+	onExit       []func(p *Proc, reason ExitReason)
+	onReap       []func(h *Host, proc *simproc.Proc)
+	onStop       []func(p *Proc)
 	// stopped lists the processes the stop fault stopped, not yet continued.
 	stopped []*Proc
 	trace   io.Writer
@@ -381,6 +383,7 @@ func (w *World) Invariant(name string, check func() error) {
 // probability.
 func (w *World) FaultHook(name string, fire func(w *World)) {
 	w.hooks = append(w.hooks, faultHook{index: faultIndex(name), fire: fire})
+	w.drawnGlobals = nil
 }
 
 // OnExit registers a function called after any process ends, e.g. to
