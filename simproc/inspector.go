@@ -38,6 +38,29 @@ type inspector struct {
 	current    lease.ProcessIdentity
 	currentOf  currentInputs
 	hasCurrent bool
+	// inspected is the last hazard-free Inspect of a PID in use, what it
+	// met (procView.seen), and inspectedOf what it read (inspectInputs).
+	inspected     lease.Inspection
+	inspectedSeen int
+	inspectedOf   inspectInputs
+	hasInspected  bool
+}
+
+// inspectInputs is everything the files a hazard-free Inspect of pid reads
+// render from: the process the PID names in the caller's namespace, its
+// executable's current inode, the host's boot id and name, and what the
+// ptrace access check compares (DenyOtherUIDs, the caller's uid). As with
+// currentInputs, equal inputs read equal bytes and so give an equal
+// inspection and the same probes.
+type inspectInputs struct {
+	pid      int
+	target   *Proc
+	proc     Proc
+	exeIno   uint64
+	bootID   string
+	hostname string
+	deny     bool
+	selfUID  uint32
 }
 
 // currentInputs is everything the files Current reads render from, for
@@ -102,11 +125,29 @@ func (in *inspector) Inspect(pid int) lease.Inspection {
 			in.view.vanish = target
 		}
 	}
-	inspection := in.table.Inspect(pid)
+	inspection := in.inspect(pid, target)
 	in.fireProbes(inspection)
 	if target != nil && target.Stopped && inspection.Kind == lease.InspectLive && h.Probe != nil {
 		h.Probe(ProbeStopped)
 	}
+	return inspection
+}
+
+// inspect is Table.Inspect(pid), or the kept answer of the last one when
+// no hazard was drawn for this one and nothing it reads from changed.
+func (in *inspector) inspect(pid int, target *Proc) lease.Inspection {
+	if target == nil || in.view.eacces != "" || in.view.vanish != nil {
+		return in.table.Inspect(pid) // an absent PID costs one failed read
+	}
+	h := in.host
+	inputs := inspectInputs{pid: pid, target: target, proc: *target, exeIno: h.exes[target.ExePath],
+		bootID: h.bootID, hostname: h.name, deny: h.DenyOtherUIDs, selfUID: in.self.UID}
+	if in.hasInspected && inputs == in.inspectedOf {
+		in.view.seen = in.inspectedSeen
+		return in.inspected
+	}
+	inspection := in.table.Inspect(pid)
+	in.inspected, in.inspectedSeen, in.inspectedOf, in.hasInspected = inspection, in.view.seen, inputs, true
 	return inspection
 }
 
