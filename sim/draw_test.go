@@ -42,3 +42,34 @@ func TestChanceOfEqualsFloat64(t *testing.T) {
 		}
 	}
 }
+
+// hashPathReference is hashPath with its tail read a byte at a time, as
+// before the tail took word loads: run hashes depend on every bit of it.
+func hashPathReference(s string) uint64 {
+	h := (uint64(len(s)) ^ 0x9e3779b97f4a7c15) * hashMultiplier
+	for ; len(s) >= 8; s = s[8:] {
+		h = (h ^ littleEndian64(s)) * hashMultiplier
+	}
+	var tail uint64
+	for i := 0; i < len(s); i++ {
+		tail |= uint64(s[i]) << (8 * i)
+	}
+	return mix64(h ^ tail)
+}
+
+// TestHashPathEqualsByteTail holds hashPath to the byte-at-a-time tail for
+// every length up to 40 and bytes of every value.
+func TestHashPathEqualsByteTail(t *testing.T) {
+	source := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n <= 40; n++ {
+		for range 50 {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = byte(source.Uint32())
+			}
+			if got, want := hashPath(string(b)), hashPathReference(string(b)); got != want {
+				t.Fatalf("hashPath(%q) = %x, want %x", b, got, want)
+			}
+		}
+	}
+}

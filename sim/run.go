@@ -454,9 +454,20 @@ func hashPath(s string) uint64 {
 	for ; len(s) >= 8; s = s[8:] {
 		h = (h ^ littleEndian64(s)) * hashMultiplier
 	}
+	// The last 0-7 bytes, little-endian (byte i at bits 8i), as four, two
+	// and one byte loads rather than a loop of up to seven.
 	var tail uint64
-	for i := 0; i < len(s); i++ {
-		tail |= uint64(s[i]) << (8 * i)
+	shift := 0
+	if len(s)&4 != 0 {
+		tail = uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24
+		s, shift = s[4:], 32
+	}
+	if len(s)&2 != 0 {
+		tail |= (uint64(s[0]) | uint64(s[1])<<8) << shift
+		s, shift = s[2:], shift+16
+	}
+	if len(s)&1 != 0 {
+		tail |= uint64(s[0]) << shift
 	}
 	return mix64(h ^ tail)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/simfs"
 	"github.com/leasekit/leasekit/simproc"
 )
 
@@ -61,6 +62,8 @@ type Volume struct {
 	root  lease.FS
 	// versioned is fs when it keeps a name generation, nil otherwise.
 	versioned nameVersioned
+	// simFS is fs's simfs when fs is the default SimfsVolume, else nil.
+	simFS *simfs.FS
 }
 
 // Name returns the volume's name.
@@ -344,6 +347,9 @@ func (w *World) AddVolume(name string) *Volume {
 		Inject:    w.injectFSError,
 	})
 	v.versioned, _ = v.fs.(nameVersioned)
+	if simfsVolume, ok := v.fs.(*SimfsVolume); ok {
+		v.simFS = simfsVolume.FS
+	}
 	w.volumes = append(w.volumes, v)
 	return v
 }
