@@ -231,6 +231,37 @@ func (d *Decisions) Chance(p float64) bool {
 	return v != 0
 }
 
+// firstChance draws Chance(fault.probability) for each of faults (every
+// probability above 0) whose index is first or more, in order, until one
+// says yes, and returns its index: a step's global fault draws, with the
+// drawing stream's loop kept in one function (the same draws, recorded in
+// the same order, as a Chance per fault).
+func (d *Decisions) firstChance(faults []drawnGlobal, first int) (int, bool) {
+	if d.source == nil {
+		for _, fault := range faults {
+			if fault.index >= first && d.chanceReplayed(fault.probability) {
+				return fault.index, true
+			}
+		}
+		return 0, false
+	}
+	l := d.log
+	for _, fault := range faults {
+		if fault.index < first {
+			continue
+		}
+		v := chanceOf(d.source, fault.probability)
+		l.recorded = append(l.recorded, v)
+		if !l.single {
+			l.tags = append(l.tags, d.id)
+		}
+		if v != 0 {
+			return fault.index, true
+		}
+	}
+	return 0, false
+}
+
 // chanceReplayed is Chance for a replaying stream.
 func (d *Decisions) chanceReplayed(p float64) bool {
 	var v uint32

@@ -31,13 +31,7 @@ func (w *World) globalFaultsFrom(first int) {
 // an inline step (step.go) cannot fire a fault on a process's coroutine, so
 // it hands the fired one to the main loop, which fires it and draws the rest.
 func (w *World) drawGlobalFaults(first int) (fired int, ok bool) {
-	draws := w.stepProc.draws.step
-	for _, fault := range w.drawnGlobalFaults() {
-		if fault.index >= first && draws.Chance(fault.probability) {
-			return fault.index, true
-		}
-	}
-	return 0, false
+	return w.stepProc.draws.step.firstChance(w.drawnGlobalFaults(), first)
 }
 
 // drawnGlobal is a global fault whose probability is above 0: the others
