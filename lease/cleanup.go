@@ -60,21 +60,22 @@ func (m *Manager) cleanDirectory(c *call, dir string, budget int) (removed int, 
 		if removed >= budget {
 			break
 		}
-		name := fspath.Join(dir, entry.Name)
+		// The entry's path is joined only for an entry the cleanup acts on:
+		// most of a namespace's entries are live records it passes over.
 		var ok bool
 		switch {
 		case dir == m.namespace && entry.Type.IsDir() &&
 			(strings.HasPrefix(entry.Name, preparePrefix) || strings.HasPrefix(entry.Name, releasedPrefix)):
-			ok, err = m.removeLeftoverDir(c, name, nil)
+			ok, err = m.removeLeftoverDir(c, fspath.Join(dir, entry.Name), nil)
 		case dir == m.namespace && entry.Type.IsRegular() && strings.HasPrefix(entry.Name, guardReleasedPrefix):
-			ok, err = m.removeReleasedGuard(c, name)
+			ok, err = m.removeReleasedGuard(c, fspath.Join(dir, entry.Name))
 		case dir == m.namespace && entry.Type.IsRegular() &&
 			strings.HasPrefix(entry.Name, statefile.TempPrefix+epochTempTag+"-"):
-			ok, err = m.removeLeftoverFile(name)
+			ok, err = m.removeLeftoverFile(fspath.Join(dir, entry.Name))
 		case entry.Type.IsRegular() && strings.HasPrefix(entry.Name, statefile.TempPrefix+tempTagPrefix):
 			writer, parsed := parseTempTag(entry.Name)
 			if parsed && m.writerStale(writer, c.current) {
-				ok, err = m.removeLeftoverFile(name)
+				ok, err = m.removeLeftoverFile(fspath.Join(dir, entry.Name))
 			}
 		}
 		if err != nil {

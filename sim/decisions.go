@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -24,8 +25,11 @@ import (
 // order, with each answer's stream (Tags, Keys), so shrinking still cuts
 // one list, and a replay hands each stream its own answers back.
 type Decisions struct {
-	rng      *rand.Rand // nil when replaying
-	source   *rand.PCG  // rng's source, drawn from directly by Chance
+	// source is the stream's generator, nil when replaying. Intn and
+	// Chance draw from it directly (intN, chanceOf), with the values
+	// rand.Rand's IntN and Float64 would give, without a rand.Rand's
+	// interface call per draw.
+	source   *rand.PCG
 	replay   []uint32
 	position int
 	// tail, when not nil, answers past the end of replay (drawAfterReplay).
@@ -73,8 +77,7 @@ func newRunDecisions(seed uint64) *Decisions {
 const streamWorld = "world"
 
 func seededDecisions(seed, stream uint64) *Decisions {
-	source := rand.NewPCG(seed, stream)
-	return &Decisions{rng: rand.New(source), source: source}
+	return &Decisions{source: rand.NewPCG(seed, stream)}
 }
 
 // Stream returns the stream of key (the same one for the same key). In a
@@ -199,11 +202,11 @@ func (d *Decisions) Intn(n int) int {
 	}
 	var v uint32
 	switch {
-	case d.rng != nil:
-		v = uint32(d.rng.IntN(n))
+	case d.source != nil:
+		v = uint32(intN(d.source, uint64(n)))
 	case d.tail != nil && d.position >= len(d.replay):
 		d.position++
-		v = uint32(d.tail.rng.IntN(n))
+		v = uint32(intN(d.tail.source, uint64(n)))
 	default:
 		v = d.next() % uint32(n)
 	}
@@ -218,10 +221,51 @@ func (d *Decisions) Chance(p float64) bool {
 	if p <= 0 {
 		return false
 	}
+	if d.source == nil {
+		return d.chanceReplayed(p)
+	}
+	// The drawing stream's path, every step's several draws: kept short
+	// enough to inline.
+	v := chanceOf(d.source, p)
+	d.record(v)
+	return v != 0
+}
+
+// firstChance draws Chance(fault.probability) for each of faults (every
+// probability above 0) whose index is first or more, in order, until one
+// says yes, and returns its index: a step's global fault draws, with the
+// drawing stream's loop kept in one function (the same draws, recorded in
+// the same order, as a Chance per fault).
+func (d *Decisions) firstChance(faults []drawnGlobal, first int) (int, bool) {
+	if d.source == nil {
+		for _, fault := range faults {
+			if fault.index >= first && d.chanceReplayed(fault.probability) {
+				return fault.index, true
+			}
+		}
+		return 0, false
+	}
+	l := d.log
+	for _, fault := range faults {
+		if fault.index < first {
+			continue
+		}
+		v := chanceOf(d.source, fault.probability)
+		l.recorded = append(l.recorded, v)
+		if !l.single {
+			l.tags = append(l.tags, d.id)
+		}
+		if v != 0 {
+			return fault.index, true
+		}
+	}
+	return 0, false
+}
+
+// chanceReplayed is Chance for a replaying stream.
+func (d *Decisions) chanceReplayed(p float64) bool {
 	var v uint32
 	switch {
-	case d.rng != nil:
-		v = chanceOf(d.source, p)
 	case d.tail != nil && d.position >= len(d.replay):
 		d.position++
 		v = chanceOf(d.tail.source, p)
@@ -230,6 +274,24 @@ func (d *Decisions) Chance(p float64) bool {
 	}
 	d.record(v)
 	return v != 0
+}
+
+// intN is rand.New(source).IntN(n) for n > 1, drawn from source itself:
+// Lemire's multiply-shift with rejection, as math/rand/v2's uint64n (whose
+// 32-bit variant gives the same values; TestIntNEqualsRandIntN holds it
+// to the library's).
+func intN(source *rand.PCG, n uint64) uint64 {
+	if n&(n-1) == 0 { // a power of two: mask
+		return source.Uint64() & (n - 1)
+	}
+	hi, lo := bits.Mul64(source.Uint64(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(source.Uint64(), n)
+		}
+	}
+	return hi
 }
 
 // chanceOf is rand.Rand.Float64() < p, on the source itself and without

@@ -185,4 +185,4 @@ func AllFaultsPlan(seed uint64) FaultPlan {
 
 // StopFaults turns every fault off for the rest of the run (a workload's
 // liveness phase: "once faults stop").
-func (w *World) StopFaults() { w.plan = FaultPlan{} }
+func (w *World) StopFaults() { w.plan, w.drawnGlobals = FaultPlan{}, nil }

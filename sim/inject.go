@@ -31,12 +31,29 @@ func (w *World) globalFaultsFrom(first int) {
 // an inline step (step.go) cannot fire a fault on a process's coroutine, so
 // it hands the fired one to the main loop, which fires it and draws the rest.
 func (w *World) drawGlobalFaults(first int) (fired int, ok bool) {
-	for i := first; i < w.globalFaultCount(); i++ {
-		if w.stepProc.draws.step.Chance(w.globalFaultProbability(i)) {
-			return i, true
+	return w.stepProc.draws.step.firstChance(w.drawnGlobalFaults(), first)
+}
+
+// drawnGlobal is a global fault whose probability is above 0: the others
+// draw nothing (Decisions.Chance), so a step need not ask them.
+type drawnGlobal struct {
+	index       int
+	probability float64
+}
+
+// drawnGlobalFaults lists the global faults a step draws, in index order:
+// kept in w.drawnGlobals, which FaultHook and StopFaults drop (nil: stale),
+// since every step draws them all.
+func (w *World) drawnGlobalFaults() []drawnGlobal {
+	if w.drawnGlobals == nil {
+		w.drawnGlobals = make([]drawnGlobal, 0, w.globalFaultCount())
+		for i := range w.globalFaultCount() {
+			if p := w.globalFaultProbability(i); p > 0 {
+				w.drawnGlobals = append(w.drawnGlobals, drawnGlobal{index: i, probability: p})
+			}
 		}
 	}
-	return 0, false
+	return w.drawnGlobals
 }
 
 // The global faults the world itself draws, before the workload's hooks.
@@ -187,6 +204,9 @@ func clockStepProbe(seconds int64) string {
 
 // reapZombies reaps the zombies whose time has come.
 func (w *World) reapZombies() {
+	if len(w.zombies) == 0 {
+		return // the common step
+	}
 	w.noKills = "a reap hook"
 	defer func() { w.noKills = "" }()
 	kept := w.zombies[:0]

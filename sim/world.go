@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/simfs"
 	"github.com/leasekit/leasekit/simproc"
 )
 
@@ -61,6 +62,8 @@ type Volume struct {
 	root  lease.FS
 	// versioned is fs when it keeps a name generation, nil otherwise.
 	versioned nameVersioned
+	// simFS is fs's simfs when fs is the default SimfsVolume, else nil.
+	simFS *simfs.FS
 }
 
 // Name returns the volume's name.
@@ -186,9 +189,11 @@ type World struct {
 	probes     map[string]int
 	invariants []invariant
 	hooks      []faultHook
-	onExit     []func(p *Proc, reason ExitReason)
-	onReap     []func(h *Host, proc *simproc.Proc)
-	onStop     []func(p *Proc)
+	// drawnGlobals caches drawnGlobalFaults (nil: stale).
+	drawnGlobals []drawnGlobal
+	onExit       []func(p *Proc, reason ExitReason)
+	onReap       []func(h *Host, proc *simproc.Proc)
+	onStop       []func(p *Proc)
 	// stopped lists the processes the stop fault stopped, not yet continued.
 	stopped []*Proc
 	trace   io.Writer
@@ -344,6 +349,9 @@ func (w *World) AddVolume(name string) *Volume {
 		Inject:    w.injectFSError,
 	})
 	v.versioned, _ = v.fs.(nameVersioned)
+	if simfsVolume, ok := v.fs.(*SimfsVolume); ok {
+		v.simFS = simfsVolume.FS
+	}
 	w.volumes = append(w.volumes, v)
 	return v
 }
@@ -383,6 +391,7 @@ func (w *World) Invariant(name string, check func() error) {
 // probability.
 func (w *World) FaultHook(name string, fire func(w *World)) {
 	w.hooks = append(w.hooks, faultHook{index: faultIndex(name), fire: fire})
+	w.drawnGlobals = nil
 }
 
 // OnExit registers a function called after any process ends, e.g. to

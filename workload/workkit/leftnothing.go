@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -174,12 +175,10 @@ func (l *LeftNothing) judge(call leftCall) {
 	root := call.p.Host().Volume().Root()
 	determinate := call.ctx || len(call.faulted) == 0
 	clean, excused, reported := true, false, false
-	seen := map[string]bool{}
-	for _, name := range call.created {
-		if seen[name] {
-			continue
+	for i, name := range call.created {
+		if slices.Contains(call.created[:i], name) {
+			continue // judged already (a call's created list is short)
 		}
-		seen[name] = true
 		residue := l.classify(name)
 		if residue == ResidueNone || (residue == ResidueProduct && (!determinate || !call.out.Products)) {
 			continue
