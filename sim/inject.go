@@ -43,7 +43,10 @@ type drawnGlobal struct {
 
 // drawnGlobalFaults lists the global faults a step draws, in index order:
 // kept in w.drawnGlobals, which FaultHook and StopFaults drop (nil: stale),
-// since every step draws them all.
+// since every step draws them all. Only the power loss's probability
+// changes from step to step (the write window boosts it for the step's
+// writer, writewindow.go), and only when the plan's is above 0, so the list
+// is kept and that one entry is refreshed at every step.
 func (w *World) drawnGlobalFaults() []drawnGlobal {
 	if w.drawnGlobals == nil {
 		w.drawnGlobals = make([]drawnGlobal, 0, w.globalFaultCount())
@@ -52,6 +55,9 @@ func (w *World) drawnGlobalFaults() []drawnGlobal {
 				w.drawnGlobals = append(w.drawnGlobals, drawnGlobal{index: i, probability: p})
 			}
 		}
+	}
+	if len(w.drawnGlobals) > 0 && w.drawnGlobals[0].index == globalPowerLoss {
+		w.drawnGlobals[0].probability = w.powerLossProbability()
 	}
 	return w.drawnGlobals
 }

@@ -78,8 +78,12 @@ func TestWriteWindowAimsPowerLoss(t *testing.T) {
 					seed, s.writerLost, s.synced)
 			}
 		}
-		if fresh && aimed == 0 {
-			t.Fatal("no power loss was aimed at a new file's write window in 40 seeds")
+		// The boost makes the window's probability 1, so every seed's writer
+		// is struck there, unless an unboosted draw struck earlier: most
+		// seeds must be aimed (a probability read once per run, not per
+		// step, aims almost none).
+		if fresh && aimed < 30 {
+			t.Fatalf("a power loss was aimed at a new file's write window in %d of 40 seeds (want 30 or more: the window's probability is 1)", aimed)
 		}
 	}
 }
