@@ -154,6 +154,7 @@ func (dw *dirWorld) startLiveness() {
 	}
 	dw.repairParents(true)
 	dw.repairDue(true)
+	dw.repairSwappedClaims(true)
 	w.Tracef("dirlease-liveness start")
 	dw.liveness.launch()
 }
