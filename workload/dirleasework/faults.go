@@ -274,3 +274,16 @@ func CheckDirleaseHistory(history []sim.Operation) error {
 	return workkit.CheckHistory("dirlease", DirleaseOperations(history), models.ValidateDirLeaseHistory, models.CheckDirLease,
 		models.DirLeaseModel())
 }
+
+func (dw *dirWorld) childBody(p *sim.Proc) {
+	_ = p.Clock().Sleep(context.Background(), time.Duration(1+dw.world.Decisions().Intn(30))*time.Millisecond)
+}
+
+func (dw *dirWorld) fail(err error, liveness bool) {
+	if liveness {
+		err = &sim.LivenessError{Message: err.Error()}
+	}
+	if dw.failure == nil {
+		dw.failure = err
+	}
+}

@@ -736,19 +736,6 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 	return report, nil, true
 }
 
-func (dw *dirWorld) childBody(p *sim.Proc) {
-	_ = p.Clock().Sleep(context.Background(), time.Duration(1+dw.world.Decisions().Intn(30))*time.Millisecond)
-}
-
-func (dw *dirWorld) fail(err error, liveness bool) {
-	if liveness {
-		err = &sim.LivenessError{Message: err.Error()}
-	}
-	if dw.failure == nil {
-		dw.failure = err
-	}
-}
-
 func (dw *dirWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 	dw.settlePublish(p, reason)
 	dw.NoteExit(p)
