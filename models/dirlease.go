@@ -44,6 +44,8 @@ import (
 //	                              claim in S is removed, with its directory.
 //	                              A claim in some explaining S but not all
 //	                              becomes "maybe gone".
+//	           (never while a claim file holds another claim's bytes:
+//	           DirClaimSwap, until DirClaimReturn; the pass fails closed)
 //	           failed / unknown   any recoverable claim not foreign becomes
 //	                              "maybe gone" (its directory too).
 //

@@ -93,7 +93,7 @@ func ValidateDirLeaseHistory(ops []porcupine.Operation) error {
 			return procOp{deathProc: in.Proc}, in.Proc > 0
 		case Reboot:
 			return procOp{rebootHost: in.Host}, in.Host != ""
-		case PIDReuse, DirSwap, DirPublish, DirRemove, DirRestore:
+		case PIDReuse, DirSwap, DirPublish, DirRemove, DirRestore, DirClaimSwap, DirClaimReturn:
 			return procOp{}, true
 		}
 		return procOp{}, false
@@ -165,6 +165,10 @@ func DescribeDirLeaseOperation(input, output any) string {
 		return escape("Remove(" + in.Path + ")")
 	case DirRestore:
 		return escape(fmt.Sprintf("Restore(%s, %s, child p%d)", in.Path, in.Phase, in.ChildProc))
+	case DirClaimSwap:
+		return escape("ClaimSwappedIn(" + in.Path + ")")
+	case DirClaimReturn:
+		return escape("ClaimReturned(" + in.Path + ")")
 	default:
 		call = fmt.Sprintf("%T", input)
 	}

@@ -40,6 +40,9 @@ func encodeDirWorld(w dirWorld) dirState {
 		if c.restored {
 			flags |= 4
 		}
+		if c.swappedIn {
+			flags |= 8
+		}
 		appendInt(flags)
 		appendInt(int64(len(c.contents)))
 		for _, content := range c.contents {
@@ -66,6 +69,7 @@ func decodeDirState(s dirState) dirWorld {
 		c.recoverAfterMs, c.dir = r.int(), dirAt(r.int())
 		flags := r.int()
 		c.ownerAlive, c.maybeGone, c.restored = flags&1 != 0, flags&2 != 0, flags&4 != 0
+		c.swappedIn = flags&8 != 0
 		c.contents = make([]dirContent, r.int())
 		for j := range c.contents {
 			c.contents[j].phase, c.contents[j].childProc = DirPhase(r.int()), int(r.int())

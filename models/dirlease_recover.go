@@ -156,6 +156,9 @@ func dirStepRecover(s dirWorld, in DirRecover, output any) (dirWorld, bool) {
 		mustUnknown(output)
 	}
 	if known && !out.Failed {
+		if s.anySwappedIn() {
+			return s, false // a claim file holds another claim: the pass must fail closed
+		}
 		return dirRecovered(s, in.NowMs, out.Recovered, out.Published)
 	}
 	// Failed or cut short: any recoverable claim may be gone, or only its

@@ -71,6 +71,9 @@ type dirClaim struct {
 	// restored: a co-tenant wrote an earlier version back (DirRestore), so
 	// no handle's view matches the file any more (revisions never repeat).
 	restored bool
+	// swappedIn: the claim file holds another live claim's bytes
+	// (DirClaimSwap) until the operator returns the owner's (DirClaimReturn).
+	swappedIn bool
 	// contents: what the claim file may hold, sorted, never empty; more
 	// than one after an update of unknown outcome.
 	contents []dirContent
@@ -177,7 +180,7 @@ func (c dirClaim) withContents(contents []dirContent) dirClaim {
 
 // matching splits c's contents by whether they equal the caller's view.
 func (c dirClaim) matching(phase DirPhase, child int) (matched, others []dirContent) {
-	if c.restored {
+	if c.restored || c.swappedIn {
 		return nil, c.contents
 	}
 	for _, content := range c.contents {

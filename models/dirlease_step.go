@@ -32,7 +32,7 @@ func (s dirWorld) normalized() dirWorld {
 }
 
 func (c dirClaim) phantomable() bool {
-	if !c.maybeGone || c.ownerAlive {
+	if !c.maybeGone || c.ownerAlive || c.swappedIn {
 		return false
 	}
 	for _, content := range c.contents {
@@ -69,6 +69,10 @@ func dirStepWorld(s dirWorld, input, output any) (dirWorld, bool) {
 		return s.moveDir(in.Path, dirAbsent), true
 	case DirRestore:
 		return s.restored(in), true
+	case DirClaimSwap:
+		return s.claimSwapped(in.Path, true), true
+	case DirClaimReturn:
+		return s.claimSwapped(in.Path, false), true
 	}
 	panic(fmt.Sprintf("models: dirlease model got input %T", input))
 }

@@ -28,6 +28,8 @@ import (
 //     claimed directory, which a recovery may remove as a tree;
 //   - ABA: an earlier version of a live owner's claim written back over its
 //     file (restoreEarlier);
+//   - another claim swapped in: a copy of one live owner's claim file
+//     renamed over another live owner's (swapin.go);
 //   - hard link: a live claim file linked under a name outside the state
 //     tree, whose bytes must never change (an engine writes a record by
 //     rename, never in place).
@@ -156,6 +158,9 @@ func (dw *dirWorld) cotenant(w *sim.World) {
 	}
 	if tracks := dw.abaCandidates(); len(tracks) > 0 {
 		actions = append(actions, func() { dw.restoreEarlier(w, tracks[w.Decisions().Intn(len(tracks))]) })
+	}
+	if source, targets := dw.swapInCandidates(); source != nil {
+		actions = append(actions, func() { dw.swapInClaim(w, source, targets[w.Decisions().Intn(len(targets))]) })
 	}
 	if len(actions) == 0 {
 		return

@@ -28,11 +28,14 @@ func Engine() *campaign.Engine {
 			{Name: "respawns", Default: 4, Min: 0, Max: 32, Doc: "crashed processes restarted per run"},
 			{Name: "pid_impostors", Default: 1, Min: 0, Max: 1, Fixed: true,
 				Doc: "1: in some runs a crashed creator's PID is taken by an impostor; 0 never"},
+			{Name: "claim_swaps", Default: 1, Min: 0, Max: 1, Fixed: true,
+				Doc: "1: the co-tenant may rename a copy of one live claim's file over another's; 0 never"},
 		},
 		Setup: func(p campaign.Params) func(w *sim.World) error {
 			return DirleaseWorkload(DirleaseOptions{
 				Creators: p["creators"], Recoverers: p["recoverers"], OpsPerProc: p["ops_per_proc"],
 				RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]), PIDImpostors: p["pid_impostors"] - 1,
+				ClaimSwaps: p["claim_swaps"] - 1,
 			})
 		},
 		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
@@ -88,6 +91,11 @@ func Engine() *campaign.Engine {
 			"cotenant-symlink-planted",
 			"cotenant-hardlink",
 			"cotenant-aba-restored",
+			// another live claim swapped in (swapin.go)
+			"cotenant-claim-swapped-in",
+			"dirlease-swapped-claim-cas-refused",
+			"dirlease-swapped-claim-recovery-refused",
+			"dirlease-operator-claim-returned",
 			"dirlease-aba-refused",
 			// world16: a second host on the volume and containers (hosts.go)
 			workkit.ProbeSecondHost,

@@ -154,6 +154,7 @@ func (dw *dirWorld) startLiveness() {
 	}
 	dw.repairParents(true)
 	dw.repairDue(true)
+	dw.repairSwappedClaims(true)
 	w.Tracef("dirlease-liveness start")
 	dw.liveness.launch()
 }
@@ -272,4 +273,17 @@ func DirleaseOperations(history []sim.Operation) []porcupine.Operation {
 func CheckDirleaseHistory(history []sim.Operation) error {
 	return workkit.CheckHistory("dirlease", DirleaseOperations(history), models.ValidateDirLeaseHistory, models.CheckDirLease,
 		models.DirLeaseModel())
+}
+
+func (dw *dirWorld) childBody(p *sim.Proc) {
+	_ = p.Clock().Sleep(context.Background(), time.Duration(1+dw.world.Decisions().Intn(30))*time.Millisecond)
+}
+
+func (dw *dirWorld) fail(err error, liveness bool) {
+	if liveness {
+		err = &sim.LivenessError{Message: err.Error()}
+	}
+	if dw.failure == nil {
+		dw.failure = err
+	}
 }

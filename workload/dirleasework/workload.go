@@ -56,6 +56,9 @@ type DirleaseOptions struct {
 	// PIDImpostors: 0 lets a crashed creator's PID be taken by an impostor
 	// (races.go) in some runs, -1 never.
 	PIDImpostors int
+	// ClaimSwaps: 0 lets the co-tenant rename a copy of one live claim's
+	// file over another's (swapin.go), -1 never.
+	ClaimSwaps int
 }
 
 func (o DirleaseOptions) withDefaults() DirleaseOptions {
@@ -125,6 +128,10 @@ type dirTrack struct {
 	claimID  string
 	versions []dirVersion
 	aba      bool
+	// swappedIn is set while the claim file holds a copy of another live
+	// claim's (swapin.go); swapRepairAt is the operator's step.
+	swappedIn    bool
+	swapRepairAt int
 }
 
 type dirWorld struct {
@@ -495,6 +502,7 @@ func (dw *dirWorld) update(p *sim.Proc, h *dirHeld, phase dirlease.Phase, child 
 		t.child = nil // unsure from now on: never blame a recovery for it
 	}
 	stale := t.aba
+	swapped := t.swappedIn
 	op := p.Begin("update", in)
 	dw.claims.Begin()
 	call := p.BeginCall()
@@ -508,6 +516,7 @@ func (dw *dirWorld) update(p *sim.Proc, h *dirHeld, phase dirlease.Phase, child 
 		return
 	}
 	p.End(op, models.DirUpdateResult{Kind: kind})
+	dw.noteSwappedRefusal(swapped, kind)
 	if kind == models.CASChanged && stale {
 		dw.world.Probe("dirlease-aba-refused")
 	}
@@ -530,6 +539,7 @@ func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
 		in.Child = h.child.ID()
 	}
 	stale := dw.tracks[h.path].aba
+	swapped := dw.tracks[h.path].swappedIn
 	op := p.Begin("release", in)
 	dw.claims.Begin()
 	call := p.BeginCall()
@@ -543,6 +553,7 @@ func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
 		return false
 	}
 	p.End(op, models.DirReleaseResult{Kind: kind})
+	dw.noteSwappedRefusal(swapped, kind)
 	if kind == models.CASChanged && stale {
 		dw.world.Probe("dirlease-aba-refused")
 	}
@@ -684,6 +695,7 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 	}
 	fsys.recovering = true
 	dw.noteThreadRecover(p)
+	swapped := dw.anySwappedIn()
 	op := p.Begin("recover", in)
 	dw.claims.Begin()
 	dw.races.begin(p)
@@ -700,6 +712,7 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 			w.Probe("dirlease-rename-race-refused")
 		}
 		dw.noteRefusal(err)
+		dw.noteSwappedRecovery(swapped, err)
 		w.Probe("dirlease-recover-failed")
 		p.End(op, models.DirRecoverResult{Failed: true})
 		return report, err, false
@@ -721,19 +734,6 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 		dw.noteElsewhere(p)
 	}
 	return report, nil, true
-}
-
-func (dw *dirWorld) childBody(p *sim.Proc) {
-	_ = p.Clock().Sleep(context.Background(), time.Duration(1+dw.world.Decisions().Intn(30))*time.Millisecond)
-}
-
-func (dw *dirWorld) fail(err error, liveness bool) {
-	if liveness {
-		err = &sim.LivenessError{Message: err.Error()}
-	}
-	if dw.failure == nil {
-		dw.failure = err
-	}
 }
 
 func (dw *dirWorld) exited(p *sim.Proc, reason sim.ExitReason) {
@@ -786,6 +786,7 @@ func (dw *dirWorld) check() error {
 	dw.fireTraps()
 	dw.repairParents(false)
 	dw.repairDue(false)
+	dw.repairSwappedClaims(false)
 	if l := dw.liveness; l != nil && dw.failure == nil && !l.done && w.Step()-l.startStep > dw.opts.LivenessStepsMax {
 		dw.fail(fmt.Errorf("liveness: claims left %d steps after the workload ended", dw.opts.LivenessStepsMax), true)
 	}
