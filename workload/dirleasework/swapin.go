@@ -136,6 +136,7 @@ func (dw *dirWorld) repairSwappedClaims(force bool) {
 			continue // an injected error: the operator retries at a later step
 		}
 		t.swappedIn = false
+		dw.claims.Spoil() // the operator, not the engine, wrote the claim file: nothing promised is on disk now
 		dw.world.RecordEvent("claim-return", models.DirClaimReturn{Path: t.path})
 		dw.world.Probe("dirlease-operator-claim-returned")
 	}
