@@ -18,9 +18,24 @@ import (
 // each step towards the bug is a new coverage point; random search meets
 // all of them together with probability vaultDigits^-vaultStages per turn.
 func vaultEngine() *Engine {
+	return stagedToyEngine("vault", Param{Name: "turns", Default: 12, Min: 1, Max: 100}, func(p *sim.Proc, stage *int) {
+		op := p.Begin("turn", nil)
+		if p.World().Decisions().Intn(vaultDigits) == (*stage*5+3)%vaultDigits {
+			*stage++
+		} else {
+			*stage = 0
+		}
+		p.End(op, vaultTurn{Stage: uint8(*stage)})
+	})
+}
+
+// stagedToyEngine is the skeleton of the guided-search toys: clients on one
+// host each run turn as often as the loop parameter says, sharing a stage
+// counter that the invariant name+"-closed" forbids to reach vaultStages.
+func stagedToyEngine(name string, loop Param, turn func(p *sim.Proc, stage *int)) *Engine {
 	return &Engine{
-		Name: "vault", Hidden: true, StepsMax: 5_000, WorkloadVersion: 1,
-		Params: []Param{{Name: "processes", Default: 3, Min: 1, Max: 8}, {Name: "turns", Default: 12, Min: 1, Max: 100}},
+		Name: name, Hidden: true, StepsMax: 5_000, WorkloadVersion: 1,
+		Params: []Param{{Name: "processes", Default: 3, Min: 1, Max: 8}, loop},
 		Setup: func(params Params) func(w *sim.World) error {
 			return func(w *sim.World) error {
 				stage := 0
@@ -28,23 +43,17 @@ func vaultEngine() *Engine {
 				host := w.AddHost(sim.HostSpec{Name: "alpha", PIDMax: 64, Volume: volume})
 				for i := range params["processes"] {
 					body := func(p *sim.Proc) {
-						for range params["turns"] {
-							op := p.Begin("turn", nil)
-							if p.World().Decisions().Intn(vaultDigits) == (stage*5+3)%vaultDigits {
-								stage++
-							} else {
-								stage = 0
-							}
-							p.End(op, vaultTurn{Stage: uint8(stage)})
+						for range params[loop.Name] {
+							turn(p, &stage)
 						}
 					}
 					if _, err := w.Spawn(host, sim.ProcSpec{Name: fmt.Sprintf("client-%d", i), UID: 1000}, body); err != nil {
 						return err
 					}
 				}
-				w.Invariant("vault-closed", func() error {
+				w.Invariant(name+"-closed", func() error {
 					if stage >= vaultStages {
-						return fmt.Errorf("the vault opened after %d right turns", stage)
+						return fmt.Errorf("the %s opened after %d right turns", name, stage)
 					}
 					return nil
 				})
@@ -69,44 +78,19 @@ type vaultTurn struct{ Stage uint8 }
 // operation signal alone sees nothing between the events, as random
 // search does, and the call signal sees each tumbler as a new point.
 func safeEngine() *Engine {
-	return &Engine{
-		Name: "safe", Hidden: true, StepsMax: 5_000, WorkloadVersion: 1,
-		Params: []Param{{Name: "processes", Default: 3, Min: 1, Max: 8}, {Name: "dials", Default: 8, Min: 1, Max: 100}},
-		Setup: func(params Params) func(w *sim.World) error {
-			return func(w *sim.World) error {
-				stage := 0
-				volume := w.AddVolume("disk")
-				host := w.AddHost(sim.HostSpec{Name: "alpha", PIDMax: 64, Volume: volume})
-				for i := range params["processes"] {
-					body := func(p *sim.Proc) {
-						for range params["dials"] {
-							op := p.Begin("dial", nil)
-							for stage < vaultStages && p.World().Decisions().Intn(vaultDigits) == (stage*5+3)%vaultDigits {
-								stage++
-								if _, err := p.FS().Lstat("/tumbler-" + safeTumblers[stage-1:stage]); err == nil {
-									panic("safe: a tumbler exists")
-								}
-							}
-							if stage < vaultStages {
-								stage = 0
-							}
-							p.End(op, true)
-						}
-					}
-					if _, err := w.Spawn(host, sim.ProcSpec{Name: fmt.Sprintf("client-%d", i), UID: 1000}, body); err != nil {
-						return err
-					}
-				}
-				w.Invariant("safe-closed", func() error {
-					if stage >= vaultStages {
-						return fmt.Errorf("the safe opened after %d right turns in one dial", stage)
-					}
-					return nil
-				})
-				return nil
+	return stagedToyEngine("safe", Param{Name: "dials", Default: 8, Min: 1, Max: 100}, func(p *sim.Proc, stage *int) {
+		op := p.Begin("dial", nil)
+		for *stage < vaultStages && p.World().Decisions().Intn(vaultDigits) == (*stage*5+3)%vaultDigits {
+			*stage++
+			if _, err := p.FS().Lstat("/tumbler-" + safeTumblers[*stage-1:*stage]); err == nil {
+				panic("safe: a tumbler exists")
 			}
-		},
-	}
+		}
+		if *stage < vaultStages {
+			*stage = 0
+		}
+		p.End(op, true)
+	})
 }
 
 // safeTumblers name the tumblers' paths: no hex digits, so the call
