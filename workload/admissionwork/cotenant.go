@@ -29,7 +29,11 @@ const admissionOutside = "/home/outside/slot.json"
 
 // cotenant is the FaultCotenant hook.
 func (aw *admissionWorld) cotenant(w *sim.World) {
-	if aw.corrupted || aw.outsideData != nil || aw.claimBusy() {
+	if current, sources := aw.swapCandidates(); len(sources) > 0 && w.Decisions().Intn(2) == 0 {
+		aw.swapInRecord(w, current, sources[w.Decisions().Intn(len(sources))])
+		return
+	}
+	if aw.corrupted || aw.outsideData != nil || aw.swap != nil || aw.claimBusy() {
 		return
 	}
 	root := aw.volume.FS().View(admissionUID)

@@ -29,12 +29,14 @@ func Engine() *campaign.Engine {
 				Doc: "legacy record at setup: 0 drawn per run, 1 none, 2 schema 1, 3 schema 2"},
 			{Name: "pid_impostors", Default: 1, Min: 0, Max: 1, Fixed: true,
 				Doc: "1: in some runs a crashed controller's PID is taken by an impostor with its handle; 0 never"},
+			{Name: "record_swaps", Default: 1, Min: 0, Max: 1, Fixed: true,
+				Doc: "1: the co-tenant may swap another live owner's earlier slot record in over the current one; 0 never"},
 		},
 		Setup: func(p campaign.Params) func(w *sim.World) error {
 			return AdmissionWorkload(AdmissionOptions{
 				Controllers: p["controllers"], OpsPerProc: p["ops_per_proc"],
 				RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]), Legacy: p["legacy"],
-				PIDImpostors: p["pid_impostors"] - 1,
+				PIDImpostors: p["pid_impostors"] - 1, RecordSwaps: p["record_swaps"] - 1,
 			})
 		},
 		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
@@ -56,6 +58,11 @@ func Engine() *campaign.Engine {
 			"cotenant-symlink-planted",
 			"admission-symlink-refused",
 			"admission-operator-repair-symlink",
+			// swapadm: another live owner's earlier record swapped in (swapin.go)
+			"cotenant-record-swapped-in",
+			"admission-swapped-record-cas-refused",
+			"admission-swapped-record-held",
+			"admission-operator-record-returned",
 			"admission-helper-bound",
 			"admission-cleanup-unsafe",
 			"admission-liveness-acquired",
