@@ -21,7 +21,8 @@ import (
 // (models.AdmissionCorruption, as a garbled record) until the operator
 // removes the link. An engine that follows it acts on an object that is
 // not its record: the model catches its answers, and the file outside the
-// state tree must never change (checkOutside).
+// state tree must never change (checkOutside). When it can, the hook
+// swaps another live owner's earlier record in instead (swapin.go).
 
 // admissionOutside is the co-tenant's own copy of the record, outside the
 // state tree.

@@ -11,7 +11,8 @@ import (
 // Engine is the admission engine's definition for the harness: the
 // workload (package admission: the helper lifecycle under crashes, power
 // loss, PID reuse, zombies, stale handles, legacy records, hostile
-// corruption and mutation-claim swaps), its knobs, its history checked by
+// corruption, mutation-claim swaps, a co-tenant's symlinks and swapped-in
+// records of other live owners), its knobs, its history checked by
 // porcupine against models.AdmissionModel, and the probes its campaigns
 // must fire. Each call returns a fresh value.
 func Engine() *campaign.Engine {

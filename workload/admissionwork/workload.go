@@ -39,7 +39,9 @@ import (
 // Hostile hooks: FaultCorrupt garbles active.json (AdmissionCorruption) and
 // an operator removes it later (AdmissionClear); FaultRenameRace replaces a
 // mutation claim file by an identical copy (a new inode), which an orphan
-// recovery must refuse to delete.
+// recovery must refuse to delete; FaultCotenant plants a symlink at the
+// slot's path (cotenant.go) or swaps another live owner's earlier record in
+// over the current holder's (swapin.go: AdmissionSwap, AdmissionReturn).
 //
 // Durability (durability.go, workkit.DoneRecord): at every power loss the
 // slot record is what the last call that reported done left, unless a call
