@@ -211,9 +211,18 @@ const (
 	dispositionRecoverable
 )
 
-// admissionState is one possible state of the slot. Comparable.
+// admissionState is one possible state of the slot. Comparable. displaced
+// is the record a hostile swap (AdmissionSwap) moved aside, which the
+// operator's AdmissionReturn puts back.
 type admissionState struct {
-	slot          admissionSlot
+	slot admissionSlot
+	admissionRecord
+	displaced admissionRecord
+}
+
+// admissionRecord is one claim record and the ground truth of its owner
+// and helper.
+type admissionRecord struct {
 	claimID       string // "" = unknown (written by an operation of unknown outcome)
 	revision      string // "" = unknown; never equals a presented revision
 	phase         AdmissionPhase
@@ -256,10 +265,32 @@ func (s admissionState) holds(claimID, revision string) bool {
 }
 
 func (s admissionState) claimedBy(in AdmissionAcquire, claimID, revision string) admissionState {
-	return admissionState{
-		slot: slotClaimed, claimID: claimID, revision: revision, phase: PhaseParentOwned,
+	return admissionState{slot: slotClaimed, admissionRecord: admissionRecord{
+		claimID: claimID, revision: revision, phase: PhaseParentOwned,
 		ownerProc: in.Proc, ownerHost: in.Host, ownerAlive: true,
+	}}
+}
+
+// died applies the death of proc to r.
+func (r admissionRecord) died(proc int) admissionRecord {
+	if r.ownerProc == proc {
+		r.ownerAlive = false
 	}
+	if r.helperProc == proc {
+		r.helperAlive = false
+	}
+	return r
+}
+
+// rebooted applies a reboot of host to r.
+func (r admissionRecord) rebooted(host string) admissionRecord {
+	if r.ownerHost == host {
+		r.ownerAlive, r.ownerBootGone = false, true
+	}
+	if r.helperProc != 0 && r.helperHost == host {
+		r.helperAlive = false
+	}
+	return r
 }
 
 func (s admissionState) transitioned(in AdmissionTransition, revision string) admissionState {
@@ -281,21 +312,21 @@ func admissionStep(state, input, output any) []any {
 	case AdmissionRelease:
 		return admissionStepRelease(s, in, output)
 	case ProcessDeath:
-		if s.slot == slotClaimed && s.ownerProc == in.Proc {
-			s.ownerAlive = false
+		if s.slot == slotClaimed {
+			s.admissionRecord = s.admissionRecord.died(in.Proc)
 		}
-		if s.slot == slotClaimed && s.helperProc == in.Proc {
-			s.helperAlive = false
-		}
+		s.displaced = s.displaced.died(in.Proc)
 		return []any{s}
 	case Reboot:
-		if s.slot == slotClaimed && s.ownerHost == in.Host {
-			s.ownerAlive, s.ownerBootGone = false, true
+		if s.slot == slotClaimed {
+			s.admissionRecord = s.admissionRecord.rebooted(in.Host)
 		}
-		if s.slot == slotClaimed && s.helperProc != 0 && s.helperHost == in.Host {
-			s.helperAlive = false
-		}
+		s.displaced = s.displaced.rebooted(in.Host)
 		return []any{s}
+	case AdmissionSwap:
+		return s.swapped(in)
+	case AdmissionReturn:
+		return []any{s.returned()}
 	case PIDReuse:
 		return []any{s}
 	case AdmissionCorruption:
@@ -303,7 +334,7 @@ func admissionStep(state, input, output any) []any {
 	case AdmissionClear:
 		return []any{admissionState{}}
 	case AdmissionLegacy:
-		return []any{admissionState{slot: slotClaimed, phase: in.Phase, ownerHost: in.Host}}
+		return []any{admissionState{slot: slotClaimed, admissionRecord: admissionRecord{phase: in.Phase, ownerHost: in.Host}}}
 	}
 	panic(fmt.Sprintf("models: admission model got input %T", input))
 }
@@ -413,6 +444,10 @@ func admissionHash(state any) uint64 {
 	h.bool(s.ownerBootGone)
 	h.int(int64(s.helperProc))
 	h.bool(s.helperAlive)
+	h.string(s.displaced.claimID)
+	h.string(s.displaced.revision)
+	h.int(int64(s.displaced.ownerProc))
+	h.bool(s.displaced.ownerAlive)
 	return h.sum
 }
 
@@ -444,8 +479,10 @@ func ValidateAdmissionHistory(ops []porcupine.Operation) error {
 			return procOp{deathProc: in.Proc}, in.Proc > 0
 		case Reboot:
 			return procOp{rebootHost: in.Host}, in.Host != ""
-		case PIDReuse, AdmissionCorruption, AdmissionClear:
+		case PIDReuse, AdmissionCorruption, AdmissionClear, AdmissionReturn:
 			return procOp{}, true
+		case AdmissionSwap:
+			return procOp{}, in.ClaimID != "" && in.Revision != "" && in.OwnerProc > 0 && in.OwnerHost != ""
 		case AdmissionLegacy:
 			return procOp{}, in.Host != "" && (in.Phase == PhaseCleanupUnsafe || in.Phase == PhaseParentOwned)
 		}
@@ -480,6 +517,10 @@ func DescribeAdmissionOperation(input, output any) string {
 		return "Corruption(active.json)"
 	case AdmissionClear:
 		return "OperatorClear(active.json)"
+	case AdmissionSwap:
+		return escape(fmt.Sprintf("Swap(active.json <- claim %s rev %s %s of p%d@%s)", in.ClaimID, in.Revision, in.Phase, in.OwnerProc, in.OwnerHost))
+	case AdmissionReturn:
+		return "OperatorReturn(active.json)"
 	case AdmissionLegacy:
 		return escape(fmt.Sprintf("Legacy(active.json, %s, written on %s)", in.Phase, in.Host))
 	default:

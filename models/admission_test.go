@@ -201,7 +201,7 @@ func TestAdmissionDescriptionsEscapeHTML(t *testing.T) {
 	if strings.Contains(text, "<") || !strings.Contains(text, "&lt;c&gt;") || !strings.Contains(text, "r&amp;") {
 		t.Fatalf("operation description is not HTML-escaped: %s", text)
 	}
-	state := DescribeAdmissionState(admissionState{slot: slotClaimed, claimID: "<c>", ownerHost: "h"})
+	state := DescribeAdmissionState(admissionState{slot: slotClaimed, admissionRecord: admissionRecord{claimID: "<c>", ownerHost: "h"}})
 	if strings.Contains(state, "<") {
 		t.Fatalf("state description is not HTML-escaped: %s", state)
 	}

@@ -21,7 +21,8 @@ import (
 // (models.AdmissionCorruption, as a garbled record) until the operator
 // removes the link. An engine that follows it acts on an object that is
 // not its record: the model catches its answers, and the file outside the
-// state tree must never change (checkOutside).
+// state tree must never change (checkOutside). When it can, the hook
+// swaps another live owner's earlier record in instead (swapin.go).
 
 // admissionOutside is the co-tenant's own copy of the record, outside the
 // state tree.
@@ -29,7 +30,11 @@ const admissionOutside = "/home/outside/slot.json"
 
 // cotenant is the FaultCotenant hook.
 func (aw *admissionWorld) cotenant(w *sim.World) {
-	if aw.corrupted || aw.outsideData != nil || aw.claimBusy() {
+	if current, sources := aw.swapCandidates(); len(sources) > 0 && w.Decisions().Intn(2) == 0 {
+		aw.swapInRecord(w, current, sources[w.Decisions().Intn(len(sources))])
+		return
+	}
+	if aw.corrupted || aw.outsideData != nil || aw.swap != nil || aw.claimBusy() {
 		return
 	}
 	root := aw.volume.FS().View(admissionUID)

@@ -11,7 +11,8 @@ import (
 // Engine is the admission engine's definition for the harness: the
 // workload (package admission: the helper lifecycle under crashes, power
 // loss, PID reuse, zombies, stale handles, legacy records, hostile
-// corruption and mutation-claim swaps), its knobs, its history checked by
+// corruption, mutation-claim swaps, a co-tenant's symlinks and swapped-in
+// records of other live owners), its knobs, its history checked by
 // porcupine against models.AdmissionModel, and the probes its campaigns
 // must fire. Each call returns a fresh value.
 func Engine() *campaign.Engine {
@@ -29,12 +30,14 @@ func Engine() *campaign.Engine {
 				Doc: "legacy record at setup: 0 drawn per run, 1 none, 2 schema 1, 3 schema 2"},
 			{Name: "pid_impostors", Default: 1, Min: 0, Max: 1, Fixed: true,
 				Doc: "1: in some runs a crashed controller's PID is taken by an impostor with its handle; 0 never"},
+			{Name: "record_swaps", Default: 1, Min: 0, Max: 1, Fixed: true,
+				Doc: "1: the co-tenant may swap another live owner's earlier slot record in over the current one; 0 never"},
 		},
 		Setup: func(p campaign.Params) func(w *sim.World) error {
 			return AdmissionWorkload(AdmissionOptions{
 				Controllers: p["controllers"], OpsPerProc: p["ops_per_proc"],
 				RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]), Legacy: p["legacy"],
-				PIDImpostors: p["pid_impostors"] - 1,
+				PIDImpostors: p["pid_impostors"] - 1, RecordSwaps: p["record_swaps"] - 1,
 			})
 		},
 		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
@@ -56,6 +59,11 @@ func Engine() *campaign.Engine {
 			"cotenant-symlink-planted",
 			"admission-symlink-refused",
 			"admission-operator-repair-symlink",
+			// swapadm: another live owner's earlier record swapped in (swapin.go)
+			"cotenant-record-swapped-in",
+			"admission-swapped-record-cas-refused",
+			"admission-swapped-record-held",
+			"admission-operator-record-returned",
 			"admission-helper-bound",
 			"admission-cleanup-unsafe",
 			"admission-liveness-acquired",

@@ -134,6 +134,7 @@ func (aw *admissionWorld) startLiveness() {
 			w.Crash(p)
 		}
 	}
+	aw.returnSwappedRecord(true)
 	if aw.corrupted {
 		aw.repair(true)
 	}

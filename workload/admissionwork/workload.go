@@ -39,7 +39,9 @@ import (
 // Hostile hooks: FaultCorrupt garbles active.json (AdmissionCorruption) and
 // an operator removes it later (AdmissionClear); FaultRenameRace replaces a
 // mutation claim file by an identical copy (a new inode), which an orphan
-// recovery must refuse to delete.
+// recovery must refuse to delete; FaultCotenant plants a symlink at the
+// slot's path (cotenant.go) or swaps another live owner's earlier record in
+// over the current holder's (swapin.go: AdmissionSwap, AdmissionReturn).
 //
 // Durability (durability.go, workkit.DoneRecord): at every power loss the
 // slot record is what the last call that reported done left, unless a call
@@ -75,6 +77,9 @@ type AdmissionOptions struct {
 	// PIDImpostors: 0 lets a crashed controller's PID be taken by an
 	// impostor with its handle (impostors.go) in some runs, -1 never.
 	PIDImpostors int
+	// RecordSwaps: 0 lets the co-tenant swap another live owner's earlier
+	// record in over the slot (swapin.go), -1 never.
+	RecordSwaps int
 }
 
 func (o AdmissionOptions) withDefaults() AdmissionOptions {
@@ -135,6 +140,11 @@ type admissionWorld struct {
 	symlinked   bool
 	symlinkID   lease.FileIdentity
 	outsideData []byte
+	// records are the valid slot records as their owners wrote them, swap
+	// the co-tenant's swap in effect, recordSwaps its copies (swapin.go).
+	records     []slotRecord
+	swap        *recordSwap
+	recordSwaps int
 	// slot is the durability oracle of the slot record.
 	slot workkit.DoneRecord
 	// leftovers follows what power losses left empty or torn.
@@ -418,9 +428,11 @@ func (aw *admissionWorld) transition(p *sim.Proc, h *handle, to models.Admission
 		return false
 	}
 	aw.impostors.noteCall(p, "update", claim.ID, kind)
+	aw.noteSwappedCAS(p, kind)
 	out := models.AdmissionTransitionResult{Kind: kind}
 	if kind == models.CASOK {
 		out.Revision = h.a.Claim().Revision
+		aw.noteWritten(p, h.a.Claim())
 	}
 	if kind == models.CASChanged {
 		aw.world.Probe("admission-aba-refused")
@@ -454,6 +466,7 @@ func (aw *admissionWorld) release(p *sim.Proc, h *handle) bool {
 		return false
 	}
 	aw.impostors.noteCall(p, "release", claim.ID, kind)
+	aw.noteSwappedCAS(p, kind)
 	switch kind {
 	case models.CASOK:
 		aw.world.Probe("admission-released")
@@ -501,6 +514,10 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 	}
 	kind := out.Kind
 	aw.noteThreadAcquired(p, kind)
+	aw.noteSwappedAcquire(kind)
+	if kind == models.AdmissionAcquired {
+		aw.noteWritten(p, a.Claim())
+	}
 	aw.world.Probe("admission-acquire-" + [...]string{"", "acquired", "active", "indeterminate", "contention", "corrupt"}[kind])
 	if kind == models.AdmissionIndeterminate {
 		aw.noteElsewhere(p)
@@ -604,6 +621,7 @@ func (aw *admissionWorld) check() error {
 	if aw.corrupted && w.Step() >= aw.repairAt {
 		aw.repair(false)
 	}
+	aw.returnSwappedRecord(false)
 	if aw.liveness != nil && aw.failure == nil && !aw.liveness.done && w.Step()-aw.liveness.startStep > aw.opts.LivenessStepsMax {
 		aw.fail(fmt.Errorf("liveness: no acquire within %d steps after the workload ended", aw.opts.LivenessStepsMax), true)
 	}
