@@ -7,7 +7,6 @@ import (
 	"github.com/leasekit/leasekit/admission"
 	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/modelmap"
-	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
 	"github.com/leasekit/leasekit/workload/workkit"
@@ -110,15 +109,7 @@ func (aw *admissionWorld) renameOver(data []byte) bool {
 	aw.volume.FS().MkdirAll(swapScratch, 0o700, admissionUID)
 	aw.recordSwaps++
 	temp := fspath.Join(swapScratch, fmt.Sprintf("record-%d", aw.recordSwaps))
-	if workkit.WriteRoot(root, temp, lease.O_CREATE|lease.O_EXCL, data) != nil {
-		return false
-	}
-	if root.Rename(temp, admissionFile) != nil {
-		_ = root.Remove(temp)
-		return false
-	}
-	workkit.SyncRoot(root, fspath.Dir(admissionFile))
-	return true
+	return workkit.RenameOver(root, temp, admissionFile, data)
 }
 
 // returnSwappedRecord is the operator: once its time has come (at once when

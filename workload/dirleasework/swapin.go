@@ -103,15 +103,7 @@ func (dw *dirWorld) swapInClaim(w *sim.World, source, target *dirTrack) {
 func (dw *dirWorld) renameOver(root lease.FS, data []byte, name string) bool {
 	dw.swaps++
 	temp := fspath.Join(cotenantScratch, fmt.Sprintf("claim-%d", dw.swaps))
-	if workkit.WriteRoot(root, temp, lease.O_CREATE|lease.O_EXCL, data) != nil {
-		return false
-	}
-	if root.Rename(temp, name) != nil {
-		_ = root.Remove(temp)
-		return false
-	}
-	workkit.SyncRoot(root, fspath.Dir(name))
-	return true
+	return workkit.RenameOver(root, temp, name, data)
 }
 
 // repairSwappedClaims is the operator: it renames the bytes each swapped

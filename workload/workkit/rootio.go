@@ -3,6 +3,7 @@ package workkit
 import (
 	"bytes"
 
+	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/sim"
@@ -65,4 +66,20 @@ func Garble(data []byte, d *sim.Decisions) []byte {
 	}
 	out[0] = '#'
 	return out
+}
+
+// RenameOver is the hostile co-tenant saving data over name as an editor
+// does: a new file of its own at temp, renamed over name, and name's
+// directory synced. It reports whether the rename happened (an injected
+// error may stop it; the temp is then removed).
+func RenameOver(root lease.FS, temp, name string, data []byte) bool {
+	if WriteRoot(root, temp, lease.O_CREATE|lease.O_EXCL, data) != nil {
+		return false
+	}
+	if root.Rename(temp, name) != nil {
+		_ = root.Remove(temp)
+		return false
+	}
+	SyncRoot(root, fspath.Dir(name))
+	return true
 }
