@@ -76,16 +76,23 @@ type ExploreResult struct {
 	Counterexample []uint32 `json:"counterexample,omitempty"`
 }
 
+// exploreEngine looks up an exploration's engine and bounds ctx by its wall
+// time limit (none when limit is 0); the caller defers cancel.
+func (c *Catalog) exploreEngine(ctx context.Context, engine string, limit time.Duration) (*Engine, context.Context, context.CancelFunc, error) {
+	e, err := c.Lookup(engine)
+	if err != nil || limit <= 0 {
+		return e, ctx, func() {}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	return e, ctx, cancel, nil
+}
+
 // Explore enumerates the scenario's executions within the bounds.
 func Explore(ctx context.Context, o ExploreOptions) (ExploreResult, error) {
-	e, err := o.Catalog.Lookup(o.Spec.Engine)
+	e, ctx, cancel, err := o.Catalog.exploreEngine(ctx, o.Spec.Engine, o.Duration)
+	defer cancel()
 	if err != nil {
 		return ExploreResult{}, err
-	}
-	if o.Duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Duration)
-		defer cancel()
 	}
 	x := &explorer{engine: e, options: o, states: map[uint64]bool{}, finals: map[uint64]bool{}, started: time.Now()}
 	x.result.Complete = true

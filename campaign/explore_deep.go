@@ -153,14 +153,10 @@ func (r DeepResult) PrunedShare() (cache, por float64) {
 
 // ExploreDeep explores the scenario's executions within the bounds.
 func ExploreDeep(ctx context.Context, o DeepOptions) (DeepResult, error) {
-	e, err := o.Catalog.Lookup(o.Spec.Engine)
+	e, ctx, cancel, err := o.Catalog.exploreEngine(ctx, o.Spec.Engine, o.Duration)
+	defer cancel()
 	if err != nil {
 		return DeepResult{}, err
-	}
-	if o.Duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Duration)
-		defer cancel()
 	}
 	if o.Independent == nil {
 		o.Independent = Independent
