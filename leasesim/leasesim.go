@@ -99,7 +99,7 @@ func (c *Command) Run(args []string, stdout, stderr io.Writer) int {
 		return campaign.ExitUsage
 	}
 	commands := map[string]func([]string, io.Writer, io.Writer) int{
-		"run": c.cmdRun, "merge": cmdMerge, "replay": c.cmdReplay, "shrink": c.cmdShrink, "explain": c.cmdExplain, "reseed": c.cmdReseed,
+		"run": c.cmdRun, "merge": c.cmdMerge, "replay": c.cmdReplay, "shrink": c.cmdShrink, "explain": c.cmdExplain, "reseed": c.cmdReseed,
 		"mutants": c.cmdMutants, "hunt": c.cmdHunt, "explore": c.cmdExplore, "bench": c.cmdBench,
 	}
 	command, ok := commands[args[0]]
@@ -379,12 +379,18 @@ func writeProgress(w io.Writer, p campaign.Progress, planned int) {
 		p.Runs, of, rate, p.Violations, p.Liveness, p.Nondeterminism, p.ProbesHit, p.Elapsed.Round(time.Second))
 }
 
-func cmdMerge(args []string, stdout, stderr io.Writer) int {
-	set := newFlagSet("merge", "merge [--json] REPORT.json... | merge --corpus DIR SHARD-DIR...", stderr)
+func (c *Command) cmdMerge(args []string, stdout, stderr io.Writer) int {
+	set := newFlagSet("merge", "merge [--json] REPORT.json... | merge --corpus DIR [--minimize] SHARD-DIR...", stderr)
 	jsonOutput := set.Bool("json", false, "print the merged JSON report instead of the summary")
 	corpus := set.String("corpus", "", "merge guided corpus directories (the arguments) into this one instead")
+	minimize := set.Bool("minimize", false, "with --corpus: write only the entries a greedy set cover needs to reach every coverage point of the arguments (afl-cmin), into a new directory")
+	signalName := set.String("signal", campaign.SignalCalls, "with --minimize: the coverage signal to cover (calls or operations)")
+	entriesMax := set.Int("entries-max", 0, "with --minimize: keep at most N entries per engine, the cover's first picks (0: all the cover needs)")
 	if code, ok := parseFlags(set, args); !ok {
 		return code
+	}
+	if *corpus != "" && *minimize {
+		return c.cmdMinimizeCorpus(*corpus, set.Args(), *signalName, *entriesMax, stdout, stderr)
 	}
 	if *corpus != "" {
 		return cmdMergeCorpus(*corpus, set.Args(), stdout, stderr)
