@@ -224,12 +224,12 @@ func acquireClaim(env Env, current lease.ProcessIdentity, target string) (heldCl
 	for attempt := 0; attempt < claimAttemptsMax; attempt++ {
 		mine := claim{ID: env.IDs.NewID(), Target: path.Base(target), Owner: current}
 		data := mine.bytes()
-		err := statefile.CreateOnly(env.FS, env.IDs, claimPath, claimTempTag, data)
+		// The identity comes from the temp, not from an Lstat of claimPath
+		// after the publish: an orphan recovery may move the published claim
+		// aside at once and another caller publish its own, whose inode this
+		// call would then verify and release as its own.
+		inode, err := statefile.CreateOnlyIdentity(env.FS, env.IDs, claimPath, claimTempTag, data)
 		if err == nil {
-			inode, statErr := env.FS.Lstat(claimPath)
-			if statErr != nil {
-				return heldClaim{}, statErr
-			}
 			return heldClaim{path: claimPath, id: mine.ID, inode: inode}, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {

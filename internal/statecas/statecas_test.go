@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/leasekit/leasekit/internal/statefile"
@@ -402,5 +403,74 @@ func TestEnsurePrivateDir(t *testing.T) {
 	must(t, os.Symlink(filepath.Join(f.dir, "recovery"), filepath.Join(f.dir, "linked")))
 	if _, err := EnsurePrivateDir(f.env, uid, f.dir, "linked", "root"); !errors.Is(err, ErrUnsafe) {
 		t.Fatalf("symlinked part: want ErrUnsafe, got %v", err)
+	}
+}
+
+// TestClaimDisplacedRightAfterItsPublishIsNotTakenForOwn: an orphan
+// recovery may move a claim aside the moment it is published and a rival
+// publish its own under the name before this call looks. The call must
+// know its claim by the inode it wrote, not by whatever sits under the name
+// afterwards: it refuses the commit (ErrClaimLost), writes nothing and
+// leaves the rival's claim alone. (Found by guided search in the admission
+// campaign: the call took the rival's claim for its own, committed under
+// it, and its release removed the rival's claim.)
+func TestClaimDisplacedRightAfterItsPublishIsNotTakenForOwn(t *testing.T) {
+	f := newFixture(t)
+	old := []byte("old\n")
+	must(t, os.WriteFile(f.target(), old, 0o600))
+	claimPath := ClaimPath(f.target())
+	rival := MutationClaimBytes("0000beef-0000-4000-8000-000000000002", f.target(), leasetest.IdentityOf(5000, f.uid, "801"))
+	published, swapped := false, false
+	hooked := leasetest.NewHookFS(f.env.FS)
+	hooked.Before(func(op leasetest.Op) error {
+		switch {
+		case published && !swapped:
+			swapped = true
+			must(t, os.Rename(claimPath, claimPath+".0000-recovery.orphan"))
+			must(t, os.WriteFile(claimPath, rival, 0o600))
+		case op.Name == "RenameNoReplace" && op.Paths[1] == claimPath:
+			published = true
+		}
+		return nil
+	})
+	env := f.env
+	env.FS = hooked
+	written, err := WriteIfUnchanged(env, f.target(), []byte("new\n"), statefile.SHA256Hex(old))
+	if !swapped || !errors.Is(err, ErrClaimLost) || written {
+		t.Fatalf("want ErrClaimLost, got %v (written %v, swapped %v)", err, written, swapped)
+	}
+	if content, _ := os.ReadFile(f.target()); string(content) != string(old) {
+		t.Fatal("the target was written under the rival's claim")
+	}
+	if content, err := os.ReadFile(claimPath); err != nil || string(content) != string(rival) {
+		t.Fatalf("the rival's claim was removed or changed: %q, %v", content, err)
+	}
+}
+
+// TestClaimIdentityErrorLeavesNoClaim: when the claim's identity cannot be
+// read (an EIO on its Lstat), the call fails and leaves neither the claim
+// nor its temp: a claim left behind names this live process and refuses
+// every later mutation, its own other threads' too, until it dies.
+func TestClaimIdentityErrorLeavesNoClaim(t *testing.T) {
+	f := newFixture(t)
+	old := []byte("old\n")
+	must(t, os.WriteFile(f.target(), old, 0o600))
+	failed := false
+	hooked := leasetest.NewHookFS(f.env.FS)
+	hooked.Before(func(op leasetest.Op) error {
+		if op.Name == "Lstat" && strings.Contains(filepath.Base(op.Paths[0]), claimTempTag) && !failed {
+			failed = true
+			return &os.PathError{Op: "lstat", Path: op.Paths[0], Err: syscall.EIO}
+		}
+		return nil
+	})
+	env := f.env
+	env.FS = hooked
+	written, err := WriteIfUnchanged(env, f.target(), []byte("new\n"), statefile.SHA256Hex(old))
+	if !failed || !errors.Is(err, syscall.EIO) || written {
+		t.Fatalf("want EIO, got %v (written %v, failed %v)", err, written, failed)
+	}
+	if names := f.names(); len(names) != 1 || names[0] != "state.json" {
+		t.Fatalf("left behind: %v", names)
 	}
 }

@@ -239,6 +239,29 @@ func CreateOnly(fsys FS, ids IDSource, name, tag string, data []byte) error {
 	return SyncDir(fsys, dir)
 }
 
+// CreateOnlyIdentity is CreateOnly that also returns the published file's
+// identity (its Lstat), taken from the temp before it is published: a
+// rename or a link keeps the inode. A caller that must later recognise its
+// own file (statecas's mutation claim) cannot Lstat name after publishing:
+// by then an orphan recovery may have moved the file aside and another
+// process published its own under name, whose inode it would take for its
+// own.
+func CreateOnlyIdentity(fsys FS, ids IDSource, name, tag string, data []byte) (FileInfo, error) {
+	dir := fspath.Dir(name)
+	temp, err := WriteTemp(fsys, ids, dir, tag, data)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	identity, err := fsys.Lstat(temp)
+	if err == nil {
+		err = publishNoReplace(fsys, temp, name)
+	}
+	if err != nil {
+		return FileInfo{}, JoinErrors(err, removeQuietly(fsys, temp))
+	}
+	return identity, SyncDir(fsys, dir)
+}
+
 // publishNoReplace moves temp to name unless name exists. Where the kernel
 // lacks renameat2 it falls back to link+unlink, which is just as atomic for
 // the final name (link fails with EEXIST) but leaves the temp behind if a
