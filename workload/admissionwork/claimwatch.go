@@ -36,7 +36,10 @@ type claimWatch struct {
 	// or a dead process's); unknown says the watch lost track.
 	holder  *sim.Proc
 	unknown bool
-	calls   []claimCall
+	// aside is the holder whose claim an orphan recovery renamed to a
+	// *.orphan name, until the recoverer removes it or puts it back.
+	aside *sim.Proc
+	calls []claimCall
 }
 
 // claimCall is a call in flight that may refuse for a mutation in progress.
@@ -106,11 +109,14 @@ func (cw *claimWatch) observeRename(p *sim.Proc, oldpath, newpath string, err er
 	switch {
 	case err != nil:
 	case newpath == admissionClaimPath && isOrphanName(oldpath):
-		cw.holder, cw.unknown = nil, true // a displaced live claim put back
+		cw.holder, cw.unknown, cw.aside = nil, true, nil // a displaced live claim put back
 		cw.sawLive(nil)
 	case newpath == admissionClaimPath:
 		cw.published(p)
 	case oldpath == admissionClaimPath:
+		if isOrphanName(newpath) {
+			cw.aside = cw.holder
+		}
 		cw.holder, cw.unknown = nil, false
 	}
 }
@@ -124,10 +130,13 @@ func (cw *claimWatch) observeRemove(name string, err error) {
 	if err == nil && name == admissionClaimPath {
 		cw.holder, cw.unknown = nil, false
 	}
+	if err == nil && isOrphanName(name) {
+		cw.aside = nil
+	}
 }
 
 // powerLoss: every process died; a claim left is a dead one's.
-func (cw *claimWatch) powerLoss() { cw.holder, cw.unknown = nil, false }
+func (cw *claimWatch) powerLoss() { cw.holder, cw.unknown, cw.aside = nil, false, nil }
 
 func isOrphanName(name string) bool {
 	return len(name) > len(admissionClaimPath) && name[:len(admissionClaimPath)] == admissionClaimPath &&

@@ -22,10 +22,15 @@ const admissionRepairDelayMax = 600
 
 // claimBusy reports whether a mutation claim guards the slot: a process is
 // inside a compare-and-swap, and a hostile write now could race its commit
-// in a way no engine can see (the hook is not a process).
+// in a way no engine can see (the hook is not a process). A live holder's
+// claim that an orphan recovery moved aside by mistake counts too: the
+// recoverer renames it back, and its holder, between its compare and its
+// commit all along, goes on (claimWatch.aside; random seed 33738 garbled the
+// record in that window, the holder's compare-and-swap then removed it, and
+// the repair read that as "the engine wrote over it").
 func (aw *admissionWorld) claimBusy() bool {
 	_, err := aw.volume.Root().Lstat(statecas.ClaimPath(admissionFile))
-	return !errors.Is(err, fs.ErrNotExist)
+	return !errors.Is(err, fs.ErrNotExist) || (aw.claims.aside != nil && aw.Alive(aw.claims.aside))
 }
 
 // corrupt is the FaultCorrupt hook: it garbles a valid slot record.
