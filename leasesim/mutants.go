@@ -113,6 +113,9 @@ type MutantRow struct {
 	// Confounded counts detections the unmutated build also fails (they
 	// are skipped: the hunt goes on from the next seed).
 	Confounded int `json:"confounded,omitempty"`
+	// ConfoundedSeeds are those detections' seeds, for a rerun on the real
+	// build (each is a failure of today's code, or of the harness).
+	ConfoundedSeeds []uint64 `json:"confounded_seeds,omitempty"`
 	// Equivalent is the mutant's equivalent: line: why no sound checker
 	// can find it. Such a mutant is hunted only when --only names it, and
 	// never counts as missed.
@@ -249,7 +252,9 @@ func (c *Command) huntMutant(root, pkg, name, work, faults string, flags huntFla
 			return row
 		}
 		row.Confounded++
+		row.ConfoundedSeeds = append(row.ConfoundedSeeds, hunt.Seed)
 		row.Hunt.Found = false
+		row.Hunt.Stopped = fmt.Sprintf("gave up after %d detections the real build also fails", row.Confounded)
 		if flags.search == "explore" {
 			return row // an exploration does not depend on the base seed: a rerun finds the same
 		}
@@ -339,6 +344,11 @@ func mutantLine(row MutantRow) string {
 		return fmt.Sprintf("%-40s equivalent (not hunted): %s", row.Name, row.Equivalent)
 	}
 	line := fmt.Sprintf("%-40s found=%v seeds=%d %.2fs %s", row.Name, row.Hunt.Found, row.Hunt.Seeds, row.Hunt.Seconds, kind(row.Hunt))
+	if row.Confounded > 0 {
+		// Say it on the line: a failing seed of today's code cuts a long
+		// check short, and found=false alone would hide that.
+		line += fmt.Sprintf(" (skipped %d detection(s) the real build also fails, seeds %v: rerun them on the real build)", row.Confounded, row.ConfoundedSeeds)
+	}
 	for _, s := range row.Searches {
 		line += fmt.Sprintf(" | %s %s %d %.2fs", s.Search, searchFound(s), s.Hunt.Runs, s.Hunt.Seconds)
 	}
