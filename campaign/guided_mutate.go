@@ -24,7 +24,10 @@ import (
 //     rename race, ...) and draw afresh from k on;
 //   - splice: each stream answers as the parent's up to k, then as another
 //     entry's from there on;
-//   - pct: the PCT scheduler with one more change point (depth), from k on.
+//   - pct: the PCT scheduler with one more change point (depth), from k on;
+//
+// and one mutation in guidedReknobOdds also redraws a workload knob
+// (reknob).
 
 // window sizes, in decisions (a default lease step draws about five).
 var guidedWindows = []int{4, 16, 64}
@@ -80,8 +83,39 @@ func (g *guidedSearch) mutate(op int) Spec {
 	default:
 		g.pct(&spec, k)
 	}
+	if g.rng.IntN(guidedReknobOdds) == 0 {
+		g.reknob(&spec)
+	}
 	spec.ThenDraw, spec.Seed = true, g.rng.Uint64()
 	return spec
+}
+
+// guidedReknobOdds: one mutation in this many also redraws a workload knob.
+const guidedReknobOdds = 4
+
+// reknob redraws one of the workload's knobs that the campaign left free
+// (not set by Options.Params, not Fixed) within [Default, min(Max,
+// 2*Default)]: more processes, operations per process, respawns.
+// Random search runs every seed at the defaults; guided search varies the
+// world's size as swarm testing varies its faults, so a kept run's
+// descendants explore a busier world than the default one. Knobs only
+// grow: a smaller world loses the steps that made its parent interesting.
+// The bound keeps a candidate within about twice a default run's cost,
+// and the candidate's spec records the knobs, so it replays.
+func (g *guidedSearch) reknob(spec *Spec) {
+	var free []Param
+	for _, p := range g.e.Params {
+		if _, set := g.o.Params[p.Name]; !set && !p.Fixed {
+			free = append(free, p)
+		}
+	}
+	if len(free) == 0 {
+		return
+	}
+	p := free[g.rng.IntN(len(free))]
+	lo := max(p.Default, p.Min)
+	hi := max(min(p.Max, 2*p.Default), lo)
+	spec.Params[p.Name] = lo + g.rng.IntN(hi-lo+1)
 }
 
 // pick chooses an entry: half the time among the 4 newest, a quarter among
