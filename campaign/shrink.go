@@ -91,6 +91,11 @@ type shrinker struct {
 	deadline time.Time
 	log      io.Writer
 	keep     []string
+	// best is the smallest spec adopted so far (shrinkSize): a pass may
+	// adopt a larger one on the way to a smaller (passSticky re-encodes
+	// the schedule, which the later passes then cut), and the shrink
+	// returns best if the way did not lead below it.
+	best Spec
 }
 
 // Shrink minimises spec while it keeps finding want. spec.Decisions may be
@@ -120,8 +125,12 @@ func (c *Catalog) Shrink(spec Spec, want Finding, options ShrinkOptions) (Shrink
 	s.current = spec.clone()
 	s.current.adopt(result)
 	s.result = result
+	s.best = s.current
 	before := s.current.Decisions
 	for s.round() {
+	}
+	if sizeOf(s.best).less(s.size()) {
+		s.current = s.best
 	}
 	final, finding := s.finalBudget(spec.StepsMax)
 	if !finding.Same(want) {
@@ -161,7 +170,7 @@ func (s *shrinker) finalBudget(original int) (sim.Result, Finding) {
 // trading equal lists until the budget ran out.
 func (s *shrinker) round() bool {
 	before := s.size()
-	for i, pass := range []func() bool{s.passSteps, s.passFaults, s.passParams, s.passReseed, s.passPrefix,
+	for i, pass := range []func() bool{s.passSteps, s.passFaults, s.passParams, s.passReseed, s.passSticky, s.passPrefix, s.passStreamTails,
 		s.passLarge, s.passConcentrate, s.passChoices, s.passChunks, s.passHalve} {
 		if s.exhausted() {
 			return false
@@ -192,6 +201,9 @@ func (s *shrinker) try(candidate Spec) bool {
 	candidate.adopt(result)
 	s.current = candidate
 	s.result = result
+	if sizeOf(candidate).less(sizeOf(s.best)) {
+		s.best = candidate
+	}
 	if s.log != nil {
 		fmt.Fprintf(s.log, "run %d: %d decisions, %d choices, %d steps\n", s.runs, len(candidate.Decisions),
 			Choices(candidate.Decisions), result.Steps)
