@@ -26,7 +26,10 @@ import (
 //     then, for each smaller knob or fault turned off that did not fit the
 //     old list, and for the PCT scheduler in place of the random one, search
 //     a few fresh seeds of that input (passReseed);
-//  4. decisions: keep a prefix (binary search); zero (then clamp) every
+//  4. schedule: re-encode a random or PCT schedule as the sticky
+//     scheduler's preemptions, the same run (passSticky);
+//  5. decisions: keep a prefix (binary search); keep a prefix of each
+//     stream's choices (passStreamTails); zero (then clamp) every
 //     value above a threshold, for thresholds from 32 down; move the time
 //     that clock decisions buy onto fewer of them (passConcentrate); zero
 //     sets of choices (delta debugging over the non-zero decisions,
