@@ -27,7 +27,8 @@ import (
 //     old list, and for the PCT scheduler in place of the random one, search
 //     a few fresh seeds of that input (passReseed);
 //  4. schedule: re-encode a random or PCT schedule as the sticky
-//     scheduler's preemptions, the same run (passSticky);
+//     scheduler's preemptions, the same run (passSticky), once the rounds
+//     in the found scheduler stall or half the run budget or time is spent;
 //  5. decisions: keep a prefix (binary search); keep a prefix of each
 //     stream's choices (passStreamTails); zero (then clamp) every
 //     value above a threshold, for thresholds from 32 down; move the time
@@ -99,6 +100,13 @@ type shrinker struct {
 	// the schedule, which the later passes then cut), and the shrink
 	// returns best if the way did not lead below it.
 	best Spec
+	// stalled: the rounds in the found scheduler made no more progress;
+	// halfway: half of the time limit (zero without one). passSticky waits
+	// for one of them, or half of the run budget: a re-encoded schedule
+	// shrinks on a path of its own, which for a small list can end above
+	// where the found scheduler's path would have.
+	stalled bool
+	halfway time.Time
 }
 
 // Shrink minimises spec while it keeps finding want. spec.Decisions may be
@@ -119,6 +127,7 @@ func (c *Catalog) Shrink(spec Spec, want Finding, options ShrinkOptions) (Shrink
 	s := &shrinker{engine: e, want: want, runsMax: runsMax, log: options.Log, keep: options.KeepProbes}
 	if options.Time > 0 {
 		s.deadline = time.Now().Add(options.Time)
+		s.halfway = time.Now().Add(options.Time / 2)
 	}
 	result := sim.Run(spec.Config(e, nil))
 	s.runs++
@@ -131,6 +140,11 @@ func (c *Catalog) Shrink(spec Spec, want Finding, options ShrinkOptions) (Shrink
 	s.best = s.current
 	before := s.current.Decisions
 	for s.round() {
+	}
+	if !s.stalled && !s.exhausted() {
+		s.stalled = true // the sticky schedule's turn (passSticky)
+		for s.round() {
+		}
 	}
 	if sizeOf(s.best).less(s.size()) {
 		s.current = s.best

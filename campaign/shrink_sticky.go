@@ -3,6 +3,7 @@ package campaign
 import (
 	"math"
 	"slices"
+	"time"
 
 	"github.com/leasekit/leasekit/sim"
 )
@@ -39,7 +40,7 @@ type stickyStep struct {
 // other stream's decisions stay as they are. The candidate is replayed like
 // every other: it is adopted only if it still finds the failure.
 func (s *shrinker) passSticky() bool {
-	if s.exhausted() || s.current.Keys == nil ||
+	if s.exhausted() || !s.stickyTurn() || s.current.Keys == nil ||
 		(s.current.Scheduler != sim.SchedulerRandom && s.current.Scheduler != sim.SchedulerPCT) {
 		return false
 	}
@@ -52,6 +53,12 @@ func (s *shrinker) passSticky() bool {
 	c.Scheduler = sim.SchedulerSticky
 	c.Decisions, c.Tags, c.Keys = stickyList(result.Decisions, result.DecisionTags, result.StreamKeys, steps)
 	return s.try(c)
+}
+
+// stickyTurn reports whether passSticky may run: once the found
+// scheduler's rounds stalled, or half of the run budget or time is spent.
+func (s *shrinker) stickyTurn() bool {
+	return s.stalled || 2*s.runs >= s.runsMax || (!s.halfway.IsZero() && time.Now().After(s.halfway))
 }
 
 // observeSteps runs spec with a step observer and returns every step's

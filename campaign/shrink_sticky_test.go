@@ -60,7 +60,7 @@ func toyRunFailure(t *testing.T, catalog *Catalog, scheduler string) *shrinker {
 		require.NoError(t, err)
 		result := sim.Run(spec.Config(e, nil))
 		if finding, _ := judge(e, result, false); finding.Same(want) {
-			s := &shrinker{engine: e, want: want, runsMax: 1000}
+			s := &shrinker{engine: e, want: want, runsMax: 1000, stalled: true}
 			spec.adopt(result)
 			s.current, s.result, s.best = spec, result, spec
 			return s
