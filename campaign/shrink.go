@@ -26,7 +26,11 @@ import (
 //     then, for each smaller knob or fault turned off that did not fit the
 //     old list, and for the PCT scheduler in place of the random one, search
 //     a few fresh seeds of that input (passReseed);
-//  4. decisions: keep a prefix (binary search); zero (then clamp) every
+//  4. schedule: re-encode a random or PCT schedule as the sticky
+//     scheduler's preemptions, the same run (passSticky), once the rounds
+//     in the found scheduler stall or half the run budget or time is spent;
+//  5. decisions: keep a prefix (binary search); keep a prefix of each
+//     stream's choices (passStreamTails); zero (then clamp) every
 //     value above a threshold, for thresholds from 32 down; move the time
 //     that clock decisions buy onto fewer of them (passConcentrate); zero
 //     sets of choices (delta debugging over the non-zero decisions,
@@ -91,6 +95,18 @@ type shrinker struct {
 	deadline time.Time
 	log      io.Writer
 	keep     []string
+	// best is the smallest spec adopted so far (shrinkSize): a pass may
+	// adopt a larger one on the way to a smaller (passSticky re-encodes
+	// the schedule, which the later passes then cut), and the shrink
+	// returns best if the way did not lead below it.
+	best Spec
+	// stalled: the rounds in the found scheduler made no more progress;
+	// halfway: half of the time limit (zero without one). passSticky waits
+	// for one of them, or half of the run budget: a re-encoded schedule
+	// shrinks on a path of its own, which for a small list can end above
+	// where the found scheduler's path would have.
+	stalled bool
+	halfway time.Time
 }
 
 // Shrink minimises spec while it keeps finding want. spec.Decisions may be
@@ -111,6 +127,7 @@ func (c *Catalog) Shrink(spec Spec, want Finding, options ShrinkOptions) (Shrink
 	s := &shrinker{engine: e, want: want, runsMax: runsMax, log: options.Log, keep: options.KeepProbes}
 	if options.Time > 0 {
 		s.deadline = time.Now().Add(options.Time)
+		s.halfway = time.Now().Add(options.Time / 2)
 	}
 	result := sim.Run(spec.Config(e, nil))
 	s.runs++
@@ -120,8 +137,17 @@ func (c *Catalog) Shrink(spec Spec, want Finding, options ShrinkOptions) (Shrink
 	s.current = spec.clone()
 	s.current.adopt(result)
 	s.result = result
+	s.best = s.current
 	before := s.current.Decisions
 	for s.round() {
+	}
+	if !s.stalled && !s.exhausted() {
+		s.stalled = true // the sticky schedule's turn (passSticky)
+		for s.round() {
+		}
+	}
+	if sizeOf(s.best).less(s.size()) {
+		s.current = s.best
 	}
 	final, finding := s.finalBudget(spec.StepsMax)
 	if !finding.Same(want) {
@@ -161,7 +187,7 @@ func (s *shrinker) finalBudget(original int) (sim.Result, Finding) {
 // trading equal lists until the budget ran out.
 func (s *shrinker) round() bool {
 	before := s.size()
-	for i, pass := range []func() bool{s.passSteps, s.passFaults, s.passParams, s.passReseed, s.passPrefix,
+	for i, pass := range []func() bool{s.passSteps, s.passFaults, s.passParams, s.passReseed, s.passSticky, s.passPrefix, s.passStreamTails,
 		s.passLarge, s.passConcentrate, s.passChoices, s.passChunks, s.passHalve} {
 		if s.exhausted() {
 			return false
@@ -192,6 +218,9 @@ func (s *shrinker) try(candidate Spec) bool {
 	candidate.adopt(result)
 	s.current = candidate
 	s.result = result
+	if sizeOf(candidate).less(sizeOf(s.best)) {
+		s.best = candidate
+	}
 	if s.log != nil {
 		fmt.Fprintf(s.log, "run %d: %d decisions, %d choices, %d steps\n", s.runs, len(candidate.Decisions),
 			Choices(candidate.Decisions), result.Steps)

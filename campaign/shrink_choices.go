@@ -172,17 +172,20 @@ type shrinkSize struct {
 	sum                               uint64
 }
 
-func (s *shrinker) size() shrinkSize {
-	z := shrinkSize{choices: Choices(s.current.Decisions), decisions: len(s.current.Decisions)}
-	for _, value := range s.current.Params {
+func (s *shrinker) size() shrinkSize { return sizeOf(s.current) }
+
+// sizeOf is spec's shrinkSize.
+func sizeOf(spec Spec) shrinkSize {
+	z := shrinkSize{choices: Choices(spec.Decisions), decisions: len(spec.Decisions)}
+	for _, value := range spec.Params {
 		z.knobs += value
 	}
 	for _, name := range faultNames {
-		if s.current.Faults.Get(name) > 0 {
+		if spec.Faults.Get(name) > 0 {
 			z.faults++
 		}
 	}
-	for _, v := range s.current.Decisions {
+	for _, v := range spec.Decisions {
 		z.sum += uint64(v)
 	}
 	return z
