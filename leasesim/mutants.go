@@ -116,6 +116,10 @@ type MutantRow struct {
 	// ConfoundedSeeds are those detections' seeds, for a rerun on the real
 	// build (each is a failure of today's code, or of the harness).
 	ConfoundedSeeds []uint64 `json:"confounded_seeds,omitempty"`
+	// ConfoundedInputs are their inputs as seed-file text, when the seed
+	// alone does not rerun them (a guided or explore detection): save one
+	// as a .seed file and `leasesim replay` it on the real build.
+	ConfoundedInputs []string `json:"confounded_inputs,omitempty"`
 	// Equivalent is the mutant's equivalent: line: why no sound checker
 	// can find it. Such a mutant is hunted only when --only names it, and
 	// never counts as missed.
@@ -253,6 +257,9 @@ func (c *Command) huntMutant(root, pkg, name, work, faults string, flags huntFla
 		}
 		row.Confounded++
 		row.ConfoundedSeeds = append(row.ConfoundedSeeds, hunt.Seed)
+		if hunt.Input != "" {
+			row.ConfoundedInputs = append(row.ConfoundedInputs, hunt.Input)
+		}
 		row.Hunt.Found = false
 		row.Hunt.Stopped = fmt.Sprintf("gave up after %d detections the real build also fails", row.Confounded)
 		if flags.search == "explore" {
@@ -347,7 +354,7 @@ func mutantLine(row MutantRow) string {
 	if row.Confounded > 0 {
 		// Say it on the line: a failing seed of today's code cuts a long
 		// check short, and found=false alone would hide that.
-		line += fmt.Sprintf(" (skipped %d detection(s) the real build also fails, seeds %v: rerun them on the real build)", row.Confounded, row.ConfoundedSeeds)
+		line += fmt.Sprintf(" (skipped %d detection(s) the real build also fails, seeds %v: rerun them on the real build; --json has their inputs)", row.Confounded, row.ConfoundedSeeds)
 	}
 	for _, s := range row.Searches {
 		line += fmt.Sprintf(" | %s %s %d %.2fs", s.Search, searchFound(s), s.Hunt.Runs, s.Hunt.Seconds)
