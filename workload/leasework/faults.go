@@ -153,6 +153,9 @@ func (lw *leaseWorld) corrupt(w *sim.World) {
 	workkit.SyncRoot(root, fspath.Dir(c.path))
 	space.corruptions = append(space.corruptions, c)
 	space.hostileBytes = append(space.hostileBytes, c.written)
+	if c.kind == "guard" || c.kind == "intent" {
+		space.hostileInPlace = append(space.hostileInPlace, c.path)
+	}
 	w.Probe("lease-hostile-corrupt-" + c.kind)
 	w.Tracef("lease-hostile corrupt %s %s", c.kind, c.path)
 	if c.kind == "owner" || c.kind == "receiver" {

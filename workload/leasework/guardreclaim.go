@@ -72,6 +72,7 @@ func (f *leaseFS) garbleBeforeGuardReclaim(oldpath, newpath string) {
 	workkit.SyncRoot(root, leaseNamespace)
 	space.corruptions = append(space.corruptions, c)
 	space.hostileBytes = append(space.hostileBytes, c.written)
+	space.hostileInPlace = append(space.hostileInPlace, leaseGuardPath)
 	w.Probe("lease-hostile-corrupt-guard")
 	w.Probe("lease-hostile-garble-at-guard-reclaim")
 	w.Tracef("lease-hostile corrupt guard at a reclaim %s", leaseGuardPath)

@@ -35,10 +35,49 @@ func (lw *leaseWorld) checkLeftovers() {
 		}
 		if boot != space.boot {
 			space.boot = boot
+			lw.reviveHostileDebris(space)
 			space.leftoverWatch().AfterPowerLoss(w, space.volume.Root())
 		}
 		if space.leftovers != nil {
 			space.leftovers.Check(w, space.volume.Root())
 		}
 	}
+}
+
+// reviveHostileDebris handles what a power loss brings back of the hook's
+// in-place writes. The hook garbles a guard or intent with O_TRUNC and never
+// fsyncs the data; once the engine has renamed that file away (the
+// corruption is then moot and dropped), a power loss may undo the rename and
+// leave the garbled file, emptied or torn, under its old name. No engine
+// write makes such a file (every guard and intent is a fsynced temp
+// published by a rename), so it is hostile debris: it goes back into the
+// ledger for the operator to repair, and the liveness probe waits for that
+// repair instead of reporting a refusal nobody could cure (a false alarm
+// found by a guided campaign: the probe refused a corrupt, empty guard).
+func (lw *leaseWorld) reviveHostileDebris(space *leaseSpace) {
+	root := space.volume.Root()
+	for _, path := range space.hostileInPlace {
+		data, err := workkit.ReadRoot(root, path)
+		if _, ok := lw.parseRecord(data); err != nil || ok || space.corruptedAt(path) {
+			continue
+		}
+		kind := "guard"
+		if path != leaseGuardPath {
+			kind = "intent"
+		}
+		space.corruptions = append(space.corruptions, leaseCorruption{kind: kind, path: path, written: data,
+			repairAt: lw.world.Step() + 1})
+		lw.world.Probe("lease-powerloss-revived-hostile-" + kind)
+	}
+	space.hostileInPlace = space.hostileInPlace[:0]
+}
+
+// corruptedAt reports whether a corruption in the ledger is at path.
+func (s *leaseSpace) corruptedAt(path string) bool {
+	for i := range s.corruptions {
+		if s.corruptions[i].path == path {
+			return true
+		}
+	}
+	return false
 }

@@ -240,6 +240,10 @@ type leaseSpace struct {
 	// watch of what its power losses left torn or empty (powerloss.go).
 	boot      string
 	leftovers *workkit.LeftoverWatch
+	// hostileInPlace are the guard and intent paths the hook wrote in
+	// place (O_TRUNC, data never fsynced) since the space's last power
+	// loss (powerloss.go, reviveHostileDebris).
+	hostileInPlace []string
 }
 
 // hostileSwaps counts the rename races the hook made so far (any space).
