@@ -18,7 +18,11 @@ func (lw *leaseWorld) stateKey() uint64 {
 	}
 	for _, s := range lw.spaces {
 		k.ints(s.index, int(s.lastFencedEpoch), int(s.epochMaxReturned), len(s.epochs), len(s.corruptions), len(s.carried),
-			boolInt(s.ownerCorrupted), s.hostileSerial, int(s.hostileClearedAt), len(s.hostileBytes), boolInt(s.tracked))
+			boolInt(s.ownerCorrupted), s.hostileSerial, int(s.hostileClearedAt), len(s.hostileBytes), boolInt(s.tracked),
+			len(s.hostileInPlace))
+		for _, path := range s.hostileInPlace {
+			k.str(path)
+		}
 		var epochs uint64
 		for e, generation := range s.epochs {
 			var entry keyHash
