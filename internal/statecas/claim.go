@@ -334,7 +334,14 @@ func recoverOrphan(env Env, claimPath string, dead claim, deadInode lease.FileIn
 	if err == nil && sameInode(inode, deadInode) && moved == dead {
 		return removeOrphanClaim(env, quarantine, dead.ID)
 	}
-	if restoreErr := env.FS.RenameNoReplace(quarantine, claimPath); restoreErr != nil {
+	restoreErr := env.FS.RenameNoReplace(quarantine, claimPath)
+	if errors.Is(restoreErr, fs.ErrNotExist) {
+		// Its claimant, whose call failed with ErrClaimLost meanwhile, took
+		// the displaced claim back (retractDisplacedClaim): the name is
+		// free, and the caller retries.
+		return nil
+	}
+	if restoreErr != nil {
 		return newError(ErrClaimLost, claimPath,
 			"a live mutation claim was displaced during orphan recovery and is kept at "+quarantine,
 			errors.Join(err, restoreErr))
@@ -396,12 +403,75 @@ func verifyClaim(env Env, held heldClaim) error {
 
 func releaseClaim(env Env, held heldClaim) error {
 	if err := verifyClaim(env, held); err != nil {
+		if KindOf(err) == ErrClaimLost {
+			return errors.Join(err, retractDisplacedClaim(env, held))
+		}
 		return err
 	}
 	if err := env.FS.Remove(held.path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// Displaced between the verify and the remove.
+			return errors.Join(err, retractDisplacedClaim(env, held))
+		}
 		return err
 	}
 	return statefile.SyncDir(env.FS, fspath.Dir(held.path))
+}
+
+// retractDisplacedClaim removes this call's claim from wherever an orphan
+// recovery put it. A recoverer that judged an earlier, dead claim renames
+// whatever sits under the claim name to an orphan name; when that is this
+// call's live claim, it renames it back once it sees so. By then this call
+// may have failed with ErrClaimLost and returned, so the restored claim
+// would name a live process that holds nothing, and refuse every mutation
+// of the file (this process's own too) until the process dies (found by
+// guided search in the admission campaign). The claim is this call's: it
+// is known by its inode (a rename keeps it), and removing it deletes
+// nothing of anyone else's. The orphan names are scanned before the claim
+// name because the only move left is the restore, orphan to claim name.
+// A recoverer that then meets the name gone retries (recoverOrphan).
+func retractDisplacedClaim(env Env, held heldClaim) error {
+	dir := fspath.Dir(held.path)
+	entries, err := readDirBounded(env, dir)
+	if err != nil {
+		return err
+	}
+	prefix := path.Base(held.path) + "."
+	removed := false
+	for _, entry := range entries {
+		if !strings.HasPrefix(entry.Name, prefix) || !strings.HasSuffix(entry.Name, orphanSuffix) {
+			continue
+		}
+		took, err := removeIfInode(env, fspath.Join(dir, entry.Name), held.inode)
+		if err != nil {
+			return err
+		}
+		removed = removed || took
+	}
+	took, err := removeIfInode(env, held.path, held.inode)
+	if err != nil {
+		return err
+	}
+	if !removed && !took {
+		return nil
+	}
+	return statefile.SyncDir(env.FS, dir)
+}
+
+// removeIfInode removes name if it is the inode want; a name already gone
+// is not an error.
+func removeIfInode(env Env, name string, want lease.FileInfo) (bool, error) {
+	info, err := env.FS.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil || !sameInode(info, want) {
+		return false, err
+	}
+	if err := removeIfPresent(env, name); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // MutationClaimBytes is the canonical claim file a process with identity

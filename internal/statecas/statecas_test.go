@@ -474,3 +474,84 @@ func TestClaimIdentityErrorLeavesNoClaim(t *testing.T) {
 		t.Fatalf("left behind: %v", names)
 	}
 }
+
+// TestDisplacedClaimIsTakenBackByItsClaimant: a recoverer that judged an
+// earlier, dead claim renames this call's live claim to an orphan name and
+// stops before it can rename it back. The call fails with ErrClaimLost and
+// takes its own claim back on the way out, from the orphan name or, if the
+// recoverer already restored it, from the claim name: a claim left behind
+// would name this live process, which holds nothing, and refuse every
+// later mutation of the file until the process dies. (Found by guided
+// search in the admission campaign: testdata/seeds/admission/ok-*.seed of
+// the stopped recoverer.)
+func TestDisplacedClaimIsTakenBackByItsClaimant(t *testing.T) {
+	for _, restored := range []bool{false, true} {
+		t.Run(map[bool]string{false: "still aside", true: "restored"}[restored], func(t *testing.T) {
+			f := newFixture(t)
+			old := []byte("old\n")
+			must(t, os.WriteFile(f.target(), old, 0o600))
+			claimPath := ClaimPath(f.target())
+			orphan := claimPath + ".0000-recovery" + orphanSuffix
+			hooked := leasetest.NewHookFS(f.env.FS)
+			moved, put := false, false
+			hooked.Before(func(op leasetest.Op) error {
+				if op.Name == "OpenFile" && op.Paths[0] == f.target() && !moved {
+					moved = true
+					must(t, os.Rename(claimPath, orphan))
+				}
+				if op.Name == "ReadDir" && restored && moved && !put {
+					put = true
+					must(t, os.Rename(orphan, claimPath)) // the recoverer's restore, as the call retracts
+				}
+				return nil
+			})
+			env := f.env
+			env.FS = hooked
+			written, err := WriteIfUnchanged(env, f.target(), []byte("new\n"), statefile.SHA256Hex(old))
+			if !moved || put != restored || !errors.Is(err, ErrClaimLost) || written {
+				t.Fatalf("want ErrClaimLost, got %v (written %v, moved %v, put back %v)", err, written, moved, put)
+			}
+			if names := f.names(); len(names) != 1 || names[0] != "state.json" {
+				t.Fatalf("the displaced claim was left behind: %v", names)
+			}
+		})
+	}
+}
+
+// TestOrphanRecoveryMeetsARetractedClaim: the live claim a recoverer moved
+// aside is taken back by its claimant before the recoverer reads it; the
+// recoverer then finds nothing to restore and retries instead of reporting
+// a claim "kept at" a name that no longer exists.
+func TestOrphanRecoveryMeetsARetractedClaim(t *testing.T) {
+	f := newFixture(t)
+	must(t, os.WriteFile(f.target(), []byte("x\n"), 0o600))
+	dead := leasetest.IdentityOf(4000, f.uid, "800")
+	live := leasetest.IdentityOf(5000, f.uid, "801")
+	f.inspector.SetLive(live)
+	claimPath := ClaimPath(f.target())
+	must(t, os.WriteFile(claimPath, MutationClaimBytes("0000dead-0000-4000-8000-000000000001", f.target(), dead), 0o600))
+	liveBytes := MutationClaimBytes("0000beef-0000-4000-8000-000000000001", f.target(), live)
+	quarantine, swapped, retracted := "", false, false
+	hooked := leasetest.NewHookFS(f.env.FS)
+	hooked.Before(func(op leasetest.Op) error {
+		switch {
+		case op.Name == "RenameNoReplace" && strings.HasSuffix(op.Paths[1], orphanSuffix) && !swapped:
+			swapped, quarantine = true, op.Paths[1]
+			must(t, os.Remove(claimPath))
+			must(t, os.WriteFile(claimPath, liveBytes, 0o600))
+		case swapped && !retracted && op.Name == "Lstat" && op.Paths[0] == quarantine:
+			retracted = true
+			must(t, os.Remove(quarantine)) // the live claimant took it back
+		}
+		return nil
+	})
+	env := f.env
+	env.FS = hooked
+	removed, err := RemoveIfUnchanged(env, f.target(), statefile.SHA256Hex([]byte("x\n")))
+	if !retracted || err != nil || !removed {
+		t.Fatalf("want the retry to remove the target, got %v (removed %v, retracted %v)", err, removed, retracted)
+	}
+	if names := f.names(); len(names) != 0 {
+		t.Fatalf("left behind: %v", names)
+	}
+}
