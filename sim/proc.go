@@ -221,7 +221,7 @@ func (p *Proc) run(yield func(struct{}) bool) {
 			return // a panic while unwinding a kill is the kill's artefact
 		}
 		p.panicked = r
-		p.panicStack = debug.Stack()
+		p.panicStack = stableStack(debug.Stack())
 	}()
 	p.body(p)
 }
