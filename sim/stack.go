@@ -5,11 +5,12 @@ import (
 	"regexp"
 )
 
-// stackArguments matches a frame's argument words, "(0xc000012345, 0x1)"
-// or "({0x1234, 0x5}, ...)", and stackGoroutine a goroutine's number, as
-// in "goroutine 21 [running]:" or "created by ... in goroutine 7".
+// stackArguments matches a frame's argument words at the end of its line,
+// "(0xc000012345, 0x1)", "(0x0?, 0x2f76723db728?)" or "({0x1234, 0x5},
+// ...)", and stackGoroutine a goroutine's number, as in "goroutine 21
+// [running]:" or "created by ... in goroutine 7".
 var (
-	stackArguments = regexp.MustCompile(`\((0x[0-9a-f]+|\{[^)]*\}|\.\.\.)(, (0x[0-9a-f]+|\{[^)]*\}|\.\.\.))*\)$`)
+	stackArguments = regexp.MustCompile(`\([0-9a-fx?,{}. ]+\)$`)
 	stackGoroutine = regexp.MustCompile(`goroutine [0-9]+`)
 )
 

@@ -42,8 +42,8 @@ func TestPanicMessageIsDeterministic(t *testing.T) {
 	if !strings.Contains(first, "assignment to entry in nil map") || !strings.Contains(first, "stack_test.go:") {
 		t.Fatalf("the message lost the panic or its frame:\n%s", first)
 	}
-	if strings.Contains(first, "0xc0") {
-		t.Fatalf("the message keeps a heap address:\n%s", first)
+	if strings.Contains(first, "(0x") || strings.Contains(first, "{0x") {
+		t.Fatalf("the message keeps an argument word:\n%s", first)
 	}
 }
 
@@ -52,6 +52,8 @@ func TestStableStack(t *testing.T) {
 		{"goroutine 21 [running]:\n", "goroutine [running]:\n"},
 		{"main.f(0xc000012345, 0x1)\n", "main.f(...)\n"},
 		{"main.g({0x1234, 0x5}, ...)\n", "main.g(...)\n"},
+		{"sim.(*Proc).run(0x0?, 0x2f76723db728?)\n", "sim.(*Proc).run(...)\n"},
+		{"main.(*T).f.func1()\n", "main.(*T).f.func1()\n"},
 		{"main.h()\n\t/x/y.go:3 +0x5e\n", "main.h()\n\t/x/y.go:3 +0x5e\n"},
 		{"created by main.k in goroutine 7\n", "created by main.k in goroutine\n"},
 	} {
