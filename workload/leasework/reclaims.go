@@ -139,6 +139,13 @@ func (lw *leaseWorld) checkMove(m leaseMove) error {
 		lw.world.Probe("lease-reclaim-raced-corruption")
 		return nil
 	}
+	if err != nil && m.movedHostileReceiver() {
+		// The operator's repair removed receiver.lock after the engine's
+		// last check and the hook's "receiver" corruption put a file of its
+		// own at the name: that file is what the rename moved.
+		lw.world.Probe("lease-reclaim-raced-hostile-receiver")
+		return nil
+	}
 	if err != nil && (m.space.isPlantedLink(fspath.Join(m.path, "owner.json")) || m.space.isPlantedLink(m.path)) {
 		// The co-tenant planted a link after the engine's last check.
 		lw.world.Probe("lease-reclaim-raced-symlink")
@@ -156,4 +163,12 @@ func (lw *leaseWorld) checkMove(m leaseMove) error {
 		lw.impostors.reclaimed(m.space, m.proc, record.Generation, diedAt)
 	}
 	return nil
+}
+
+// movedHostileReceiver reports whether what the move put at m.path is the
+// hook's own receiver.lock file (the "receiver" corruption writes a plain
+// file where no receiver.lock was), read from the root view between steps.
+func (m leaseMove) movedHostileReceiver() bool {
+	data, err := workkit.ReadRoot(m.space.volume.Root(), m.path)
+	return err == nil && m.space.hostileWrote(data)
 }
