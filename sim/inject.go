@@ -146,6 +146,7 @@ func (w *World) PowerLoss(h *Host) {
 	if w.running != nil {
 		panic(fmt.Sprintf("sim: PowerLoss of %s called from inside process %s", h.Name(), w.running.name))
 	}
+	afters := w.beforePowerLoss(h)
 	victims := append([]*Proc(nil), h.procs...)
 	for _, p := range victims {
 		w.kill(p, ExitPowerLoss)
@@ -161,10 +162,42 @@ func (w *World) PowerLoss(h *Host) {
 	if len(h.volume.hosts) == 1 {
 		mode = h.volume.fs.PowerLoss(w.draws())
 	}
+	w.afterPowerLoss(afters)
 	w.Probe("powerloss")
 	w.Tracef("fault=powerloss host=%s boot=%s fs=%s killed=%d", h.Name(), h.table.BootID(), mode, len(victims))
 	for _, p := range victims {
 		w.exited(p, ExitPowerLoss)
+	}
+}
+
+// beforePowerLoss runs the OnPowerLoss hooks for h and returns what they
+// want run after the crash.
+func (w *World) beforePowerLoss(h *Host) []func() {
+	if len(w.onPowerLoss) == 0 {
+		return nil
+	}
+	saved := w.noKills
+	w.noKills = "a power-loss hook"
+	defer func() { w.noKills = saved }()
+	var afters []func()
+	for _, f := range w.onPowerLoss {
+		if after := f(h); after != nil {
+			afters = append(afters, after)
+		}
+	}
+	return afters
+}
+
+// afterPowerLoss runs what the OnPowerLoss hooks returned.
+func (w *World) afterPowerLoss(afters []func()) {
+	if len(afters) == 0 {
+		return
+	}
+	saved := w.noKills
+	w.noKills = "a power-loss hook"
+	defer func() { w.noKills = saved }()
+	for _, after := range afters {
+		after()
 	}
 }
 

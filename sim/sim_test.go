@@ -241,7 +241,8 @@ func TestCrashCutsOperationAndStopsDefers(t *testing.T) {
 // powerLossScenario: a writer on host alpha makes one durable and one
 // unsynced file, then sleeps; a hook cuts alpha's power once; the exit hook
 // spawns a reader on the rebooted host. beta shares alpha's volume when
-// shared is set.
+// shared is set. An OnPowerLoss hook notes what it sees on either side of
+// the crash, and when it runs (order).
 type powerLossScenario struct {
 	shared                bool
 	writerDone, fired     bool
@@ -251,6 +252,12 @@ type powerLossScenario struct {
 	syncedOK, unsyncedOK  bool
 	betaFinished          bool
 	powerLossAt           int64
+	order                 []string
+	// hookHost is the host the hook was called with; writerAlive, before
+	// and after what it saw: the writer alive, /d/unsynced there.
+	hookHost              *Host
+	writerAlive           bool
+	unsyncedBefore, after bool
 }
 
 func (s *powerLossScenario) setup(w *World) error {
@@ -267,7 +274,7 @@ func (s *powerLossScenario) setup(w *World) error {
 		}
 	}
 	s.bootBefore = alpha.Table().BootID()
-	_, err := w.Spawn(alpha, ProcSpec{Name: "writer"}, func(p *Proc) {
+	writer, err := w.Spawn(alpha, ProcSpec{Name: "writer"}, func(p *Proc) {
 		fsys := p.FS()
 		synced, err := fsys.OpenFile("/d/synced", lease.O_CREATE|lease.O_WRONLY, 0o600)
 		if err != nil {
@@ -298,10 +305,21 @@ func (s *powerLossScenario) setup(w *World) error {
 			w.PowerLoss(alpha)
 		}
 	})
+	w.OnPowerLoss(func(h *Host) func() {
+		s.order = append(s.order, "before")
+		_, err := volume.Root().Lstat("/d/unsynced")
+		s.hookHost, s.writerAlive, s.unsyncedBefore = h, writer.Alive(), err == nil
+		return func() {
+			s.order = append(s.order, "after")
+			_, err := volume.Root().Lstat("/d/unsynced")
+			s.after = err == nil
+		}
+	})
 	w.OnExit(func(p *Proc, reason ExitReason) {
 		if reason != ExitPowerLoss {
 			return
 		}
+		s.order = append(s.order, "exit")
 		s.bootAfter = alpha.Table().BootID()
 		q, err := w.Spawn(alpha, ProcSpec{Name: "reader"}, func(p *Proc) {
 			_, err := p.FS().Lstat("/d/synced")
@@ -341,6 +359,17 @@ func TestPowerLoss(t *testing.T) {
 			sleep := r.History[0]
 			if !sleep.Unknown || sleep.Return != s.powerLossAt {
 				t.Fatalf("sleep cut by power loss: %+v, want unknown at %d", sleep, s.powerLossAt)
+			}
+			// The hook saw the page cache before the crash (the writer
+			// alive, its unsynced file there), then the crash state the
+			// reader saw, before the exit hook ran.
+			if want := []string{"before", "after", "exit"}; !slices.Equal(s.order, want) || s.hookHost.Name() != "alpha" {
+				t.Fatalf("shared=%v seed %d: power-loss hook order %v on %s, want %v on alpha", shared, seed, s.order,
+					s.hookHost.Name(), want)
+			}
+			if !s.writerAlive || !s.unsyncedBefore || s.after != s.unsyncedOK {
+				t.Fatalf("shared=%v seed %d: the hook saw writer alive %v, unsynced file before %v, after %v (reader: %v)",
+					shared, seed, s.writerAlive, s.unsyncedBefore, s.after, s.unsyncedOK)
 			}
 			if shared && !s.betaFinished {
 				t.Fatalf("seed %d: beta did not survive alpha's power loss", seed)

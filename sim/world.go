@@ -194,6 +194,7 @@ type World struct {
 	onExit       []func(p *Proc, reason ExitReason)
 	onReap       []func(h *Host, proc *simproc.Proc)
 	onStop       []func(p *Proc)
+	onPowerLoss  []func(h *Host) (after func())
 	// stopped lists the processes the stop fault stopped, not yet continued.
 	stopped []*Proc
 	trace   io.Writer
@@ -398,6 +399,18 @@ func (w *World) FaultHook(name string, fire func(w *World)) {
 // restart it. It runs outside every process and may call Spawn.
 func (w *World) OnExit(f func(p *Proc, reason ExitReason)) {
 	w.onExit = append(w.onExit, f)
+}
+
+// OnPowerLoss registers a function called when host h is about to lose
+// power, outside every process: before its processes die and its volume is
+// reduced to a crash state, f sees what every call saw (the page cache,
+// which the crash may roll back); the function it returns, when not nil,
+// runs right after the crash, before the exit hooks and before any process
+// runs again. A workload checks there what a power loss would otherwise
+// erase, and takes its new bearings. Like an invariant it observes: it must
+// not kill, and it draws nothing.
+func (w *World) OnPowerLoss(f func(h *Host) (after func())) {
+	w.onPowerLoss = append(w.onPowerLoss, f)
 }
 
 // OnReap registers a function called when a zombie left by the zombie fault

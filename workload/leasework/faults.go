@@ -298,9 +298,13 @@ func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 	root := space.volume.Root()
 	if !c.present(root) {
 		// Gone: a reclaimer removed its own garbled intent, or renamed a
-		// planted link away. (An owner corruption carried away is handled
-		// by trackCorruption.)
+		// planted link away (a power loss may bring the link back:
+		// mootLinks). (An owner corruption carried away is handled by
+		// trackCorruption.)
 		w.Probe("lease-repair-moot-" + c.kind)
+		if c.link != nil {
+			space.mootLinks = append(space.mootLinks, c.link)
+		}
 		return true
 	}
 	switch c.kind {

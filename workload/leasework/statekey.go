@@ -23,6 +23,10 @@ func (lw *leaseWorld) stateKey() uint64 {
 		for _, path := range s.hostileInPlace {
 			k.str(path)
 		}
+		k.ints(len(s.mootLinks))
+		for _, link := range s.mootLinks {
+			k.str(link.kind + "|" + link.path + "|" + link.moved + "|" + link.before)
+		}
 		var epochs uint64
 		for e, generation := range s.epochs {
 			var entry keyHash

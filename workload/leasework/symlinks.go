@@ -21,7 +21,8 @@ import (
 // with O_NOFOLLOW, checks its directories with Lstat and renames or removes
 // links as links, so it must refuse, typed, and never act on what the link
 // names: the moved original, and the missing name of a dangling link, never
-// change (checkSymlinkTarget, at the repair and at the end of the run).
+// change (checkSymlinkTarget, at the repair, at the end of the run, and
+// just before a power loss of the space's only host: powerloss.go).
 //
 // Kinds and what the engine and the model make of them:
 //   - owner (receiver.lock/owner.json) and receiver (receiver.lock): the
@@ -171,7 +172,15 @@ func (lw *leaseWorld) plantSymlink(w *sim.World, space *leaseSpace) {
 	if path == "" {
 		return
 	}
-	root := space.cotenant()
+	dangling := d.Intn(3) == 0
+	lw.plantLink(space, kind, path, dangling, w.Step()+1+d.Intn(leaseRepairDelayMax))
+}
+
+// plantLink moves the entry of kind at path out to /outside/sym-N and
+// plants the link there (to the moved original, or dangling), with its
+// repair due at repairAt; it draws nothing.
+func (lw *leaseWorld) plantLink(space *leaseSpace, kind, path string, dangling bool, repairAt int) {
+	w, root := lw.world, space.cotenant()
 	var writer leaseWriter
 	if kind == "guard" || kind == "intent" {
 		data, _ := workkit.ReadRoot(root, path)
@@ -184,7 +193,7 @@ func (lw *leaseWorld) plantSymlink(w *sim.World, space *leaseSpace) {
 	space.volume.FS().MkdirAll(leaseOutside, 0o700, leaseUID)
 	space.hostileSerial++
 	link := &leaseSymlink{kind: kind, path: path, moved: fspath.Join(leaseOutside, fmt.Sprintf("sym-%d", space.hostileSerial)),
-		dangling: d.Intn(3) == 0, repairAt: w.Step() + 1 + d.Intn(leaseRepairDelayMax)}
+		dangling: dangling, repairAt: repairAt}
 	link.target = link.moved
 	if link.dangling {
 		link.target = link.moved + ".missing"
@@ -319,8 +328,10 @@ func (lw *leaseWorld) repairSymlink(space *leaseSpace, link *leaseSymlink) {
 	case link.kind == "epoch":
 		// An acquire that had read the epoch before the link was planted
 		// renamed its new epoch over the link: the counter is valid again
-		// and the moved original is older than it.
+		// and the moved original is older than it (until a power loss
+		// undoes that rename: mootLinks).
 		w.Probe("lease-repair-moot-symlink-epoch")
+		space.mootLinks = append(space.mootLinks, link)
 	default:
 		lw.fail(fmt.Errorf("the symlink the co-tenant planted at %s (%s) is gone before its repair: an engine "+
 			"renamed or removed the namespace's directory", link.path, link.kind), false)

@@ -244,6 +244,10 @@ type leaseSpace struct {
 	// place (O_TRUNC, data never fsynced) since the space's last power
 	// loss (powerloss.go, reviveHostileDebris).
 	hostileInPlace []string
+	// mootLinks are the co-tenant's links an engine moved off their names
+	// (dropped from the ledger as moot) since the space's last power loss,
+	// which may undo the move (powerloss.go, reviveSymlinks).
+	mootLinks []*leaseSymlink
 }
 
 // hostileSwaps counts the rename races the hook made so far (any space).
@@ -409,6 +413,7 @@ func (lw *leaseWorld) setup() error {
 	w.OnExit(lw.exited)
 	w.OnReap(lw.reaped)
 	w.OnStop(lw.stopped)
+	w.OnPowerLoss(lw.powerLoss)
 	w.Invariant("lease", lw.check)
 	w.SetStateKey(lw.stateKey)
 	lw.left = workkit.NewLeftNothing(w, "lease", leaseResidue)
