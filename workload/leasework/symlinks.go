@@ -204,7 +204,7 @@ func (lw *leaseWorld) plantLink(space *leaseSpace, kind, path string, dangling b
 	if err := root.Symlink(link.target, path); err != nil {
 		panic(fmt.Sprintf("sim: lease co-tenant symlink at %s: %v", path, err))
 	}
-	workkit.SyncRoot(root, fspath.Dir(path))
+	syncAncestors(root, path)
 	workkit.SyncRoot(root, leaseOutside)
 	info, err := root.Lstat(path)
 	id, ok := info.Identity()
@@ -221,6 +221,20 @@ func (lw *leaseWorld) plantLink(space *leaseSpace, kind, path string, dangling b
 	w.Probe("lease-cotenant-symlink-" + kind)
 	w.Probe("lease-cotenant-symlink-" + variant)
 	w.Tracef("cotenant symlink %s %s -> %s", kind, path, link.target)
+}
+
+// syncAncestors makes the link's name durable: its directory and every
+// directory above it, so a power loss cannot take the link away with a
+// namespace whose own entry no engine had fsynced yet (the ledger would
+// then wait for a repair of a link that is gone: a false alarm, finding
+// violation-aee7b7799ca2e3de).
+func syncAncestors(root lease.FS, path string) {
+	for dir := fspath.Dir(path); ; dir = fspath.Dir(dir) {
+		workkit.SyncRoot(root, dir)
+		if dir == "/" {
+			return
+		}
+	}
 }
 
 // recordSymlink files a planted link with its repair and model event.
