@@ -27,6 +27,7 @@ func (lw *leaseWorld) stateKey() uint64 {
 		for _, link := range s.mootLinks {
 			k.str(link.kind + "|" + link.path + "|" + link.moved + "|" + link.before)
 		}
+		k.linkLedger(s)
 		var epochs uint64
 		for e, generation := range s.epochs {
 			var entry keyHash
@@ -67,6 +68,22 @@ func (lw *leaseWorld) stateKey() uint64 {
 	}
 	k.ints(len(lw.paused.held), len(lw.paused.forced), len(lw.paused.operators))
 	return k.h
+}
+
+// linkLedger folds the co-tenant's ledgers of a space: the corruptions
+// (kind, path, repair step, whether a link), the filed links with their
+// repair steps, and the counters of planted and unsafe links. Two states
+// that differ only in when a repair is due have different futures.
+func (k *keyHash) linkLedger(s *leaseSpace) {
+	for _, c := range s.corruptions {
+		k.ints(c.repairAt, boolInt(c.link != nil), len(c.written))
+		k.str(c.kind + "|" + c.path)
+	}
+	k.ints(len(s.symlinks), len(s.linkIDs), boolInt(s.epochLinked), s.unsafeLinks)
+	for _, link := range s.symlinks {
+		k.ints(link.repairAt)
+		k.str(link.kind + "|" + link.path + "|" + link.moved + "|" + link.before)
+	}
 }
 
 func procID(p *sim.Proc) int {
