@@ -56,9 +56,11 @@ type guidedSearch struct {
 	// made counts the candidates made (the next index).
 	made int
 	// tried and kept count each operator's candidates and those that
-	// reached new coverage (chooseOp); ops is each pending candidate's
-	// operator, by index.
+	// reached new coverage; gain and cost are each operator's new points
+	// and decisions drawn, decayed (chooseOp); ops is each pending
+	// candidate's operator, by index.
 	tried, kept [opCount]int
+	gain, cost  [opCount]float64
 	ops         map[int]int
 }
 
@@ -121,6 +123,11 @@ func (g *guidedSearch) next() (int, Spec) {
 	if op == opFresh {
 		return index, g.fresh(index)
 	}
+	if op == opFreshKnobs {
+		spec := g.fresh(index)
+		g.reknob(&spec, 1+g.rng.IntN(2))
+		return index, spec
+	}
 	return index, g.mutate(op)
 }
 
@@ -128,12 +135,13 @@ func (g *guidedSearch) next() (int, Spec) {
 // new point; it reports whether it did.
 func (g *guidedSearch) absorb(out outcome) bool {
 	var novel []int
-	fresh := false
+	gained := 0
 	for _, p := range out.signal(g.o.Signal) {
 		if _, ok := g.seen[p.Hash]; ok {
 			continue
 		}
-		g.seen[p.Hash], fresh = struct{}{}, true
+		g.seen[p.Hash] = struct{}{}
+		gained++
 		if p.At >= 0 {
 			novel = append(novel, p.At)
 		}
@@ -141,7 +149,10 @@ func (g *guidedSearch) absorb(out outcome) bool {
 	novel = spread(novel, guidedNovelMax)
 	op, mutated := g.ops[out.rec.job.index]
 	delete(g.ops, out.rec.job.index)
-	if !fresh {
+	if mutated {
+		g.reward(op, gained, len(out.rec.spec.Decisions))
+	}
+	if gained == 0 {
 		return false
 	}
 	if mutated {
