@@ -153,13 +153,7 @@ func TestMutationClaims(t *testing.T) {
 // renamed back and the call sees contention.
 func TestOrphanRecoveryNeverDeletesALiveClaim(t *testing.T) {
 	f := newFixture(t)
-	must(t, os.WriteFile(f.target(), []byte("x\n"), 0o600))
-	dead := leasetest.IdentityOf(4000, f.uid, "800")
-	live := leasetest.IdentityOf(5000, f.uid, "801")
-	f.inspector.SetLive(live)
-	claimPath := ClaimPath(f.target())
-	must(t, os.WriteFile(claimPath, MutationClaimBytes("0000dead-0000-4000-8000-000000000001", f.target(), dead), 0o600))
-	liveBytes := MutationClaimBytes("0000beef-0000-4000-8000-000000000001", f.target(), live)
+	claimPath, liveBytes := f.deadClaimAndLiveRival(t)
 	swapped := false
 	hooked := leasetest.NewHookFS(f.env.FS)
 	hooked.Before(func(op leasetest.Op) error {
@@ -524,13 +518,7 @@ func TestDisplacedClaimIsTakenBackByItsClaimant(t *testing.T) {
 // a claim "kept at" a name that no longer exists.
 func TestOrphanRecoveryMeetsARetractedClaim(t *testing.T) {
 	f := newFixture(t)
-	must(t, os.WriteFile(f.target(), []byte("x\n"), 0o600))
-	dead := leasetest.IdentityOf(4000, f.uid, "800")
-	live := leasetest.IdentityOf(5000, f.uid, "801")
-	f.inspector.SetLive(live)
-	claimPath := ClaimPath(f.target())
-	must(t, os.WriteFile(claimPath, MutationClaimBytes("0000dead-0000-4000-8000-000000000001", f.target(), dead), 0o600))
-	liveBytes := MutationClaimBytes("0000beef-0000-4000-8000-000000000001", f.target(), live)
+	claimPath, liveBytes := f.deadClaimAndLiveRival(t)
 	quarantine, swapped, retracted := "", false, false
 	hooked := leasetest.NewHookFS(f.env.FS)
 	hooked.Before(func(op leasetest.Op) error {
@@ -554,4 +542,18 @@ func TestOrphanRecoveryMeetsARetractedClaim(t *testing.T) {
 	if names := f.names(); len(names) != 0 {
 		t.Fatalf("left behind: %v", names)
 	}
+}
+
+// deadClaimAndLiveRival writes the target ("x\n") and a claim of a dead
+// process on it, and returns the claim's path and the bytes of a live
+// rival's claim, for the orphan-recovery races.
+func (f *fixture) deadClaimAndLiveRival(t *testing.T) (claimPath string, liveBytes []byte) {
+	t.Helper()
+	must(t, os.WriteFile(f.target(), []byte("x\n"), 0o600))
+	dead := leasetest.IdentityOf(4000, f.uid, "800")
+	live := leasetest.IdentityOf(5000, f.uid, "801")
+	f.inspector.SetLive(live)
+	claimPath = ClaimPath(f.target())
+	must(t, os.WriteFile(claimPath, MutationClaimBytes("0000dead-0000-4000-8000-000000000001", f.target(), dead), 0o600))
+	return claimPath, MutationClaimBytes("0000beef-0000-4000-8000-000000000001", f.target(), live)
 }
