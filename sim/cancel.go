@@ -161,6 +161,14 @@ func (c *Call) Drawn() CtxKind {
 // Began is the world step at which the call began.
 func (c *Call) Began() int { return c.began }
 
+// SiblingsDuring reports whether another thread of the caller's process
+// was alive at some point during the call: live now, or ended since the
+// call began. What such a thread left on disk names the caller too, even
+// if the thread has returned before the call did.
+func (c *Call) SiblingsDuring() bool {
+	return c.p.SiblingsLive() || c.p.siblingEndedSince(c.began)
+}
+
 // Fired reports how the call's context has ended so far (CtxLive: not).
 func (c *Call) Fired() CtxKind {
 	if c.ctx == nil || !c.ctx.fired {

@@ -39,6 +39,9 @@ type threadGroup struct {
 	live []*Proc
 	// all lists every thread the process ran.
 	all []*Proc
+	// lastExit is the world step at which a thread last left live (-1:
+	// none yet): Call.SiblingsDuring asks whether one ended mid-call.
+	lastExit int
 }
 
 // SpawnThread starts another thread of p's process running body. Like
@@ -53,7 +56,7 @@ func (w *World) SpawnThread(p *Proc, name string, body func(t *Proc)) (*Proc, er
 		return nil, fmt.Errorf("sim: thread %s of %s: the process is not running", name, p.name)
 	}
 	if p.group == nil {
-		p.group = &threadGroup{leader: p, live: []*Proc{p}, all: []*Proc{p}}
+		p.group = &threadGroup{leader: p, live: []*Proc{p}, all: []*Proc{p}, lastExit: -1}
 	}
 	h := p.host
 	h.table.AddThread(p.table)
@@ -115,6 +118,12 @@ func (p *Proc) SiblingsLive() bool {
 	return false
 }
 
+// siblingEndedSince reports whether a thread of p's process ended at or
+// after step (p itself is running, so it was another thread).
+func (p *Proc) siblingEndedSince(step int) bool {
+	return p.group != nil && p.group.lastExit >= step
+}
+
 // ProcessEnded reports whether every thread of p's process has ended: a
 // thread that returned while others run has not ended its process.
 func (p *Proc) ProcessEnded() bool {
@@ -147,6 +156,7 @@ func (w *World) threadsOf(p *Proc) []*Proc {
 func (w *World) exitProcess(p *Proc, reason ExitReason) {
 	if g := p.group; g != nil {
 		g.live = removeProc(g.live, p)
+		g.lastExit = w.step
 		if len(g.live) > 0 {
 			if reason == ExitFinished {
 				w.threadReturned(p)

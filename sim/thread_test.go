@@ -160,3 +160,41 @@ func TestStopStopsEveryThread(t *testing.T) {
 		t.Fatalf("probes %v", r.Probes)
 	}
 }
+
+// TestCallSiblingsDuringAfterThreadReturned: a call the leader began while
+// its thread was alive still reports a sibling once the thread has
+// returned (the thread may have left a record naming the process: the
+// left-nothing oracle's finding violation-22fd7ff2a6e5d6c8), while a call
+// begun after the thread returned reports none.
+func TestCallSiblingsDuringAfterThreadReturned(t *testing.T) {
+	var early *Call
+	checked := 0
+	r := threadWorld(t, FaultPlan{}, 5, 1, func(w *World, self, leader, thread, observer *Proc) {
+		if self != leader {
+			return
+		}
+		if early == nil {
+			if !thread.Alive() {
+				t.Fatalf("the thread returned before the leader's first round")
+			}
+			early = self.BeginCall()
+			return
+		}
+		if thread.Alive() {
+			return
+		}
+		late := self.BeginCall()
+		if self.SiblingsLive() || !early.SiblingsDuring() || late.SiblingsDuring() {
+			t.Errorf("thread returned: SiblingsLive %v, early call's SiblingsDuring %v, late call's %v",
+				self.SiblingsLive(), early.SiblingsDuring(), late.SiblingsDuring())
+		}
+		late.End()
+		checked++
+	})
+	if early != nil {
+		early.End()
+	}
+	if r.Outcome != OutcomeOK || checked == 0 {
+		t.Fatalf("%v %s: %d checks", r.Outcome, r.Message, checked)
+	}
+}

@@ -96,8 +96,9 @@ type leftCall struct {
 	start   string
 	host    string
 	ns      string
-	// siblings: another thread of the caller's process was alive; a
-	// record naming the process may be that thread's own.
+	// siblings: another thread of the caller's process was alive during
+	// the call (sim.Call.SiblingsDuring); a record naming the process may
+	// be that thread's own, though the thread returned first.
 	siblings bool
 	began    int
 }
@@ -152,7 +153,7 @@ func (l *LeftNothing) After(c *sim.Call, out Outcome) {
 	l.pending = append(l.pending, leftCall{p: p, out: out, ctx: cancelled || deadline,
 		created: append([]string(nil), c.Created()...), faulted: append([]sim.FaultedOp(nil), c.Faulted()...),
 		pid: p.Table().PID, start: strconv.FormatUint(p.Table().StartTicks, 10), host: p.Host().Name(),
-		ns: p.Host().Table().NamespaceID(p.Table().NS), siblings: p.SiblingsLive(), began: c.Began()})
+		ns: p.Host().Table().NamespaceID(p.Table().NS), siblings: c.SiblingsDuring(), began: c.Began()})
 }
 
 func (l *LeftNothing) fail(err error) {
