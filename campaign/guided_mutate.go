@@ -155,6 +155,33 @@ func (g *guidedSearch) reknob(spec *Spec, n int) {
 		free = slices.Delete(free, i, i+1)
 		spec.Params[p.Name] = p.Min + g.rng.IntN(p.Max-p.Min+1)
 	}
+	spec.StepsMax = scaledStepsMax(g.e, spec.Params)
+}
+
+// stepsMaxScaleMax bounds how far a redrawn world's step budget grows.
+const stepsMaxScaleMax = 64
+
+// scaledStepsMax is the step budget of a world with knobs params: the
+// engine's budget, which is sized for its default world, times how much
+// larger this one is (the product, over the knobs above their defaults,
+// of value / default, rounded up; at most stepsMaxScaleMax). A redrawn
+// world of 8 processes with 59 operations each needs more than the
+// default world's 100,000 steps, and a run that ran out of them was a
+// false liveness finding ("step budget exhausted" with every process
+// still working; found as a confounded detection of a guided hunt).
+func scaledStepsMax(e *Engine, params Params) int {
+	budget := e.StepsMax
+	if budget == 0 {
+		budget = stepsMaxDefault
+	}
+	scale := 1
+	for _, p := range e.Params {
+		if v, ok := params[p.Name]; ok && p.Default > 0 && v > p.Default {
+			scale *= (v + p.Default - 1) / p.Default
+		}
+		scale = min(scale, stepsMaxScaleMax)
+	}
+	return budget * scale
 }
 
 // pick chooses an entry: half the time among the 4 newest, a quarter among

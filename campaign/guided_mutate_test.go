@@ -30,3 +30,32 @@ func TestReknobMovesOnlyFreeKnobs(t *testing.T) {
 		t.Fatal("reknob never moved the free knob")
 	}
 }
+
+// A redrawn world's step budget grows with it: the default world keeps the
+// engine's budget, a larger one gets that budget times how much larger it
+// is, up to stepsMaxScaleMax.
+func TestScaledStepsMax(t *testing.T) {
+	e := &Engine{StepsMax: 1000, Params: []Param{
+		{Name: "procs", Default: 2, Min: 1, Max: 8},
+		{Name: "ops", Default: 8, Min: 1, Max: 64},
+	}}
+	for _, tc := range []struct {
+		params Params
+		want   int
+	}{
+		{Params{"procs": 2, "ops": 8}, 1000},
+		{Params{"procs": 1, "ops": 4}, 1000},
+		{Params{"procs": 4, "ops": 8}, 2000},
+		{Params{"procs": 3, "ops": 9}, 4000},
+		{Params{"procs": 8, "ops": 59}, 32000},
+		{Params{"procs": 6, "ops": 16}, 6000},
+	} {
+		if got := scaledStepsMax(e, tc.params); got != tc.want {
+			t.Errorf("scaledStepsMax(%v) = %d, want %d", tc.params, got, tc.want)
+		}
+	}
+	e.Params[1].Max = 1000
+	if got := scaledStepsMax(e, Params{"procs": 8, "ops": 1000}); got != 1000*stepsMaxScaleMax {
+		t.Errorf("the scale is not bounded: %d", got)
+	}
+}
