@@ -20,13 +20,14 @@ import (
 // operation whose outcome is unknown gets models.Unknown{} and keeps its
 // return bound (the crash, ranked just before the death event). Read-only
 // inspects with an unknown outcome are dropped (CHECKING.md), and so are
-// reclaim moves that a power loss undid before they were durable.
+// reclaim moves and operators' clears that a power loss undid before they
+// were durable.
 func LeaseOperations(history []sim.Operation) []porcupine.Operation {
 	return workkit.Operations(history, leaseSkipped)
 }
 
 func leaseSkipped(op sim.Operation) bool {
-	if op.Op == leaseReclaimUndone {
+	if op.Op == leaseReclaimUndone || op.Op == leaseClearUndone {
 		return true // a power loss undid the move before it was durable
 	}
 	_, inspect := op.Input.(models.LeaseInspect)

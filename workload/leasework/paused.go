@@ -103,6 +103,7 @@ func (lw *leaseWorld) operate(op, holder *sim.Proc, generation string) {
 	watch := &inspectWatch{Inspector: op.Inspector(), pid: holder.Table().PID}
 	res, err := lw.managerWith(op, watch).ForceReclaim(context.Background(),
 		lease.ForceRequest{Kind: lease.BlockerReceiver, Generation: generation})
+	lw.settleReclaims(op, true, err, sim.ExitFinished)
 	if err != nil {
 		w.Probe("lease-operator-force-error")
 		return
@@ -144,10 +145,13 @@ func (p *pausedHolders) isOperator(proc *sim.Proc) bool {
 }
 
 // observeOperatorMove records an operator's move of receiver.lock as the
-// LeaseClear event, at the step it happened.
-func (lw *leaseWorld) observeOperatorMove(space *leaseSpace) {
-	lw.world.RecordEvent("clear", models.LeaseClear{Namespace: space.key})
+// LeaseClear event, at the step it happened, and returns its history index:
+// like a reclaim, the move is pending until ForceReclaim answers, and a
+// power loss before then may undo it (settleReclaims).
+func (lw *leaseWorld) observeOperatorMove(space *leaseSpace) int {
+	event := lw.world.RecordEvent("clear", models.LeaseClear{Namespace: space.key})
 	lw.world.Probe("lease-operator-clear-observed")
+	return event
 }
 
 // resumedCall counts what a paused holder's call with its paused

@@ -78,3 +78,49 @@ func TestGuardReclaimedProbe(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaseHistoryClearUndoneByPowerLoss pins the history of
+// testdata/seeds/lease/ok-0272f13b476b0fb9.seed (30 choices): an operator's
+// ForceReclaim moves a stopped holder's receiver.lock into quarantine (the
+// workload records the LeaseClear at that instant) and is stopped before it
+// fsyncs the namespace; the holder dies and the host loses power before the
+// operator answers, so the crash state brings receiver.lock back and the
+// probe's acquire is refused unverifiable-owner (owned, owner's liveness
+// unknown). Recorded as a clear, that history is not linearizable (the
+// model has the lease empty); settleReclaims marks such an event undone and
+// LeaseOperations leaves it out, as it does an undone reclaim.
+func TestLeaseHistoryClearUndoneByPowerLoss(t *testing.T) {
+	const namespace = "disk0:/state/lease"
+	cases := []struct {
+		name         string
+		clearOp      string
+		linearizable bool
+	}{
+		{"recorded as a durable clear", "clear", false},
+		{"marked undone by the power loss", leaseClearUndone, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			history := []sim.Operation{
+				{Lane: 7, Proc: "worker-0-0", Op: "acquire",
+					Input:  models.LeaseAcquire{Namespace: namespace, Proc: 7, Host: "host0", Session: "s17-p7"},
+					Output: models.LeaseAcquireResult{Kind: models.LeaseAcquired, Generation: "g2", Epoch: 2},
+					Call:   10, Return: 20, CallOrder: 1, ReturnOrder: 2},
+				{Lane: 0, Op: c.clearOp, Input: models.LeaseClear{Namespace: namespace}, Call: 30, Return: 30,
+					CallOrder: 3, ReturnOrder: 3},
+				{Lane: 0, Op: "death", Input: models.ProcessDeath{Proc: 7}, Call: 40, Return: 40, CallOrder: 4, ReturnOrder: 4},
+				{Lane: 15, Proc: "probe", Op: "acquire",
+					Input:  models.LeaseAcquire{Namespace: namespace, Proc: 15, Host: "host0", Session: "s18-p15"},
+					Output: models.LeaseAcquireResult{Kind: models.LeaseAcquireRefused, Reason: models.RefusalUnverifiableOwner},
+					Call:   50, Return: 60, CallOrder: 5, ReturnOrder: 6},
+			}
+			err := CheckLeaseHistory(history)
+			if c.linearizable && err != nil {
+				t.Fatalf("want linearizable, got %v", err)
+			}
+			if !c.linearizable && err == nil {
+				t.Fatal("want not linearizable: a durable clear empties the lease, the probe was refused by an owner")
+			}
+		})
+	}
+}

@@ -51,7 +51,9 @@ func (f *leaseFS) observe(oldpath, newpath string, err error) {
 	}
 	lw, space := f.lw, f.lw.space(f.p)
 	if lw.paused.isOperator(f.p) {
-		lw.observeOperatorMove(space)
+		event := lw.observeOperatorMove(space)
+		lw.reclaimsPending = append(lw.reclaimsPending, leasePendingReclaim{event: event,
+			space: space, path: newpath, proc: f.p})
 		return
 	}
 	event := lw.world.RecordEvent("reclaim", models.LeaseReclaim{Namespace: space.key})
@@ -73,9 +75,16 @@ func guardReclaimed(oldpath, newpath string, err error) bool {
 // before it was durable; LeaseOperations leaves it out of the history.
 const leaseReclaimUndone = "reclaim-undone"
 
-// leasePendingReclaim is a recorded reclaim event (history index) whose
-// move into quarantine is not known durable yet: the reclaimer has not
-// answered, so it may not have fsynced both directories.
+// leaseClearUndone is the Op of an operator's clear event (ForceReclaim's
+// move of receiver.lock) that a power loss undid before it was durable;
+// LeaseOperations leaves it out of the history, as it does an undone
+// reclaim.
+const leaseClearUndone = "clear-undone"
+
+// leasePendingReclaim is a recorded reclaim event, or an operator's clear
+// event (history index), whose move into quarantine is not known durable
+// yet: the reclaimer (or the operator's ForceReclaim) has not answered, so
+// it may not have fsynced both directories.
 type leasePendingReclaim struct {
 	event int
 	space *leaseSpace
@@ -100,7 +109,12 @@ func (lw *leaseWorld) settleReclaims(p *sim.Proc, answered bool, err error, reas
 			kept = append(kept, r)
 			continue
 		}
-		if _, ok := lw.world.History()[r.event].Input.(models.LeaseReclaim); !ok {
+		undone := leaseReclaimUndone
+		switch lw.world.History()[r.event].Input.(type) {
+		case models.LeaseReclaim:
+		case models.LeaseClear:
+			undone = leaseClearUndone
+		default:
 			panic(fmt.Sprintf("sim: pending reclaim %d of %s is a %s event", r.event, p.Name(), lw.world.History()[r.event].Op))
 		}
 		root := r.space.volume.Root()
@@ -110,8 +124,8 @@ func (lw *leaseWorld) settleReclaims(p *sim.Proc, answered bool, err error, reas
 			_, errQuarantine := root.Lstat(r.path)
 			_, errReceiver := root.Lstat(leaseReceiver())
 			if errQuarantine != nil && errReceiver == nil {
-				lw.world.History()[r.event].Op = leaseReclaimUndone
-				lw.world.Probe("lease-reclaim-undone-by-powerloss")
+				lw.world.History()[r.event].Op = undone
+				lw.world.Probe("lease-" + strings.TrimSuffix(undone, "-undone") + "-undone-by-powerloss")
 			}
 		default:
 			workkit.SyncRoot(root, leaseNamespace)

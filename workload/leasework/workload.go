@@ -473,7 +473,10 @@ func (lw *leaseWorld) fail(err error, liveness bool) {
 func (lw *leaseWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 	w := lw.world
 	if lw.paused.operatorExited(p) {
-		return // not a worker: no lane of lease calls, no restart
+		// Its clear, if ForceReclaim never answered. Not a worker: no lane
+		// of lease calls, no restart.
+		lw.settleReclaims(p, false, nil, reason)
+		return
 	}
 	lw.impostors.exited(p, reason)
 	lw.settleReclaims(p, false, nil, reason)
