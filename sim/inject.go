@@ -173,32 +173,32 @@ func (w *World) PowerLoss(h *Host) {
 // beforePowerLoss runs the OnPowerLoss hooks for h and returns what they
 // want run after the crash.
 func (w *World) beforePowerLoss(h *Host) []func() {
-	if len(w.onPowerLoss) == 0 {
-		return nil
-	}
-	saved := w.noKills
-	w.noKills = "a power-loss hook"
-	defer func() { w.noKills = saved }()
 	var afters []func()
-	for _, f := range w.onPowerLoss {
-		if after := f(h); after != nil {
-			afters = append(afters, after)
+	w.inPowerLossHook(func() {
+		for _, f := range w.onPowerLoss {
+			if after := f(h); after != nil {
+				afters = append(afters, after)
+			}
 		}
-	}
+	})
 	return afters
 }
 
 // afterPowerLoss runs what the OnPowerLoss hooks returned.
 func (w *World) afterPowerLoss(afters []func()) {
-	if len(afters) == 0 {
-		return
-	}
+	w.inPowerLossHook(func() {
+		for _, after := range afters {
+			after()
+		}
+	})
+}
+
+// inPowerLossHook runs hooks as observers: a kill from them panics.
+func (w *World) inPowerLossHook(hooks func()) {
 	saved := w.noKills
 	w.noKills = "a power-loss hook"
 	defer func() { w.noKills = saved }()
-	for _, after := range afters {
-		after()
-	}
+	hooks()
 }
 
 // churn spawns and reaps many short processes on h to push the PID cursor
