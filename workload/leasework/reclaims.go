@@ -125,7 +125,7 @@ func (lw *leaseWorld) settleReclaims(p *sim.Proc, answered bool, err error, reas
 			_, errReceiver := root.Lstat(leaseReceiver())
 			if errQuarantine != nil && errReceiver == nil {
 				lw.world.History()[r.event].Op = undone
-				lw.world.Probe("lease-" + strings.TrimSuffix(undone, "-undone") + "-undone-by-powerloss")
+				lw.world.Probe("lease-" + undone + "-by-powerloss") // lease-reclaim-undone-by-powerloss, lease-clear-undone-by-powerloss
 			}
 		default:
 			workkit.SyncRoot(root, leaseNamespace)
