@@ -91,13 +91,15 @@ func cmdMergeCorpus(dst string, sources []string, stdout, stderr io.Writer) int 
 // side, the distinct coverage points each reaches in the same time on one
 // core.
 func (c *Command) cmdCoverageBench(args []string, stdout, stderr io.Writer) int {
-	set := newFlagSet("bench --coverage", "bench --coverage [--engine E] [--seconds S] [flags]", stderr)
+	set := newFlagSet("bench --coverage", "bench --coverage [--engine E] [--time D] [flags]", stderr)
 	set.Bool("coverage", true, "the coverage benchmark")
 	var spec specFlags
 	spec.register(set, "all", c.Catalog)
 	seconds := set.Duration("time", 30*time.Second, "CPU time of each search, per engine (one core)")
 	baseSeed := set.Uint64("base-seed", 1, "campaign seed")
 	asJSON := set.Bool("json", false, "print JSON")
+	var profile cpuProfileFlag
+	profile.register(set)
 	if code, ok := parseFlags(set, args); !ok {
 		return code
 	}
@@ -109,7 +111,14 @@ func (c *Command) cmdCoverageBench(args []string, stdout, stderr io.Writer) int 
 	defer campaign.OnCores(1)()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	stopProfile, err := profile.start()
+	if err != nil {
+		return fail(stderr, err)
+	}
 	rows, err := campaign.CoverageBench(ctx, o, *seconds)
+	if stopErr := stopProfile(); err == nil {
+		err = stopErr
+	}
 	if err != nil {
 		return fail(stderr, err)
 	}

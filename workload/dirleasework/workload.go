@@ -152,6 +152,9 @@ type dirWorld struct {
 	leftovers workkit.LeftoverWatch
 	workkit.LifeLedger
 	tracks map[string]*dirTrack
+	// trackOrder is tracks sorted by path, nil until sortedTracks needs it
+	// after a track was added.
+	trackOrder []*dirTrack
 	// parents are the creators' parent directories (parents.go); outside
 	// the identities of the directory and file outside the state tree.
 	parents []*dirParent
@@ -422,7 +425,7 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHe
 		return nil
 	}
 	t := &dirTrack{path: name, owner: p, bundle: bundle}
-	dw.tracks[name] = t
+	dw.addTrack(t)
 	h := &dirHeld{path: name, role: models.RoleRawWorking}
 	request := dirlease.CreateRequest{Role: dirlease.RoleRawWorking, Path: name}
 	if bundle {
