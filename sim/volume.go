@@ -42,6 +42,17 @@ func (v *Volume) NameGeneration() (uint64, bool) {
 	return v.versioned.NameGeneration(), true
 }
 
+// Changes returns the volume's change count, when its filesystem is the
+// default simfs: while it is unchanged, no call could have changed what a
+// file holds or where it is, so a checker that reads files after each step
+// may skip reading again. Other filesystems report false (check always).
+func (v *Volume) Changes() (uint64, bool) {
+	if v.simFS != nil {
+		return v.simFS.Changes(), true
+	}
+	return 0, false
+}
+
 // nameVersioned is a Filesystem that keeps a name generation. AddVolume
 // asserts it once: asserting it at every step cost 2% of a campaign.
 type nameVersioned interface{ NameGeneration() uint64 }

@@ -313,6 +313,12 @@ func (f *FS) CloseAll(v lease.FS) {
 // changes under in place, can skip looking while it stays the same.
 func (f *FS) NameGeneration() uint64 { return f.nameGen }
 
+// Changes counts the calls that may have changed the FS (every call but
+// the pure reads; opening and closing count too, and so does a crash): a
+// checker that reads files through the FS after each step can skip its
+// reads while the count is the one it saw after its last reading.
+func (f *FS) Changes() uint64 { return f.changes }
+
 // Pending returns the number of operations not yet durable: metadata
 // operations in the log plus files whose data has not been synced.
 func (f *FS) Pending() int { return len(f.log) - f.logDone + f.dirtyCount }

@@ -160,6 +160,8 @@ type dirWorld struct {
 	parents []*dirParent
 	outside [2]lease.FileIdentity
 	links   []outsideLink
+	// outsideChecked lets checkOutside skip a step where nothing changed.
+	outsideChecked outsideCheck
 	// quarantined maps a quarantine path to the directory moved there.
 	quarantined map[string]*dirMoved
 	// creating and recovering count calls in flight (the race probe).
