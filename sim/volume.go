@@ -42,15 +42,16 @@ func (v *Volume) NameGeneration() (uint64, bool) {
 	return v.versioned.NameGeneration(), true
 }
 
-// Changes returns the volume's change count, when its filesystem is the
-// default simfs: while it is unchanged, no call could have changed what a
-// file holds or where it is, so a checker that reads files after each step
-// may skip reading again. Other filesystems report false (check always).
-func (v *Volume) Changes() (uint64, bool) {
+// Generations returns the volume's name and data generations, when its
+// filesystem is the default simfs: while both are unchanged, no file's
+// data and no name changed, so a checker that reads files by name after
+// each step may skip reading again. Other filesystems report false (check
+// always).
+func (v *Volume) Generations() (names, data uint64, ok bool) {
 	if v.simFS != nil {
-		return v.simFS.Changes(), true
+		return v.simFS.NameGeneration(), v.simFS.DataGeneration(), true
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // nameVersioned is a Filesystem that keeps a name generation. AddVolume

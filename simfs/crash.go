@@ -72,6 +72,7 @@ func (f *FS) Crash(mode CrashMode, choose Chooser) {
 	}
 	f.epoch++ // every File and view open list from before is now stale
 	f.nameGen++
+	f.dataGen++
 	f.treeGen++
 	c := crashState{f: f, mode: mode, choose: choose, dirs: map[*inode]map[string]*inode{}}
 	if mode == CrashProcess {

@@ -62,6 +62,7 @@ func (f *FS) logAppend(kind OpKind, e0 effect, e1 *effect) {
 
 // markDirty notes that n's volatile data now differs from its synced data.
 func (f *FS) markDirty(n *inode) {
+	f.dataGen++
 	if !n.dirty {
 		n.dirty = true
 		f.dirtyCount++
@@ -72,6 +73,7 @@ func (f *FS) markDirty(n *inode) {
 // entries and mode, become durable. In the ext4-ordered profile an fsync
 // also commits the whole journal, which seqCommitted records.
 func (f *FS) syncInode(n *inode) {
+	f.syncGen++
 	f.seqCommitted = f.seqNext - 1
 	if n.isDir() {
 		if len(n.pendingSeqs) > 0 || n.syncedEntries == nil {

@@ -135,3 +135,62 @@ func TestNameGenerationMovesWithNames(t *testing.T) {
 		}
 	}
 }
+
+// TestDataGenerationMovesWithData: the data generation advances with every
+// write, truncation and crash, and stays put through opens, reads, stats,
+// fsyncs and closes (what dirleasework's checkOutside relies on to skip
+// re-reading its hard links).
+func TestDataGenerationMovesWithData(t *testing.T) {
+	f := New(Options{Dev: 1})
+	f.MkdirAll("/d", 0o700, 1000)
+	v := f.View(1000)
+	var file lease.File
+	steps := []struct {
+		name    string
+		changes bool
+		do      func() error
+	}{
+		{"create", false, func() (err error) {
+			file, err = v.OpenFile("/d/a", lease.O_RDWR|lease.O_CREATE|lease.O_EXCL, 0o600)
+			return err
+		}},
+		{"write", true, func() error { _, err := file.Write([]byte("xy")); return err }},
+		{"fsync", false, file0(&file, lease.File.Sync)},
+		{"stat", false, func() error { _, err := v.Lstat("/d/a"); return err }},
+		{"close", false, file0(&file, lease.File.Close)},
+		{"read", false, func() error {
+			r, err := v.OpenFile("/d/a", lease.O_RDONLY, 0)
+			if err != nil {
+				return err
+			}
+			if _, err := r.Read(make([]byte, 8)); err != nil {
+				return err
+			}
+			return r.Close()
+		}},
+		{"rename", false, func() error { return v.Rename("/d/a", "/d/b") }},
+		{"truncate", true, func() error {
+			w, err := v.OpenFile("/d/b", lease.O_WRONLY|lease.O_TRUNC, 0)
+			if err != nil {
+				return err
+			}
+			return w.Close()
+		}},
+		{"crash", true, func() error { f.Crash(CrashSyncedOnly, randChooser{rand.New(rand.NewPCG(1, 1))}); return nil }},
+	}
+	for _, step := range steps {
+		before := f.DataGeneration()
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if changed := f.DataGeneration() != before; changed != step.changes {
+			t.Fatalf("%s: data generation changed %v, want %v", step.name, changed, step.changes)
+		}
+	}
+}
+
+// file0 calls method on *file when the step runs (the file is opened by an
+// earlier step).
+func file0(file *lease.File, method func(lease.File) error) func() error {
+	return func() error { return method(*file) }
+}

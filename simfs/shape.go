@@ -12,13 +12,25 @@ import "slices"
 // back names). Per directory, not of the whole tree, so that states of
 // different directories do not multiply: a coverage signal for guided
 // search (campaign), not a state hash.
+//
+// The walk covers the whole tree and guided search asks after every
+// operation, so the last list is kept while nothing a shape holds can have
+// changed (shapeKey): opens, reads, stats and closes, most of a run's
+// calls, leave it.
 func (f *FS) Shapes(dst []uint64) []uint64 {
-	start := len(dst)
-	dst = shapeDir(dst, f.root, fnvOffset, 0)
-	tail := dst[start:]
-	slices.Sort(tail)
-	return append(dst[:start], slices.Compact(tail)...)
+	if key := f.shapeKey(); !f.shapesValid || f.shapesAt != key {
+		f.shapes = shapeDir(f.shapes[:0], f.root, fnvOffset, 0)
+		slices.Sort(f.shapes)
+		f.shapes = slices.Compact(f.shapes)
+		f.shapesAt, f.shapesValid = key, true
+	}
+	return append(dst, f.shapes...)
 }
+
+// shapeKey moves whenever a shape may change: a shape holds names and
+// types (nameGen: creates, removes, renames, crashes), sizes (dataGen:
+// writes, truncations) and what is durable (syncGen: fsyncs).
+func (f *FS) shapeKey() [3]uint64 { return [3]uint64{f.nameGen, f.dataGen, f.syncGen} }
 
 // shapeDepthMax bounds the walk.
 const shapeDepthMax = 8

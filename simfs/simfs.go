@@ -116,6 +116,9 @@ type FS struct {
 	// nameGen advances whenever any name is linked or unlinked, and at a
 	// Crash (see NameGeneration).
 	nameGen uint64
+	// dataGen counts the calls that may have changed a file's data, and
+	// crashes (DataGeneration); syncGen counts fsyncs (Shapes).
+	dataGen, syncGen uint64
 
 	// fileSlab is the unused rest of the array newFile carves file
 	// descriptions from.
@@ -128,6 +131,10 @@ type FS struct {
 	memo      uint64
 	memoAt    uint64
 	memoValid bool
+	// shapes is Shapes's last list, valid while shapesAt is shapeKey().
+	shapes      []uint64
+	shapesAt    [3]uint64
+	shapesValid bool
 
 	// Scratch space of Hash, reused so hashing allocates little.
 	hashGen   uint64
@@ -313,11 +320,10 @@ func (f *FS) CloseAll(v lease.FS) {
 // changes under in place, can skip looking while it stays the same.
 func (f *FS) NameGeneration() uint64 { return f.nameGen }
 
-// Changes counts the calls that may have changed the FS (every call but
-// the pure reads; opening and closing count too, and so does a crash): a
-// checker that reads files through the FS after each step can skip its
-// reads while the count is the one it saw after its last reading.
-func (f *FS) Changes() uint64 { return f.changes }
+// DataGeneration changes whenever a file's data may have changed (a write,
+// a truncation) or the FS crashes: with NameGeneration, a checker that
+// reads files by name can skip reading again while both stay the same.
+func (f *FS) DataGeneration() uint64 { return f.dataGen }
 
 // Pending returns the number of operations not yet durable: metadata
 // operations in the log plus files whose data has not been synced.

@@ -196,7 +196,7 @@ func (f *FS) Clone() *FS {
 		opts: f.opts, umask: f.umask, used: slices.Clone(f.used), freeLowest: f.freeLowest,
 		birthLast: f.birthLast, tempSeq: f.tempSeq, seqNext: f.seqNext,
 		seqCommitted: f.seqCommitted, gcAt: f.gcAt, dirtyCount: f.dirtyCount, logDone: f.logDone,
-		orphans: map[*inode]struct{}{}, epoch: f.epoch, hashGen: f.hashGen, treeGen: f.treeGen, nameGen: f.nameGen,
+		orphans: map[*inode]struct{}{}, epoch: f.epoch, hashGen: f.hashGen, treeGen: f.treeGen, nameGen: f.nameGen, dataGen: f.dataGen,
 	}
 	copies := map[*inode]*inode{}
 	var cp func(n *inode) *inode

@@ -70,7 +70,7 @@ func (dw *dirWorld) setupOutside() {
 // checkOutside fails the run if the outside directory or its file changed:
 // an engine followed a symlink the co-tenant planted.
 func (dw *dirWorld) checkOutside() {
-	if changes, ok := dw.volume.Changes(); ok && dw.outsideChecked == (outsideCheck{valid: true, changes: changes, links: len(dw.links)}) {
+	if names, data, ok := dw.volume.Generations(); ok && dw.outsideChecked == (outsideCheck{valid: true, names: names, data: data, links: len(dw.links)}) {
 		return // nothing changed since the last check, which passed
 	}
 	root := dw.volume.Root()
@@ -90,18 +90,19 @@ func (dw *dirWorld) checkOutside() {
 			return
 		}
 	}
-	changes, ok := dw.volume.Changes() // after the reads above, which count too
-	dw.outsideChecked = outsideCheck{valid: ok, changes: changes, links: len(dw.links)}
+	names, data, ok := dw.volume.Generations()
+	dw.outsideChecked = outsideCheck{valid: ok, names: names, data: data, links: len(dw.links)}
 }
 
-// outsideCheck is what checkOutside saw at its last check: the FS's change
-// count after it (its own reads count too) and the links it checked. The
-// check reads every link's file, at every step, and with many links that
-// was a sixth of a large world's run; while neither moved, it is skipped.
+// outsideCheck is what checkOutside saw at its last passing check: the
+// volume's name and data generations and the links it checked. The check
+// reads every link's file at every step, and with many links that was a
+// sixth of a large world's run; while none of them moved, what it reads
+// is what it read, so it is skipped.
 type outsideCheck struct {
-	valid   bool
-	changes uint64
-	links   int
+	valid       bool
+	names, data uint64
+	links       int
 }
 
 // outsideLink is a hard link the co-tenant made to a claim file, and the
