@@ -19,7 +19,10 @@ import "slices"
 // calls, leave it.
 func (f *FS) Shapes(dst []uint64) []uint64 {
 	if key := f.shapeKey(); !f.shapesValid || f.shapesAt != key {
-		f.shapes = shapeDir(f.shapes[:0], f.root, fnvOffset, 0)
+		if f.folds == nil || len(f.folds) > foldsMax {
+			f.folds = map[string]folded{}
+		}
+		f.shapes = shapeDir(f.shapes[:0], f.folds, f.root, fnvOffset, 0)
 		slices.Sort(f.shapes)
 		f.shapes = slices.Compact(f.shapes)
 		f.shapesAt, f.shapesValid = key, true
@@ -35,8 +38,30 @@ func (f *FS) shapeKey() [3]uint64 { return [3]uint64{f.nameGen, f.dataGen, f.syn
 // shapeDepthMax bounds the walk.
 const shapeDepthMax = 8
 
-func shapeDir(dst []uint64, n *inode, path fnv64, depth int) []uint64 {
-	volatile, durable := shapeEntries(n.entries, false), shapeEntries(n.syncedEntries, true)
+// folded is a name's foldName and the hash of it alone: every walk folds
+// every name again, and folding was half of a walk's time, so each FS keeps
+// the names it folded (up to foldsMax, then it starts afresh).
+type folded struct {
+	name string
+	hash fnv64
+}
+
+// foldsMax bounds an FS's folded names.
+const foldsMax = 4096
+
+// fold returns name's folded form and its hash, from folds if it is there.
+func fold(folds map[string]folded, name string) folded {
+	if v, ok := folds[name]; ok {
+		return v
+	}
+	v := folded{name: foldName(name), hash: fnvOffset}
+	v.hash.str(v.name)
+	folds[name] = v
+	return v
+}
+
+func shapeDir(dst []uint64, folds map[string]folded, n *inode, path fnv64, depth int) []uint64 {
+	volatile, durable := shapeEntries(folds, n.entries, false), shapeEntries(folds, n.syncedEntries, true)
 	h := path
 	for _, e := range volatile {
 		h.u64(e)
@@ -57,19 +82,18 @@ func shapeDir(dst []uint64, n *inode, path fnv64, depth int) []uint64 {
 	slices.Sort(names)
 	for _, name := range names {
 		sub := path
-		sub.str(foldName(name))
-		dst = shapeDir(dst, n.entries[name], sub, depth+1)
+		sub.str(fold(folds, name).name)
+		dst = shapeDir(dst, folds, n.entries[name], sub, depth+1)
 	}
 	return dst
 }
 
 // shapeEntries hashes each entry (folded name, type, size class), sorted,
 // each distinct one once followed by its count bucket.
-func shapeEntries(entries map[string]*inode, synced bool) []uint64 {
+func shapeEntries(folds map[string]folded, entries map[string]*inode, synced bool) []uint64 {
 	list := make([]uint64, 0, len(entries))
 	for name, child := range entries {
-		h := fnvOffset
-		h.str(foldName(name))
+		h := fold(folds, name).hash
 		switch {
 		case child.isDir():
 			h.byte('/')

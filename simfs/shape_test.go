@@ -30,7 +30,7 @@ func TestShapesMemoFollowsEveryChange(t *testing.T) {
 	f.MkdirAll("/d", 0o700, 1000)
 	v := f.View(1000)
 	fresh := func() []uint64 {
-		list := shapeDir(nil, f.root, fnvOffset, 0)
+		list := shapeDir(nil, map[string]folded{}, f.root, fnvOffset, 0)
 		slices.Sort(list)
 		return slices.Compact(list)
 	}

@@ -135,6 +135,8 @@ type FS struct {
 	shapes      []uint64
 	shapesAt    [3]uint64
 	shapesValid bool
+	// folds holds the names Shapes folded (shape.go).
+	folds map[string]folded
 
 	// Scratch space of Hash, reused so hashing allocates little.
 	hashGen   uint64
