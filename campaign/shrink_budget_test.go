@@ -52,7 +52,9 @@ func clockToyEngine(deadline time.Duration) *Engine {
 // virtual time before the first of 4 clients finishes its 100 steps, found
 // by a random schedule with hundreds of choices (process picks, clock
 // steps), shrinks to the few clock decisions that buy the time: at most
-// (1.5 ms - 100 steps of 1 µs) / 49 µs, plus a few, within 1,500 runs.
+// one long step (a replayed clock decision asks for up to
+// sim.StepTimeLong µs), plus one, within 1,500 runs; with steps of at most
+// 49 µs it took (1.5 ms - 100 steps of 1 µs) / 49 µs of them.
 func TestShrinkConcentratesTheTimeAFailureNeeds(t *testing.T) {
 	catalog := NewCatalog(clockToyEngine(1500 * time.Microsecond))
 	o := Options{Catalog: catalog, Engines: []string{"toyclock"}, Scheduler: "random", Faults: FaultSetting{},
@@ -66,14 +68,18 @@ func TestShrinkConcentratesTheTimeAFailureNeeds(t *testing.T) {
 		shrunk.DecisionsAfter, shrunk.ChoicesAfter, shrunk.Runs)
 	require.Greater(t, shrunk.ChoicesBefore, 100, "a large list to begin with")
 	require.True(t, shrunk.Finding.Same(want))
-	require.LessOrEqual(t, shrunk.ChoicesAfter, (1500-100)/49+4)
+	require.LessOrEqual(t, shrunk.ChoicesAfter, 2)
 }
 
 // TestConcentrateKeepsTheSum: the sum of a group's values moves onto its
-// first positions, 49 at a time.
+// first positions, up to the longest replayed step at a time.
 func TestConcentrateKeepsTheSum(t *testing.T) {
 	list := []uint32{10, 0, 30, 7, 40, 0, 2}
 	require.True(t, concentrate(list, []int{0, 2, 3, 4, 6}))
-	require.Equal(t, []uint32{49, 0, 40, 0, 0, 0, 0}, list)
-	require.False(t, concentrate([]uint32{49, 48}, []int{0, 1}), "no fewer positions")
+	require.Equal(t, []uint32{89, 0, 0, 0, 0, 0, 0}, list)
+	const most = sim.StepTimeLong - 1
+	require.False(t, concentrate([]uint32{most, most}, []int{0, 1}), "no fewer positions")
+	big := []uint32{most, 5, most, 1}
+	require.True(t, concentrate(big, []int{0, 1, 2, 3}))
+	require.Equal(t, []uint32{most, most, 6, 0}, big, "split at the longest step")
 }

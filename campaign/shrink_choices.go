@@ -2,6 +2,8 @@ package campaign
 
 import (
 	"strings"
+
+	"github.com/leasekit/leasekit/sim"
 )
 
 // The passes of this file work on the choices (non-zero decisions) rather
@@ -10,18 +12,19 @@ import (
 // each; and at chunk size one the old passes spent a run on every position
 // of a list of thousands. These take the choices as the set to minimise.
 //
-// What keeps the large shrunk lists large is mostly time. A step takes
-// 1 + d µs of virtual time, where d (below stepClockLimit) is a decision
-// of the stepping process's "step/" stream; a failure that needs a guard
+// What kept the large shrunk lists large was mostly time. A step takes
+// 1 + d µs of virtual time, where d is a decision of the stepping
+// process's "step/" stream, drawn below 50; a failure that needs a guard
 // to grow old, a wait to run out or a pause to outlast a check needs the
-// clock to move by milliseconds, that is by hundreds of such decisions,
-// no single one of which can go (the rest then fall short). passConcentrate
-// puts the same time into fewer steps: the largest step a decision can
-// ask for, as often as the sum needs.
+// clock to move by milliseconds, that is by hundreds of drawn decisions,
+// no single one of which can go (the rest then fall short). A replayed
+// clock decision may ask for up to sim.StepTimeLong µs
+// (sim.Decisions.IntnOrLong), so passConcentrate puts the same time into
+// fewer steps: one, unless the failure needs the time spread out.
 
-// stepClockLimit is sim's stepTimeMax: a step's clock decision is replayed
-// modulo it, so stepClockLimit-1 is the longest step one decision buys.
-const stepClockLimit = 50
+// stepClockLimit bounds a replayed step's clock decision, so
+// stepClockLimit-1 is the longest step one decision buys.
+const stepClockLimit = sim.StepTimeLong
 
 // stepStreamPrefix names the streams that hold the clock decisions (and
 // the chosen process's crash and stop draws, which are 0 or 1).

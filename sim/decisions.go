@@ -214,6 +214,27 @@ func (d *Decisions) Intn(n int) int {
 	return int(v)
 }
 
+// IntnOrLong is Intn(n) for a drawing source. A replayed answer v in
+// [n, long) is returned as it is rather than modulo n: drawing never makes
+// one, so no drawn run changes, but a shrinker can put the sum of many
+// answers into one (a step's clock: a failure that needs a guard to grow
+// old needs milliseconds of virtual time, which Intn(n) answers could only
+// give as hundreds of choices).
+func (d *Decisions) IntnOrLong(n, long int) int {
+	if n < 2 || long <= n {
+		panic(fmt.Sprintf("sim: IntnOrLong(%d, %d)", n, long))
+	}
+	if d.source != nil || (d.tail != nil && d.position >= len(d.replay)) {
+		return d.Intn(n)
+	}
+	v := d.next()
+	if v >= uint32(long) {
+		v %= uint32(n) // as Intn answers it
+	}
+	d.record(v)
+	return int(v)
+}
+
 // Chance draws one yes/no decision that is yes with probability p; the
 // recorded answer is 1 for yes, 0 for no. p <= 0 draws nothing and says no,
 // so disabled faults cost nothing and leave no trace in the list.

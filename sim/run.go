@@ -69,8 +69,13 @@ const (
 	pctDepthDefault        = 3
 	stateHashPeriodDefault = 4096
 	stateHashPeriodCheck   = 64
-	// stepTimeMax bounds the simulated time (in µs) a step takes, beyond 1 µs.
+	// stepTimeMax bounds the simulated time (in µs) a drawn step takes,
+	// beyond 1 µs.
 	stepTimeMax = 50
+	// StepTimeLong bounds the time (in µs) a replayed step's clock decision
+	// may ask for (Decisions.IntnOrLong): drawing stays below stepTimeMax,
+	// the shrinker puts many steps' time into one.
+	StepTimeLong = 1 << 20
 	// churnMax bounds how many PIDs one churn fault burns.
 	churnMax = 4096
 	// clockStepSecondsMax bounds one wall-clock step.

@@ -95,7 +95,7 @@ func (w *World) runEnded() bool {
 }
 
 func (w *World) moveClockAndReap() {
-	w.now += int64(1+w.stepProc.draws.step.Intn(stepTimeMax)) * 1000
+	w.now += int64(1+w.stepProc.draws.step.IntnOrLong(stepTimeMax, StepTimeLong)) * 1000
 	w.reapZombies()
 	w.continueStopped()
 }
