@@ -174,6 +174,9 @@ func (x *explorer) run(list []uint32) bool {
 	}
 	cfg := spec.Config(x.engine, nil)
 	cfg.HashStream = true
+	// A child's last value is probed until the run answers it back: a
+	// clock decision must stop at its drawn range, not at StepTimeLong.
+	cfg.ReplayShortSteps = true
 	result := sim.Run(cfg)
 	x.last = result.Decisions
 	if n := len(list); n > 0 && (len(result.Decisions) < n || result.Decisions[n-1] != list[n-1]) {

@@ -55,6 +55,8 @@ type decisionLog struct {
 	replaying bool
 	thenDraw  bool
 	replays   map[string][]uint32
+	// shortSteps: IntnOrLong answers as Intn (Config.ReplayShortSteps).
+	shortSteps bool
 }
 
 // NewDecisions returns a source seeded with seed, one stream for every key.
@@ -224,7 +226,7 @@ func (d *Decisions) IntnOrLong(n, long int) int {
 	if n < 2 || long <= n {
 		panic(fmt.Sprintf("sim: IntnOrLong(%d, %d)", n, long))
 	}
-	if d.source != nil || (d.tail != nil && d.position >= len(d.replay)) {
+	if d.source != nil || d.log.shortSteps || (d.tail != nil && d.position >= len(d.replay)) {
 		return d.Intn(n)
 	}
 	v := d.next()

@@ -72,3 +72,39 @@ func TestAReplayedClockDecisionTakesALongStep(t *testing.T) {
 		t.Fatalf("recorded %d for %d; hashes %016x, %016x", long.Decisions[first], list[first], long.Hash, replay().Hash)
 	}
 }
+
+// TestShortStepsReplayAClockDecisionModuloItsDrawnRange: with
+// ReplayShortSteps a replayed clock decision past the drawn range answers
+// modulo it, as Intn does, and is recorded so; exhaustive enumeration
+// probes a decision's alternatives by raising its value until the run
+// stops answering it back, which without this would try 2^20 clock values
+// per step (the explore hang of f8e8b74).
+func TestShortStepsReplayAClockDecisionModuloItsDrawnRange(t *testing.T) {
+	run := func(list []uint32, short bool) Result {
+		return Run(Config{Replay: list, ReplayShortSteps: short, Scheduler: SchedulerRandom, StepsMax: 100,
+			Setup: func(w *World) error {
+				h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
+				_, err := w.Spawn(h, ProcSpec{Name: "a"}, func(p *Proc) { p.Clock().Now() })
+				return err
+			}})
+	}
+	const raised = stepTimeMax + 7
+	zeros := run([]uint32{}, false).Decisions
+	clock := -1
+	for i := range zeros {
+		list := make([]uint32, i+1)
+		list[i] = raised
+		if got := run(list, false).Decisions; len(got) > i && got[i] == raised {
+			clock = i
+			break
+		}
+	}
+	if clock < 0 {
+		t.Fatalf("no decision of %d answers %d back: no long clock step", len(zeros), raised)
+	}
+	list := make([]uint32, clock+1)
+	list[clock] = raised
+	if got := run(list, true).Decisions; len(got) <= clock || got[clock] != raised%stepTimeMax {
+		t.Fatalf("short steps: decision %d recorded as %v, want %d", clock, got, raised%stepTimeMax)
+	}
+}

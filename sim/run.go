@@ -26,6 +26,12 @@ type Config struct {
 	// streams were keyed, or an exhaustive enumeration).
 	ReplayTags []uint16
 	ReplayKeys []string
+	// ReplayShortSteps answers a replayed step-clock decision modulo its
+	// drawn range, as drawing does, instead of honouring a long step
+	// (StepTimeLong): exhaustive enumeration tries each decision's
+	// alternatives, and a clock decision's are the drawn ones; a long step
+	// is the shrinker's, and enumerating 2^20 of them per step is a hang.
+	ReplayShortSteps bool
 	// StepsMax is the step budget; running out of it while processes are
 	// still alive is a Liveness finding. Zero means stepsMaxDefault.
 	StepsMax int
@@ -244,6 +250,7 @@ func newWorld(cfg Config) (*World, *Result) {
 			}
 			w.decisions = d
 		}
+		w.decisions.log.shortSteps = cfg.ReplayShortSteps
 	} else {
 		w.decisions = newRunDecisions(cfg.Seed)
 	}
