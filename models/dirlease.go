@@ -205,13 +205,19 @@ type DirRecover struct {
 
 // DirRecoverResult is the output of a recovery pass (or Unknown{}).
 // Failed: the pass stopped with an error (after possibly recovering some
-// claims); the counts are then ignored.
+// claims); the counts are then ignored. ReadSwapped is ground truth the
+// history records, not something the engine reports: the pass opened a
+// claim file while it held another claim's bytes (DirClaimSwap). A pass
+// reads each claim at its own instant and judges later, so whether it met
+// a swapped claim is a fact of those instants, not of the one instant the
+// pass is placed at.
 type DirRecoverResult struct {
 	Failed        bool
 	Recovered     int
 	Published     int
 	Active        int
 	Indeterminate int
+	ReadSwapped   bool
 }
 
 // DirUse is the input of "Proc looks at Path" (stat and identity check),

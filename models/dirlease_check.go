@@ -192,8 +192,12 @@ func describeDirOutput(output any) string {
 		if out.Failed {
 			return "failed"
 		}
-		return fmt.Sprintf("recovered %d, published %d, active %d, indeterminate %d",
+		text := fmt.Sprintf("recovered %d, published %d, active %d, indeterminate %d",
 			out.Recovered, out.Published, out.Active, out.Indeterminate)
+		if out.ReadSwapped {
+			text += " (read a swapped claim)"
+		}
+		return text
 	case DirUseResult:
 		switch out.Kind {
 		case UsePresent:

@@ -14,8 +14,16 @@ type recoveryOption struct {
 // recoveryOptions lists what a pass at nowMs may have done to c. Leaving
 // it alone is always possible: the pass may have read the claims before c
 // was created, or the inspector may have answered "unknown".
+//
+// A claim swapped in at the pass's instant (DirClaimSwap) is left alone:
+// the pass read it before the swap or after the return (one that read the
+// swapped bytes must fail, ReadSwapped), and it could act on it only
+// through a compare-and-swap of bytes the file no longer holds.
 func recoveryOptions(c dirClaim, nowMs int64) []recoveryOption {
 	options := []recoveryOption{{}}
+	if c.swappedIn {
+		return options
+	}
 	if c.maybeGone {
 		options = append(options, recoveryOption{remove: true}) // it was already gone
 	}
@@ -156,8 +164,8 @@ func dirStepRecover(s dirWorld, in DirRecover, output any) (dirWorld, bool) {
 		mustUnknown(output)
 	}
 	if known && !out.Failed {
-		if s.anySwappedIn() {
-			return s, false // a claim file holds another claim: the pass must fail closed
+		if out.ReadSwapped {
+			return s, false // it read a claim file holding another claim: it must fail closed
 		}
 		return dirRecovered(s, in.NowMs, out.Recovered, out.Published)
 	}

@@ -7,10 +7,12 @@ package models
 // back (DirClaimReturn):
 //   - no handle matches the claim (the bytes are not the ones it wrote), so
 //     the owner's compare-and-swap must lose;
-//   - a recovery pass that read the claim directory while it held the
-//     foreign bytes must fail closed: a pass that succeeds is not
-//     linearizable, since it either trusted the record's own ID over its
-//     file name or acted on another claim's directory through this name.
+//   - a recovery pass that read the claim file while it held the foreign
+//     bytes (DirRecoverResult.ReadSwapped) must fail closed: a pass that
+//     succeeds either trusted the record's own ID over its file name or
+//     acted on another claim's directory through this name;
+//   - a pass that read it before the swap or after the return may succeed,
+//     but leaves the swapped claim alone at its instant.
 //
 // The claim's contents stay as they were: they are what the owner wrote
 // last, which the operator restores.
@@ -30,14 +32,4 @@ func (s dirWorld) claimSwapped(path string, swapped bool) dirWorld {
 	c := s.claims[i]
 	c.swappedIn = swapped
 	return s.replaced(i, c)
-}
-
-// anySwappedIn reports whether some claim file holds another claim's bytes.
-func (s dirWorld) anySwappedIn() bool {
-	for _, c := range s.claims {
-		if c.swappedIn {
-			return true
-		}
-	}
-	return false
 }

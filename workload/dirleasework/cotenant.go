@@ -423,11 +423,17 @@ func (dw *dirWorld) restoreEarlier(w *sim.World, t *dirTrack) {
 
 // OpenFile hands a recovery a directory handle whose RemoveAt is judged as
 // Remove is: RemoveTree removes a verified quarantine through its parent's
-// handle, never by path.
+// handle, never by path. It also notes, as ground truth for the history,
+// whether the pass opens a claim file while it holds another claim's bytes:
+// the open is the instant the pass reads that claim (the step ran, nothing
+// else moved since).
 func (f *dirFS) OpenFile(name string, flag lease.OpenFlag, perm fs.FileMode) (lease.File, error) {
 	file, err := f.FS.OpenFile(name, flag, perm)
 	if err != nil || !f.recovering {
 		return file, err
+	}
+	if fspath.Dir(name) == dirClaimsPath && f.dw.swappedClaimFile(name) {
+		f.readSwapped = true
 	}
 	return judgedDir{File: file, fs: f, name: name}, nil
 }

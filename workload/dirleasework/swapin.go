@@ -134,6 +134,17 @@ func (dw *dirWorld) repairSwappedClaims(force bool) {
 	}
 }
 
+// swappedClaimFile reports whether the claim file name holds another
+// claim's bytes now.
+func (dw *dirWorld) swappedClaimFile(name string) bool {
+	for _, t := range dw.sortedTracks() {
+		if t.swappedIn && claimFile(t.claimID) == name {
+			return true
+		}
+	}
+	return false
+}
+
 // anySwappedIn reports whether some claim file holds another claim's bytes.
 func (dw *dirWorld) anySwappedIn() bool {
 	for _, t := range dw.tracks {

@@ -238,8 +238,9 @@ type dirFS struct {
 	lease.FS
 	dw *dirWorld
 	p  *sim.Proc
-	// recovering is set while the process runs Recover.
-	recovering bool
+	// recovering is set while the process runs Recover; readSwapped once
+	// that pass opened a claim file holding another claim's bytes.
+	recovering, readSwapped bool
 }
 
 func (f *dirFS) Rename(oldpath, newpath string) error {
@@ -698,7 +699,7 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 	if dw.creating > 0 {
 		dw.world.Probe("dirlease-recover-raced-create")
 	}
-	fsys.recovering = true
+	fsys.recovering, fsys.readSwapped = true, false
 	dw.noteThreadRecover(p)
 	swapped := dw.anySwappedIn()
 	op := p.Begin("recover", in)
@@ -723,7 +724,7 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 		return report, err, false
 	}
 	p.End(op, models.DirRecoverResult{Recovered: report.Recovered, Published: report.Published, Active: report.Active,
-		Indeterminate: report.Indeterminate})
+		Indeterminate: report.Indeterminate, ReadSwapped: fsys.readSwapped})
 	if report.Recovered > 0 {
 		w.Probe("dirlease-stale-owner-recovered")
 		w.Probe("dirlease-disposition-recoverable")
