@@ -36,9 +36,13 @@ type claimWatch struct {
 	// or a dead process's); unknown says the watch lost track.
 	holder  *sim.Proc
 	unknown bool
-	// aside is the holder whose claim an orphan recovery renamed to a
-	// *.orphan name, until the recoverer removes it or puts it back.
-	aside *sim.Proc
+	// aside maps each *.orphan name an orphan recovery renamed a claim to
+	// onto that claim's holder (nil: none alive), until the recoverer
+	// removes it or puts it back. Keyed by name: removing one recoverer's
+	// dead orphan must not forget another's displaced live claim (random
+	// seed 9181627: forgotten, a co-tenant planted its symlink in the
+	// middle of a live compare-and-swap).
+	aside map[string]*sim.Proc
 	calls []claimCall
 }
 
@@ -109,13 +113,17 @@ func (cw *claimWatch) observeRename(p *sim.Proc, oldpath, newpath string, err er
 	switch {
 	case err != nil:
 	case newpath == admissionClaimPath && isOrphanName(oldpath):
-		cw.holder, cw.unknown, cw.aside = nil, true, nil // a displaced live claim put back
+		delete(cw.aside, oldpath)
+		cw.holder, cw.unknown = nil, true // a displaced live claim put back
 		cw.sawLive(nil)
 	case newpath == admissionClaimPath:
 		cw.published(p)
 	case oldpath == admissionClaimPath:
 		if isOrphanName(newpath) {
-			cw.aside = cw.holder
+			if cw.aside == nil {
+				cw.aside = map[string]*sim.Proc{}
+			}
+			cw.aside[newpath] = cw.holder
 		}
 		cw.holder, cw.unknown = nil, false
 	}
@@ -131,8 +139,18 @@ func (cw *claimWatch) observeRemove(name string, err error) {
 		cw.holder, cw.unknown = nil, false
 	}
 	if err == nil && isOrphanName(name) {
-		cw.aside = nil
+		delete(cw.aside, name)
 	}
+}
+
+// liveAside reports whether some claim moved aside is a live process's.
+func (cw *claimWatch) liveAside() bool {
+	for _, holder := range cw.aside {
+		if holder != nil && cw.aw.Alive(holder) {
+			return true
+		}
+	}
+	return false
 }
 
 // powerLoss: every process died; a claim left is a dead one's.

@@ -30,7 +30,7 @@ const admissionRepairDelayMax = 600
 // the repair read that as "the engine wrote over it").
 func (aw *admissionWorld) claimBusy() bool {
 	_, err := aw.volume.Root().Lstat(statecas.ClaimPath(admissionFile))
-	return !errors.Is(err, fs.ErrNotExist) || (aw.claims.aside != nil && aw.Alive(aw.claims.aside))
+	return !errors.Is(err, fs.ErrNotExist) || aw.claims.liveAside()
 }
 
 // corrupt is the FaultCorrupt hook: it garbles a valid slot record.
