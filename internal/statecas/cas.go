@@ -262,7 +262,8 @@ func removeJudged(env Env, target string, judged lease.FileInfo, claimID string)
 }
 
 // movedHolds reports whether the entry a commit just renamed from target to
-// moved is judged; if not, it renames it back (same false), and when the
+// moved is judged; if not, it renames it back (same false; with the error
+// when the Lstat failed), and when the
 // name was taken meanwhile it keeps the entry at moved and refuses with
 // ErrChanged, saying where.
 func movedHolds(env Env, moved, target string, judged lease.FileInfo) (same bool, err error) {
@@ -270,11 +271,13 @@ func movedHolds(env Env, moved, target string, judged lease.FileInfo) (same bool
 	if err == nil && sameInode(info, judged) {
 		return true, nil
 	}
+	// A failed Lstat proves nothing either way: the entry is put back and
+	// the error returned (not a false "changed").
 	if restoreErr := env.FS.RenameNoReplace(moved, target); restoreErr != nil {
 		return false, newError(ErrChanged, target,
 			"the file changed after it was compared and was moved by mistake; it is kept at "+moved, errors.Join(err, restoreErr))
 	}
-	return false, statefile.SyncDir(env.FS, fspath.Dir(target))
+	return false, errors.Join(err, statefile.SyncDir(env.FS, fspath.Dir(target)))
 }
 
 // ReadIfPresent reads target, at most maxBytes, never following a symlink.

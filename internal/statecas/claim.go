@@ -281,13 +281,16 @@ func judgeExistingClaim(env Env, current lease.ProcessIdentity, claimPath string
 	panic("statecas: unexpected owner kind " + state.Kind.String())
 }
 
-// readClaim reads and parses a claim file together with its inode.
+// readClaim reads and parses a claim file together with the full identity
+// of the handle it was read through. (An Lstat before the read would name
+// an inode the bytes may not come from: the claim name can be moved aside
+// and another claim published between the two, and an orphan recovery
+// would then judge one claim's bytes and move the other's inode.)
 func readClaim(env Env, claimPath string) (claim, lease.FileInfo, error) {
-	inode, err := env.FS.Lstat(claimPath)
-	if err != nil {
+	content, inode, err := readWithIdentity(env, claimPath, claimBytesMax)
+	if errors.Is(err, fs.ErrNotExist) {
 		return claim{}, lease.FileInfo{}, err
 	}
-	content, err := statefile.ReadOwnedFile(env.FS, claimPath, claimBytesMax, env.UID)
 	if err != nil {
 		return claim{}, lease.FileInfo{}, classifyReadError(claimPath, err)
 	}
