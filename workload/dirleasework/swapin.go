@@ -114,6 +114,9 @@ func (dw *dirWorld) renameOver(root lease.FS, data []byte, name string) bool {
 // engine call that should have refused the swapped claim could have done
 // that, and the model, which still holds the swap, judges it.
 func (dw *dirWorld) repairSwappedClaims(force bool) {
+	if !dw.anySwappedIn() {
+		return // the common step: no view to make, no tracks to walk
+	}
 	root := dw.volume.FS().View(dirleaseUID) // the claim files' owner
 	for _, t := range dw.sortedTracks() {
 		if !t.swappedIn || (!force && (dw.world.Step() < t.swapRepairAt || dw.casInFlight(t))) {
