@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -95,6 +96,17 @@ type EngineBench struct {
 	// SeedsPerSecondRange is the lowest and highest SeedsPerSecond of the
 	// repeated measurements this one is the median of.
 	SeedsPerSecondRange [2]float64
+	// Allocs counts the heap allocations (objects) of the measurement:
+	// specs, simulation and check. Zero in reports of builds before it.
+	Allocs uint64
+}
+
+// AllocsPerSeed is Allocs over Seeds.
+func (e EngineBench) AllocsPerSeed() float64 {
+	if e.Seeds == 0 {
+		return 0
+	}
+	return float64(e.Allocs) / float64(e.Seeds)
 }
 
 // Total is the measured time of the seeds: simulation plus check.
@@ -263,12 +275,12 @@ func benchEngines(ctx context.Context, o BenchOptions) ([]EngineBench, error) {
 func (c *Catalog) benchEngineRepeated(ctx context.Context, name string, seeds, repeat int) (EngineBench, error) {
 	var samples []EngineBench
 	for range repeat {
-		cpuBefore := processCPU()
+		cpuBefore, allocsBefore := processCPU(), heapAllocs()
 		engine, err := c.BenchEngine(ctx, name, 1, seeds)
 		if err != nil {
 			return EngineBench{}, err
 		}
-		engine.CPU = processCPU() - cpuBefore
+		engine.CPU, engine.Allocs = processCPU()-cpuBefore, heapAllocs()-allocsBefore
 		if len(samples) > 0 && engine.Hash != samples[0].Hash {
 			panic(fmt.Sprintf("campaign: bench of %s: the same seeds hashed %016x, then %016x", name, samples[0].Hash, engine.Hash))
 		}
@@ -449,6 +461,21 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
+}
+
+// heapAllocs is the process's count of heap objects allocated so far,
+// tiny ones included (what MemStats.Mallocs counts, without stopping the
+// world).
+func heapAllocs() uint64 {
+	samples := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/tiny/allocs:objects"}}
+	metrics.Read(samples)
+	var total uint64
+	for _, sample := range samples {
+		if sample.Value.Kind() == metrics.KindUint64 {
+			total += sample.Value.Uint64()
+		}
+	}
+	return total
 }
 
 func loadAverage() string {

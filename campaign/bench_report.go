@@ -21,14 +21,14 @@ func (r *BenchReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(&out, "Each engine and scaling figure is the median of %d measurements, after an untimed warm-up; "+
 		"seeds/s/core gives their range. One worker runs on one core (GOMAXPROCS=1), a scaling row's workers on as many cores.\n\n", r.Repeat)
 	out.WriteString("### Simulator, one worker (one core), each engine's default scenario\n\n")
-	out.WriteString("| engine | seeds | steps/seed | steps/s/core (sim+check) | steps/s/core (sim only) | seeds/s/core (range) | steps per CPU-s | seeds per CPU-s | porcupine share | simulated s per wall s | failures | run hash |\n")
-	out.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	out.WriteString("| engine | seeds | steps/seed | steps/s/core (sim+check) | steps/s/core (sim only) | seeds/s/core (range) | steps per CPU-s | seeds per CPU-s | porcupine share | allocs/seed | simulated s per wall s | failures | run hash |\n")
+	out.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, e := range r.Engines {
-		fmt.Fprintf(&out, "| %s | %d | %.0f | %s | %s | %.1f (%.0f-%.0f) | %s | %.1f | %.1f%% | %.1f | %d | %016x |\n",
+		fmt.Fprintf(&out, "| %s | %d | %.0f | %s | %s | %.1f (%.0f-%.0f) | %s | %.1f | %.1f%% | %s | %.1f | %d | %016x |\n",
 			e.Engine, e.Seeds, float64(e.Steps)/float64(max(e.Seeds, 1)), thousands(e.StepsPerSecond()),
 			thousands(e.StepsPerSecondSimulating()), e.SeedsPerSecond(), e.SeedsPerSecondRange[0],
 			e.SeedsPerSecondRange[1], thousands(e.StepsPerCPUSecond()),
-			e.SeedsPerCPUSecond(), 100*e.PorcupineShare(), e.Compression(), e.Failures, e.Hash)
+			e.SeedsPerCPUSecond(), 100*e.PorcupineShare(), thousands(e.AllocsPerSeed()), e.Compression(), e.Failures, e.Hash)
 	}
 	fmt.Fprintf(&out, "\nTargets: >= %s steps/s per core; >= %d lease seeds/s per core.\n",
 		thousands(benchStepsPerSecondTarget), benchSeedsPerSecondTarget)

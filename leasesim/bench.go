@@ -30,6 +30,9 @@ func (c *Command) cmdBench(args []string, stdout, stderr io.Writer) int {
 	realDir := set.String("real-dir", os.TempDir(), "directory for --real (its filesystem decides what an fsync costs)")
 	repeat := set.Int("repeat", 3, "measurements of each engine and scaling figure; the report keeps the median and the range")
 	asJSON := set.Bool("json", false, "print the report as JSON")
+	baseline := set.String("baseline", "", "another leasesim binary (e.g. an earlier build) to measure side by side with this one: "+
+		"--compare-rounds rounds of both, one worker, printed as one Markdown table of ratios")
+	compareRounds := set.Int("compare-rounds", 5, "rounds of --baseline")
 	var profile cpuProfileFlag
 	profile.register(set)
 	if code, ok := parseFlags(set, args); !ok {
@@ -58,6 +61,15 @@ func (c *Command) cmdBench(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *baseline != "" {
+		if *compareRounds < 1 || *seeds < 1 {
+			return fail(stderr, &campaign.UsageError{Message: "bench --baseline: --compare-rounds and --seeds must be at least 1"})
+		}
+		if err := benchBaseline(ctx, *baseline, *compareRounds, *seeds, *engines, stdout); err != nil {
+			return fail(stderr, err)
+		}
+		return campaign.ExitOK
+	}
 	stopProfile, err := profile.start()
 	if err != nil {
 		return fail(stderr, err)

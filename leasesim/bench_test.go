@@ -28,9 +28,16 @@ func TestBenchPrintsTheTableAndJSON(t *testing.T) {
 func TestBenchUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"bench", "--workers", "0"}, {"bench", "--workers", "x"}, {"bench", "--engine", "nope"},
-		{"bench", "--real", "--real-dir", "/no/such/dir"},
+		{"bench", "--real", "--real-dir", "/no/such/dir"}, {"bench", "--baseline", "/bin/true", "--compare-rounds", "0"},
 	} {
 		code, _, stderr := leasesim(args...)
 		require.Equal(t, campaign.ExitUsage, code, "%v: %s", args, stderr)
 	}
+}
+
+// A baseline that prints no report fails the comparison with its name.
+func TestBenchBaselineRefusesABinaryWithoutAReport(t *testing.T) {
+	code, _, stderr := leasesim("bench", "--baseline", "/bin/true", "--compare-rounds", "1", "--seeds", "1", "--engine", "lease")
+	require.NotEqual(t, campaign.ExitOK, code)
+	require.Contains(t, stderr, "/bin/true printed no report")
 }
