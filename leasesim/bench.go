@@ -33,6 +33,8 @@ func (c *Command) cmdBench(args []string, stdout, stderr io.Writer) int {
 	baseline := set.String("baseline", "", "another leasesim binary (e.g. an earlier build) to measure side by side with this one: "+
 		"--compare-rounds rounds of both, one worker, printed as one Markdown table of ratios")
 	compareRounds := set.Int("compare-rounds", 5, "rounds of --baseline")
+	markdown := set.Bool("markdown", false, "print docs/BENCH.md's generated block: the command, then the tables, between its markers")
+	doc := set.String("doc", "", "with --markdown: replace the block in this file (e.g. docs/BENCH.md) instead of printing it")
 	var profile cpuProfileFlag
 	profile.register(set)
 	if code, ok := parseFlags(set, args); !ok {
@@ -81,11 +83,14 @@ func (c *Command) cmdBench(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if *asJSON {
+	switch {
+	case *markdown:
+		err = writeBenchMarkdown(stdout, report, args, *doc)
+	case *asJSON:
 		encoder := json.NewEncoder(stdout)
 		encoder.SetIndent("", "  ")
 		err = encoder.Encode(report)
-	} else {
+	default:
 		err = report.WriteTable(stdout)
 	}
 	if err != nil {
