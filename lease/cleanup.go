@@ -116,7 +116,7 @@ func (m *Manager) removeLeftoverDir(c *call, dir string, expected *FileInfo) (re
 		return false, fmt.Errorf("lease: leftover %s: %w", dir, err)
 	}
 	if !opened.IsDir() || opened.UID != c.uid ||
-		(expected != nil && (opened.Dev != expected.Dev || opened.Ino != expected.Ino)) {
+		(expected != nil && !statefile.SameInode(opened, *expected)) {
 		return false, nil
 	}
 	entries, err := handle.ReadDir()

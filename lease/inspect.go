@@ -153,7 +153,7 @@ func (m *Manager) projectReceiver(uid uint32, receiver *FileInfo) (projection Pr
 		return foreignFile(foreign), nil, true, nil
 	case errors.Is(err, fs.ErrNotExist):
 		after, statErr := m.fs.Lstat(m.receiverPath())
-		if statErr != nil || after.Dev != before.Dev || after.Ino != before.Ino {
+		if statErr != nil || !statefile.SameInode(after, before) {
 			return Projection{}, nil, false, nil
 		}
 		return Projection{Kind: Corrupt, Human: HumanEmptyReceiverLock, Diagnostic: fmt.Sprintf(

@@ -246,7 +246,7 @@ func (m *Manager) forceReceiver(c *call, generation string) (ForceResult, error)
 }
 
 // movedIsJudged reports whether the entry now at target is the one judged:
-// the same dev+ino (judged) and, when the judged bytes were read (data not
+// the same inode (judged: dev, ino and birth time) and, when the judged bytes were read (data not
 // nil), the same bytes at record. An inode number alone is not enough: a
 // file removed and another created in its place may reuse it.
 func (m *Manager) movedIsJudged(target, record string, judged FileInfo, data []byte, maxBytes int64) (bool, error) {
@@ -254,7 +254,7 @@ func (m *Manager) movedIsJudged(target, record string, judged FileInfo, data []b
 	if err != nil {
 		return false, err
 	}
-	if moved.Dev != judged.Dev || moved.Ino != judged.Ino {
+	if !statefile.SameInode(moved, judged) {
 		return false, nil
 	}
 	if data == nil {

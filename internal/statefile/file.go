@@ -105,7 +105,7 @@ func readFile(fsys FS, name string, maxBytes int64, uid *uint32) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	if opened.Dev != before.Dev || opened.Ino != before.Ino || !opened.IsRegular() {
+	if !SameInode(opened, before) || !opened.IsRegular() {
 		return nil, &ChangedError{Path: name}
 	}
 	if uid != nil && opened.UID != *uid {
@@ -288,4 +288,15 @@ func JoinErrors(first, second error) error {
 		return first
 	}
 	return errors.Join(first, second)
+}
+
+// SameInode reports whether a and b describe the same inode: device, inode
+// number and birth time. Device and inode alone are not an identity: a
+// filesystem reuses a freed inode number at once, so a directory released
+// and another created in its place between two Lstats share dev+ino (the
+// lease campaign's seeds 9257052 and 9305074: Inspect reported a
+// receiver.lock corrupt that never was). Where the filesystem reports no
+// birth time on either side, dev+ino is all there is to compare.
+func SameInode(a, b FileInfo) bool {
+	return a.Dev == b.Dev && a.Ino == b.Ino && a.HasBirth == b.HasBirth && a.BirthNs == b.BirthNs
 }
