@@ -217,7 +217,9 @@ type runFlags struct {
 	duration, shrinkTime                               time.Duration
 	baseSeed                                           uint64
 	shard, out, resume                                 string
-	json                                               bool
+	json, probes                                       bool
+	// args are run's arguments, for the replay commands of the summary.
+	args []string
 }
 
 func (f *runFlags) register(set *flag.FlagSet) {
@@ -229,6 +231,7 @@ func (f *runFlags) register(set *flag.FlagSet) {
 	set.IntVar(&f.workers, "workers", 0, "parallel runs, on as many cores (0: every core)")
 	set.IntVar(&f.determinism, "determinism-sample", 100, "run every K-th index twice and compare hash streams (0: never)")
 	set.BoolVar(&f.json, "json", false, "print the mergeable JSON report instead of the summary")
+	set.BoolVar(&f.probes, "probes", false, "also list every probe hit with its count (the --json report has them too)")
 	set.StringVar(&f.out, "out", "testdata/seeds", "directory for shrunk seed files (<out>/<engine>/<name>.seed)")
 	set.IntVar(&f.shrinkRuns, "shrink-runs", campaign.ShrinkRunsDefault, "run budget of each shrink")
 	set.IntVar(&f.shrinkMax, "shrink-max", 3, "shrink at most this many distinct failures (0: none)")
@@ -252,6 +255,7 @@ func (c *Command) cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "leasesim run: unexpected argument %q\n", set.Arg(0))
 		return campaign.ExitUsage
 	}
+	flags.args = args
 	o, err := spec.options()
 	if err != nil {
 		return fail(stderr, err)
@@ -341,9 +345,10 @@ func (c *Command) finishRun(report *campaign.Report, o campaign.Options, flags *
 			return fail(stderr, err)
 		}
 	} else {
-		report.WriteSummary(stdout)
-		if firsts := report.FirstFailures(); len(firsts) > 0 && firsts[0].Replay != "" {
-			fmt.Fprintf(stdout, "\nreplay the first failure:\n  %s\n", firsts[0].Replay)
+		summary := summaryOptions{probes: flags.probes, replayArgs: knobArgs(flags.args), guided: o.Search == "guided"}
+		c.writeRunSummary(stdout, report, summary)
+		if firsts := report.FirstFailures(); len(firsts) > 0 {
+			fmt.Fprintf(stdout, "\nreplay the first failure:\n  %s\n", c.failureReplay(firsts[0], summary))
 		}
 	}
 	for _, err := range errs {
@@ -382,6 +387,7 @@ func writeProgress(w io.Writer, p campaign.Progress, planned int) {
 func (c *Command) cmdMerge(args []string, stdout, stderr io.Writer) int {
 	set := newFlagSet("merge", "merge [--json] REPORT.json... | merge --corpus DIR [--minimize] SHARD-DIR...", stderr)
 	jsonOutput := set.Bool("json", false, "print the merged JSON report instead of the summary")
+	probes := set.Bool("probes", false, "also list every probe hit with its count")
 	corpus := set.String("corpus", "", "merge guided corpus directories (the arguments) into this one instead")
 	minimize := set.Bool("minimize", false, "with --corpus: write only the entries a greedy set cover needs to reach every coverage point of the arguments (afl-cmin), into a new directory")
 	signalName := set.String("signal", campaign.SignalCalls, "with --minimize: the coverage signal to cover (calls or operations)")
@@ -416,7 +422,7 @@ func (c *Command) cmdMerge(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, err)
 		}
 	} else {
-		merged.WriteSummary(stdout)
+		c.writeRunSummary(stdout, merged, summaryOptions{probes: *probes})
 	}
 	return merged.ExitCode()
 }
