@@ -250,6 +250,15 @@ func (dw *dirWorld) fireTraps() {
 	}
 }
 
+// disarmTraps takes back every trap armed and not yet fired when the
+// liveness phase starts: the co-tenant is a fault, and faults are off there,
+// so a recovery probe's look must not spring a replacement armed before.
+func (dw *dirWorld) disarmTraps() {
+	for _, t := range dw.sortedTracks() {
+		t.trap, t.sprung = replaceNone, false
+	}
+}
+
 // recreateDir removes t's directory and makes another at its path, handed
 // the freed inode number when the allocator gives it back within
 // inodeReuseTries scratch directories (simfs reuses the lowest free number;

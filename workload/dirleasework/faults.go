@@ -169,6 +169,7 @@ func (dw *dirWorld) startLiveness() {
 			w.Crash(p)
 		}
 	}
+	dw.disarmTraps()
 	dw.repairParents(true)
 	dw.repairDue(true)
 	dw.repairSwappedClaims(true)
