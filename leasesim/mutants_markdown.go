@@ -1,0 +1,84 @@
+package leasesim
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/internal/mutant"
+)
+
+// MutantsTable is the name of docs/MUTANTS.md's generated block.
+const MutantsTable = "mutants"
+
+// mutantSeedsDir is where the catalog's stored seeds live, relative to the
+// module root (`leasesim mutants --save-seeds` writes them).
+const mutantSeedsDir = "campaign/testdata/mutant-seeds"
+
+// mutantsMarkdown renders the catalog of the module at root as the table
+// docs/MUTANTS.md carries: every column comes from the mutants' files and
+// their stored seeds, nothing from a hunt, so the same code always renders
+// the same table (TestMutantsDocMatchesTheCatalog).
+func mutantsMarkdown(root string) (string, error) {
+	names, err := mutant.Names(root)
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	out.WriteString("| mutant | engines | file | search | stored seed: engine, finding | choices / steps | the bug |\n|---|---|---|---|---|---:|---|\n")
+	stored, equivalent := 0, 0
+	for _, name := range names {
+		m, err := mutant.Load(root, name)
+		if err != nil {
+			return "", err
+		}
+		seed, cell, err := storedSeedCells(root, name)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case m.Equivalent != "":
+			equivalent++
+			seed, cell = "equivalent: not hunted", "-"
+		case seed == "":
+			return "", fmt.Errorf("mutant %s has no stored seed under %s (run leasesim mutants --only %s --save-seeds %s)",
+				name, mutantSeedsDir, name, mutantSeedsDir)
+		default:
+			stored++
+		}
+		fmt.Fprintf(&out, "| `%s` | %s | `%s` | %s | %s | %s | %s |\n", name, strings.Join(m.Engines, ", "), m.File,
+			cmp.Or(m.Search, "random"), seed, cell, strings.ReplaceAll(m.Bug, "|", "/"))
+	}
+	fmt.Fprintf(&out, "\n%d mutants: %d with a stored seed, %d equivalent.\n", len(names), stored, equivalent)
+	return out.String(), nil
+}
+
+// storedSeedCells describes a mutant's stored seed: its engine and finding,
+// and its shrunk choices and steps ("" when it has none).
+func storedSeedCells(root, name string) (string, string, error) {
+	paths, err := filepath.Glob(filepath.Join(root, mutantSeedsDir, name, "*", "*.seed"))
+	if err != nil || len(paths) == 0 {
+		return "", "", err
+	}
+	var seeds, sizes []string
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "", "", err
+		}
+		file, err := campaign.ParseSeedFile(data)
+		if err != nil {
+			return "", "", fmt.Errorf("%s: %w", path, err)
+		}
+		steps := "-"
+		if file.Provenance != nil {
+			steps = fmt.Sprint(file.Provenance.Steps)
+		}
+		seeds = append(seeds, fmt.Sprintf("%s, %s: %s", file.Spec.Engine, file.Expect.Outcome, strings.ReplaceAll(file.Expect.Class, "|", "/")))
+		sizes = append(sizes, fmt.Sprintf("%d / %s", campaign.Choices(file.Spec.Decisions), steps))
+	}
+	return strings.Join(seeds, "; "), strings.Join(sizes, "; "), nil
+}
