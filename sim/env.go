@@ -47,6 +47,8 @@ const (
 	opFileOpenAt
 	opFileStatAt
 	opFileRemoveAt
+	opFlock
+	opFcntlLock
 	opKindCount
 )
 
@@ -54,7 +56,7 @@ var opKindNames = [opKindCount]string{
 	"start", "openfile", "mkdir", "mkdirtemp", "rename", "renamenoreplace", "link", "symlink", "remove",
 	"readdir", "lstat", "stat", "readlink", "chmod", "read", "write", "fsync", "fstat", "close",
 	"now", "monotonic", "sleep", "wake", "current", "inspect", "newid",
-	"readdirent", "openat", "fstatat", "unlinkat",
+	"readdirent", "openat", "fstatat", "unlinkat", "flock", "fcntl-lock",
 }
 
 func (k opKind) String() string { return opKindNames[k] }

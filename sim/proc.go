@@ -160,6 +160,7 @@ func (w *World) Spawn(h *Host, spec ProcSpec, body func(p *Proc)) (*Proc, error)
 	p.inspectorWrapper.p = p
 	p.idsWrapper.p = p
 	p.inspector = h.table.Inspector(table)
+	p.noteLockPID()
 	w.procs = append(w.procs, p)
 	h.procs = append(h.procs, p)
 	w.scheduler.admit(p)

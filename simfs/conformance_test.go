@@ -18,7 +18,9 @@ func newSim(t *testing.T) (lease.FS, string) {
 	var now int64 = 1_700_000_000_000_000_000
 	f := simfs.New(simfs.Options{Dev: 42, Now: func() int64 { now += 1000; return now }, Rand: &counter{}})
 	f.MkdirAll("/work", 0o755, 0)
-	return f.View(0), "/work"
+	view := f.View(0)
+	f.SetPID(view, 4242) // F_GETLK names a POSIX lock's holder by PID
+	return view, "/work"
 }
 
 func TestConformanceSimfs(t *testing.T) { fsconformance.Run(t, newSim) }

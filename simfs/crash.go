@@ -71,6 +71,7 @@ func (f *FS) Crash(mode CrashMode, choose Chooser) {
 		panic("simfs: unknown crash mode")
 	}
 	f.epoch++ // every File and view open list from before is now stale
+	f.DropLocks()
 	f.nameGen++
 	f.dataGen++
 	f.treeGen++

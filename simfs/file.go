@@ -154,6 +154,7 @@ func (fl *file) Close() error {
 func (fl *file) closeNow() {
 	v := fl.v
 	fl.closed = true
+	v.fs.locks.closed(fl)
 	last := len(v.open) - 1
 	if v.open[fl.index] != fl {
 		panic("simfs: open-file registry out of step")

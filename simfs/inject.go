@@ -26,12 +26,14 @@ const (
 	OpStat
 	OpReadlink
 	OpChmod
+	// OpLock is flock(2) and fcntl(2)'s record-lock commands.
+	OpLock
 	opKindCount
 )
 
 var opKindNames = [opKindCount]string{
 	"open", "read", "write", "sync", "mkdir", "rename", "link", "symlink",
-	"remove", "readdir", "stat", "readlink", "chmod",
+	"remove", "readdir", "stat", "readlink", "chmod", "lock",
 }
 
 // String returns the lower-case name of the operation ("sync").

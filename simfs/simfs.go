@@ -105,6 +105,9 @@ type FS struct {
 	logDone      int // operations in the log whose effects are all durable
 	dirtyCount   int // files whose volatile data is not yet synced
 
+	// locks are the advisory locks (lock.go).
+	locks lockTable
+
 	// orphans are inodes with no volatile name that are still open.
 	orphans map[*inode]struct{}
 	// epoch invalidates every File opened before the last Crash.
@@ -315,6 +318,7 @@ func (f *FS) CloseAll(v lease.FS) {
 	for len(vw.open) > 0 {
 		vw.open[len(vw.open)-1].closeNow()
 	}
+	delete(f.locks.waits, vw) // a dead process waits no more
 }
 
 // NameGeneration changes whenever a name is created, removed or moved, or

@@ -147,6 +147,7 @@ func (f *FS) Hash() uint64 {
 	h.u64(uint64(f.tempSeq))
 	clear(order)
 	f.hashOrder, f.hashNames = order[:0], names[:0]
+	f.locks.hash(&h)
 	return uint64(h)
 }
 

@@ -212,6 +212,8 @@ func (r *runner) step(t *testing.T, args []string) string {
 		}
 		r.held[arg(0)] = f
 		return "ok"
+	case "hold-as", "flock", "setlk", "getlk", "ofd-setlk", "ofd-getlk", "setlkw", "ofd-setlkw":
+		return r.lockStep(t, verb, a)
 	case "at-readdir", "at-stat", "at-remove", "at-rmdir", "at-create", "at-open-dir", "at-read":
 		return r.atStep(t, verb, arg(0), a[1:])
 	case "fstat", "fread", "fwrite", "fclose":
@@ -425,5 +427,5 @@ var errnoNames = map[syscall.Errno]string{
 	syscall.EEXIST: "EEXIST", syscall.EXDEV: "EXDEV", syscall.ENOTDIR: "ENOTDIR",
 	syscall.EISDIR: "EISDIR", syscall.EINVAL: "EINVAL", syscall.ENOSPC: "ENOSPC",
 	syscall.ENOTEMPTY: "ENOTEMPTY", syscall.ELOOP: "ELOOP", syscall.EMLINK: "EMLINK",
-	syscall.ENAMETOOLONG: "ENAMETOOLONG",
+	syscall.ENAMETOOLONG: "ENAMETOOLONG", syscall.EAGAIN: "EAGAIN", syscall.EDEADLK: "EDEADLK",
 }

@@ -1,0 +1,26 @@
+package osenv
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/leasekit/leasekit/env"
+)
+
+// fcntlCmd maps a record-lock command to Linux's.
+func fcntlCmd(cmd env.LockCmd) (int, bool) {
+	switch cmd {
+	case env.F_GETLK:
+		return unix.F_GETLK, true
+	case env.F_SETLK:
+		return unix.F_SETLK, true
+	case env.F_SETLKW:
+		return unix.F_SETLKW, true
+	case env.F_OFD_GETLK:
+		return unix.F_OFD_GETLK, true
+	case env.F_OFD_SETLK:
+		return unix.F_OFD_SETLK, true
+	case env.F_OFD_SETLKW:
+		return unix.F_OFD_SETLKW, true
+	}
+	return 0, false
+}
