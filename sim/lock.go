@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/env"
+	"github.com/leasekit/leasekit/simfs"
 )
 
 // Advisory locks: a process's files implement env.Locker when its volume's
@@ -92,4 +93,15 @@ func (f *procFile) lockCall(kind opKind, waits bool, conflictProbe string, call 
 		p.wakeAt = p.world.now + int64(lockPoll)
 		p.point(opWake, "")
 	}
+}
+
+// OpenedInode is the identity of the inode a process's file has open, for a
+// checker between steps (no scheduling point, no fault): false when f is
+// not a simulated process's file of a simfs volume.
+func OpenedInode(f env.File) (env.FileIdentity, bool) {
+	pf, ok := f.(*procFile)
+	if !ok {
+		return env.FileIdentity{}, false
+	}
+	return simfs.FileIdentity(pf.inner)
 }

@@ -422,3 +422,14 @@ func boolBit(b bool) uint64 {
 	}
 	return 0
 }
+
+// FileIdentity is the identity of the inode f (a File of this package) has
+// open, read without an fstat: no injector is consulted and nothing
+// changes, so a checker may call it between steps.
+func FileIdentity(f env.File) (env.FileIdentity, bool) {
+	fl, ok := f.(*file)
+	if !ok {
+		return env.FileIdentity{}, false
+	}
+	return env.FileIdentity{Dev: fl.v.fs.opts.Dev, Ino: fl.node.ino, BirthNs: fl.node.birth}, true
+}

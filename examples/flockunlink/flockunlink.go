@@ -3,15 +3,14 @@
 // its simulation workload.
 //
 // The lock opens (creating) the lock file, takes flock(LOCK_EX|LOCK_NB) on
-// it, and on release unlinks the file before unlocking. The hazard: a
-// process that opened the file before the unlink locks the unlinked inode,
-// while a later process creates a new file at the path and locks that one:
-// two holders on a split inode (class "invariant two holders (split
-// inode)"). leasekit's lease passes the same workload.
+// it through env.Locker, and on release unlinks the file before unlocking.
+// The hazard: a process that opened the file before the unlink locks the
+// unlinked inode, while a later process creates a new file at the path and
+// locks that one: two holders on a split inode (class "invariant two
+// holders (split inode)"). leasekit's lease passes the same workload.
 //
-// simfs has no flock, so the workload gives the lock a Flocker: flock as the
-// kernel keeps it, a lock per inode (env.FileIdentity) released when its
-// holder unlocks or dies.
+// flock is the simulated kernel's own (simfs): per open file description,
+// released when the description closes or its process dies.
 package flockunlink
 
 import (
@@ -22,21 +21,11 @@ import (
 	"github.com/leasekit/leasekit/sim"
 )
 
-// Flocker is flock(2) on an open file, non-blocking.
-type Flocker interface {
-	// TryLock is flock(fd, LOCK_EX|LOCK_NB): false when another process
-	// holds the inode's lock.
-	TryLock(f env.File) (bool, error)
-	// Unlock is flock(fd, LOCK_UN).
-	Unlock(f env.File)
-}
-
 // Lock is the flock-then-unlink lock at Path.
 type Lock struct {
-	FS    env.FS
-	Flock Flocker
-	Path  string
-	file  env.File
+	FS   env.FS
+	Path string
+	file env.File
 }
 
 // TryLock opens the lock file and flocks it.
@@ -45,9 +34,16 @@ func (l *Lock) TryLock() (bool, uint64, error) {
 	if err != nil {
 		return false, 0, err
 	}
-	ok, err := l.Flock.TryLock(f)
-	if !ok || err != nil {
+	locker, ok := f.(env.Locker)
+	if !ok {
 		f.Close()
+		return false, 0, lockwork.ErrRefused
+	}
+	if err := locker.Flock(env.LOCK_EX | env.LOCK_NB); err != nil {
+		f.Close()
+		if isWouldBlock(err) {
+			return false, 0, nil
+		}
 		return false, 0, err
 	}
 	l.file = f
@@ -60,26 +56,46 @@ func (l *Lock) Unlock() error {
 		return lockwork.ErrNotOwner
 	}
 	err := l.FS.Remove(l.Path)
-	l.Flock.Unlock(l.file)
+	l.file.(env.Locker).Flock(env.LOCK_UN)
 	l.file.Close()
 	l.file = nil
 	return err
 }
 
 // Spec is the lock's workload. Flock dies with its holder, so the lock
-// promises to see a dead holder at once. Each run has its own flock table.
+// promises to see a dead holder at once. The split-inode hazard compares
+// the inodes the two holders' descriptors lock.
 func Spec() lockwork.Spec {
 	return lockwork.Spec{Name: "flockunlink", Rules: models.LockRules{DeadHolderFree: true},
 		PerRun: func() lockwork.Spec {
-			table := newFlockTable()
+			locks := map[*sim.Proc]*Lock{}
 			return lockwork.Spec{
 				Open: func(p *sim.Proc) lockwork.Lock {
-					return &Lock{FS: p.FS(), Flock: &procFlock{table: table, p: p}, Path: "/locks/app.lock"}
+					l := &Lock{FS: p.FS(), Path: "/locks/app.lock"}
+					locks[p] = l
+					return l
 				},
-				Hazards: []lockwork.Hazard{{Name: "split inode", Caused: table.split}},
+				Hazards: []lockwork.Hazard{{Name: "split inode", Caused: func(holder, newcomer *sim.Proc) bool {
+					return splitInode(locks[holder], locks[newcomer])
+				}}},
 			}
 		}}
 }
 
-// Engine is the workload as the engine the harness runs.
-func Engine() *campaign.Engine { return lockwork.Engine(Spec()) }
+// splitInode reports whether two holders lock different inodes.
+func splitInode(a, b *Lock) bool {
+	if a == nil || b == nil || a.file == nil || b.file == nil {
+		return false
+	}
+	idA, okA := sim.OpenedInode(a.file)
+	idB, okB := sim.OpenedInode(b.file)
+	return okA && okB && idA != idB
+}
+
+// Engine is the workload as the engine the harness runs: its campaigns
+// must see flock refuse a second description.
+func Engine() *campaign.Engine {
+	e := lockwork.Engine(Spec())
+	e.Probes = append(e.Probes, sim.ProbeFlockConflict)
+	return e
+}
