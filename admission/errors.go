@@ -33,11 +33,21 @@ const (
 	// ErrUnsafe: the operation failed for another reason (I/O, an unsafe
 	// directory, a mutation claim that cannot be inspected); Err says why.
 	ErrUnsafe
+	// ErrMismatch: Quarantine's confirmation is a SHA-256, but not the one
+	// the admission file hashes to now (a wrong confirmation, or a file
+	// that changed since the operator's inspect; the refusal names the
+	// current one). Nothing moved. Such an error also matches ErrChanged:
+	// from one hash alone no one can tell a typo from a change.
+	ErrMismatch
+	// ErrInvalidRequest: an argument is malformed (Quarantine's
+	// confirmation is not 64 lowercase hex digits). Nothing was read or
+	// written.
+	ErrInvalidRequest
 )
 
 func (k Kind) String() string {
 	names := [...]string{"", "active", "indeterminate", "contention", "invalid-transition", "released",
-		"changed", "corrupt", "legacy", "helper-identity", "unsafe"}
+		"changed", "corrupt", "legacy", "helper-identity", "unsafe", "sha256-mismatch", "invalid-request"}
 	if int(k) > 0 && int(k) < len(names) {
 		return names[k]
 	}

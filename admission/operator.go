@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"regexp"
 	"strconv"
 
 	"github.com/leasekit/leasekit/internal/fspath"
@@ -59,6 +60,17 @@ func InspectState(ctx context.Context, config Config) (state State, err error) {
 		return State{}, err
 	}
 	state.Path = admissionFile(config)
+	// The directories first, as Acquire checks them: a state home Acquire
+	// refuses (ErrUnsafe: not private, a symlink, another owner) is that
+	// same refusal here, never "no admission".
+	uid := uint32(current.UID)
+	complete, err := statecas.CheckPrivateDirs(config.Env(uid), uid, config.StateHome, RootDir...)
+	if err != nil {
+		return state, wrapUnexpected(err, config.StateHome, "export admission cannot be inspected safely")
+	}
+	if !complete {
+		return state, nil
+	}
 	content, present, err := statecas.ReadIfPresent(config.Env(uint32(current.UID)), state.Path, statecas.FileBytesMax)
 	if err != nil || !present {
 		return state, err
@@ -87,6 +99,17 @@ func parseBounded(content []byte, path string) (Claim, *Error) {
 	return claim, nil
 }
 
+var sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// truncate keeps at most n bytes of s, for quoting hostile input in a
+// refusal.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
 // Quarantined is what Quarantine moved.
 type Quarantined struct {
 	// Path is where the admission file now is.
@@ -105,12 +128,20 @@ type Quarantined struct {
 // mutation claim, so no Acquire, lifecycle write or Release interleaves.
 func Quarantine(ctx context.Context, config Config, contentSHA256 string) (moved Quarantined, err error) {
 	defer func() { err = label(config, err) }()
+	if !sha256Pattern.MatchString(contentSHA256) {
+		return Quarantined{}, fail(ErrInvalidRequest, admissionFile(config),
+			"the confirmation is not a SHA-256 (64 lowercase hex digits): "+strconv.QuoteToASCII(truncate(contentSHA256, 80)), nil)
+	}
 	state, err := InspectState(ctx, config)
 	if err != nil {
 		return Quarantined{}, err
 	}
-	if !state.Present || state.ContentSHA256 != contentSHA256 {
-		return Quarantined{}, fail(ErrChanged, state.Path, "export admission changed before quarantine", nil)
+	if !state.Present {
+		return Quarantined{}, fail(ErrChanged, state.Path, "export admission is absent: nothing to quarantine", nil)
+	}
+	if state.ContentSHA256 != contentSHA256 {
+		return Quarantined{}, fail(ErrMismatch, state.Path, "export admission's SHA-256 is "+state.ContentSHA256+
+			", not the given "+contentSHA256+": inspect again and judge the file as it is now", ErrChanged)
 	}
 	if state.Disposition == DispositionActive {
 		return Quarantined{}, fail(ErrActive, state.Path, "another export is active", nil)

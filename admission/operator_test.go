@@ -131,3 +131,60 @@ func TestCancelledContextWritesNothing(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.NoError(t, a.Release(ctx))
 }
+
+// TestInspectStateRefusesWhatAcquireRefuses: a state home Acquire refuses
+// (a loose admission directory, a symlinked one) is the same typed refusal
+// from InspectState, never "no admission" (Present false, no error).
+func TestInspectStateRefusesWhatAcquireRefuses(t *testing.T) {
+	cases := []struct {
+		name  string
+		spoil func(w *world, root string)
+	}{
+		{"group-writable admission directory", func(w *world, root string) {
+			require.NoError(w.t, os.Chmod(root, 0o770))
+		}},
+		{"admission directory is a symlink", func(w *world, root string) {
+			elsewhere := filepath.Join(w.t.TempDir(), "elsewhere")
+			require.NoError(w.t, os.Mkdir(elsewhere, 0o700))
+			require.NoError(w.t, os.Remove(root))
+			require.NoError(w.t, os.Symlink(elsewhere, root))
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			require.NoError(t, mustAcquire(t, w.controller(1000, "500")).Release(ctx))
+			tc.spoil(w, filepath.Dir(w.file()))
+			operator := w.controller(2000, "600")
+			_, acquireErr := Acquire(ctx, operator)
+			require.ErrorIs(t, acquireErr, ErrUnsafe)
+			state, err := InspectState(ctx, operator)
+			require.ErrorIs(t, err, ErrUnsafe, "inspect reported %+v", state)
+			require.False(t, state.Present)
+		})
+	}
+}
+
+// TestQuarantineTellsAWrongConfirmation: a confirmation that is not a
+// SHA-256 is ErrInvalidRequest; a SHA-256 that is not the file's is
+// ErrMismatch naming the current one (and, as a change might be the cause,
+// ErrChanged too); nothing moves either way.
+func TestQuarantineTellsAWrongConfirmation(t *testing.T) {
+	w := newWorld(t)
+	w.wedged()
+	operator := w.controller(2000, "600")
+	state, err := InspectState(ctx, operator)
+	require.NoError(t, err)
+	for _, malformed := range []string{"", "abc", strings.ToUpper(state.ContentSHA256), state.ContentSHA256 + "0", "\xff" + state.ContentSHA256[1:]} {
+		_, err := Quarantine(ctx, operator, malformed)
+		require.ErrorIs(t, err, ErrInvalidRequest, "%q", malformed)
+	}
+	wrong := strings.Repeat("0", 64)
+	_, err = Quarantine(ctx, operator, wrong)
+	require.ErrorIs(t, err, ErrMismatch)
+	require.ErrorIs(t, err, ErrChanged)
+	require.Contains(t, err.Error(), state.ContentSHA256)
+	after, err := InspectState(ctx, operator)
+	require.NoError(t, err)
+	require.Equal(t, state, after, "a refused quarantine moved nothing")
+}

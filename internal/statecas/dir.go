@@ -337,3 +337,36 @@ func expectIdentity(env Env, uid uint32, dir string, expected lease.FileIdentity
 	}
 	return nil
 }
+
+// CheckPrivateDirs is EnsurePrivateDir's check without its effects: it
+// creates and syncs nothing, checks home and every part that exists as
+// EnsurePrivateDir would (the same typed refusals), and stops at the first
+// part that does not exist yet (complete false). An inspection calls it so
+// that a state home a mutation refuses never inspects as free.
+func CheckPrivateDirs(env Env, uid uint32, home string, parts ...string) (complete bool, err error) {
+	if !path.IsAbs(home) || fspath.Clean(home) != home {
+		return false, newError(ErrUnsafe, home, "state home must be an absolute clean path", nil)
+	}
+	info, err := env.FS.Lstat(home)
+	if err != nil {
+		return false, err
+	}
+	if _, err := CheckDir(info, home, uid, DirNotShared); err != nil {
+		return false, err
+	}
+	dir := home
+	for _, part := range parts {
+		dir = fspath.Join(dir, part)
+		info, err := env.FS.Lstat(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if _, err := CheckDir(info, dir, uid, DirPrivate); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
