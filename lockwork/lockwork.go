@@ -79,6 +79,14 @@ type Spec struct {
 	// the runs of one campaign execute in parallel and Setup runs again on
 	// every replay.
 	PerRun func() Spec
+	// DescriptorLocks says the lock's state lives in its holder's open
+	// descriptors (flock, fcntl record locks), not on disk. The simulator
+	// closes a killed process's descriptors at the kill, also when its
+	// zombie fault leaves the PID in the process table as a zombie leader
+	// with threads (those threads exist only in the table), so such a
+	// lock is free at the kill, and the Recorder counts the holder dead
+	// then instead of alive until reaped: no false "two holders".
+	DescriptorLocks bool
 	// PausedAfter is how long a holder must have held the lock for a
 	// second holder to be blamed on a paused holder; 0 means 500ms.
 	PausedAfter time.Duration

@@ -121,7 +121,7 @@ func (r *Recorder) setup() error {
 func (r *Recorder) exited(host *sim.Host, p *sim.Proc, reason sim.ExitReason) {
 	_, cutShort := r.inFlight[p] // an acquire or release: p may hold the lock
 	delete(r.inFlight, p)
-	if t := p.Table(); t.State == simproc.Zombie && t.Threads > 1 {
+	if t := p.Table(); t.State == simproc.Zombie && t.Threads > 1 && !r.spec.DescriptorLocks {
 		r.zombies[t] = p
 		if cutShort { // alive until reaped, and it may hold the lock
 			r.uncertain[p] = true

@@ -45,6 +45,7 @@ func RequireFinds(t *testing.T, engine *campaign.Engine, o simtest.Options, haza
 func LeaseSpec(spec lockwork.Spec) lockwork.Spec {
 	spec.Name += "-lease"
 	spec.Hazards = nil
+	spec.DescriptorLocks = false // the lease's state is on disk
 	spec.Setup = nil
 	spec.PerRun = nil
 	if spec.Dir == "" {

@@ -66,7 +66,7 @@ func (l *Lock) Unlock() error {
 // promises to see a dead holder at once. The split-inode hazard compares
 // the inodes the two holders' descriptors lock.
 func Spec() lockwork.Spec {
-	return lockwork.Spec{Name: "flockunlink", Rules: models.LockRules{DeadHolderFree: true},
+	return lockwork.Spec{Name: "flockunlink", Rules: models.LockRules{DeadHolderFree: true}, DescriptorLocks: true,
 		PerRun: func() lockwork.Spec {
 			locks := map[*sim.Proc]*Lock{}
 			return lockwork.Spec{
