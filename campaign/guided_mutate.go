@@ -55,8 +55,8 @@ const (
 // cube of their rates (so the best one runs most, not merely more),
 // mixed with guidedExplore of uniform draws so that none starves. The
 // reward is new points per cost, not the share of candidates that found
-// any: on a wide signal most candidates find some (73% on dirlease,
-// cov3), so that share hardly tells the operators apart. It depends only
+// any: on a wide signal most candidates find some (73% on dirlease),
+// so that share hardly tells the operators apart. It depends only
 // on earlier absorbed results, so it stays deterministic.
 func (g *guidedSearch) chooseOp() int {
 	var weights [opCount]float64
@@ -135,7 +135,7 @@ const guidedReknobOdds = 2
 // the number of processes, operations per process, respawns. Random
 // search runs every seed at the defaults; guided search varies the
 // world's size as swarm testing varies its faults, so it reaches layouts
-// and counts a default world does not (cov4: a plain seed with redrawn
+// and counts a default world does not (a plain seed with redrawn
 // knobs is the most productive operator per decision on every engine).
 // The candidate's spec records its knobs, so it replays and shrinks (the
 // shrinker lowers knobs).

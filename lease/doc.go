@@ -1,8 +1,9 @@
 // Package lease is leasekit's generation-fenced, epoch-numbered
-// single-owner lease on a directory (a Go port of the seed's
-// ReceiverLeaseManager), and it declares the injected interfaces every
-// engine uses: FS and File (env.go, aliases of internal/statefile), Clock,
-// IDSource, and Inspector with the process identity rules (identity.go).
+// single-owner lease on a directory (a Go port of ReceiverLeaseManager, one
+// of the original implementations, whose on-disk formats the engines read).
+// It re-exports the injected interfaces every engine uses, which package env
+// declares: FS, File, Clock, IDSource and Inspector are type aliases of
+// env's (env.go), and the process identity rules are here (identity.go).
 //
 // A Manager serves one namespace directory. Acquire publishes an owner
 // record (receiver.lock/owner.json) for the calling process or reports who

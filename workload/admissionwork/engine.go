@@ -96,7 +96,7 @@ func Engine() *campaign.Engine {
 			"admission-release-after-takeover",
 			// the mutation-claim ground truth (claimwatch.go) judged a refusal
 			"admission-mutation-busy-live-claimant",
-			// world16: a second host on the volume and containers (hosts.go)
+			// a second host on the volume and containers (hosts.go)
 			workkit.ProbeSecondHost,
 			workkit.ProbeContainerWorld,
 			workkit.ProbeContainerPID1,
@@ -108,7 +108,7 @@ func Engine() *campaign.Engine {
 			sim.ProbeClockStepForward,
 			sim.ProbeClockStepBackward,
 			workkit.ProbePowerLossEmpty, // a claim temp left empty by a power loss
-			workkit.ProbePowerLossTorn,  // torn16: or torn (cut mid-write, zeros after)
+			workkit.ProbePowerLossTorn,  // or torn (cut mid-write, zeros after)
 			sim.ProbePowerLossInWriteWindow,
 			// cancellation (item 6) and the left-nothing oracle (workkit.LeftNothing)
 			"admission-acquire-cancelled",

@@ -97,7 +97,7 @@ func Engine() *campaign.Engine {
 			"dirlease-swapped-claim-recovery-refused",
 			"dirlease-operator-claim-returned",
 			"dirlease-aba-refused",
-			// world16: a second host on the volume and containers (hosts.go)
+			// a second host on the volume and containers (hosts.go)
 			workkit.ProbeSecondHost,
 			workkit.ProbeContainerWorld,
 			workkit.ProbeContainerPID1,
@@ -108,7 +108,7 @@ func Engine() *campaign.Engine {
 			sim.ProbeClockStepForward,
 			sim.ProbeClockStepBackward,
 			// a claim or data temp left empty or torn by a power loss, then
-			// cleaned; torn16: power losses aimed at a new file's write window
+			// cleaned; power losses aimed at a new file's write window
 			workkit.ProbePowerLossEmpty,
 			workkit.ProbePowerLossTorn,
 			workkit.ProbePowerLossCleaned,

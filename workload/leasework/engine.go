@@ -118,7 +118,7 @@ var declaredProbes = []string{
 	// the co-tenant (cotenant.go): a record hard-linked outside the tree
 	"cotenant",
 	"cotenant-hardlink",
-	// cotenant2 (symlinks.go): a symlink planted at each entry the engine
+	// (symlinks.go) a symlink planted at each entry the engine
 	// opens, renames or removes (to the moved original or dangling), the
 	// typed refusals it meets, and the operator's repairs
 	"lease-cotenant-symlink-owner",
@@ -136,7 +136,7 @@ var declaredProbes = []string{
 	"lease-operator-repair-symlink-owner",
 	"lease-operator-repair-symlink-epoch",
 	"lease-operator-repair-symlink-namespace",
-	// world16: containers (PID namespaces of one host, workkit/containers.go)
+	// containers (PID namespaces of one host, workkit/containers.go)
 	// and the clock step's two directions
 	workkit.ProbeContainerWorld,
 	workkit.ProbeContainerPID1,
@@ -146,7 +146,7 @@ var declaredProbes = []string{
 	sim.ProbeClockStepForward,
 	sim.ProbeClockStepBackward,
 	// a crashed writer's temp left empty or torn by a power loss, then
-	// cleaned; torn16: power losses aimed at a new file's write window
+	// cleaned; power losses aimed at a new file's write window
 	workkit.ProbePowerLossEmpty,
 	workkit.ProbePowerLossTorn,
 	workkit.ProbePowerLossCleaned,
