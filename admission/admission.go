@@ -3,8 +3,9 @@
 // that at most one export holds, with a phased helper lifecycle. Every write
 // is a compare-and-swap on the SHA-256 of the file's canonical bytes and
 // rotates a revision UUID, so the bytes never repeat and a stale controller
-// can never win an ABA compare. It is a Go port of the seed
-// beeper-message-like-me-recovery.ts (export admission half); see
+// can never win an ABA compare. It is a Go port of the export admission
+// half of beeper-message-like-me-recovery.ts, one of the original
+// implementations, whose on-disk formats the engines read; see
 // docs/FORMAT-admission-dirlease.md.
 package admission
 

@@ -3,8 +3,9 @@
 // under StateHome/recovery/beeper-message-like-me-directory-leases, and
 // recovery of the directories whose owners are gone. Removal is bound to the
 // directory's physical identity (dev+ino+birth time) and never follows a
-// symlink; recovery fails closed. It is a Go port of the seed
-// beeper-message-like-me-recovery.ts (directory lease half); see
+// symlink; recovery fails closed. It is a Go port of the directory lease
+// half of beeper-message-like-me-recovery.ts, one of the original
+// implementations, whose on-disk formats the engines read; see
 // docs/FORMAT-admission-dirlease.md.
 package dirlease
 

@@ -1,5 +1,5 @@
 // Package hostile holds the hostile on-disk corpus tests of the three lease
-// engines (issue 10). It has no production code: the tests in this directory
+// engines. It has no production code: the tests in this directory
 // load every state under testdata/hostile/<engine>/<name>/state.txt, build it
 // on the real OS (a t.TempDir through lease/osenv) and in simfs, run the
 // named engine operation, and require a typed refusal whose message names

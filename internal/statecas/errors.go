@@ -1,6 +1,6 @@
 // Package statecas holds the state-file storage helpers the admission and
-// dirlease engines share (the seed's "./storage" module, which the seed
-// imports but does not include): create-if-absent, write-if-unchanged and
+// dirlease engines share (the "./storage" module of the original
+// implementation, which it imports but does not include): create-if-absent, write-if-unchanged and
 // remove-if-unchanged compare-and-swap operations serialised across
 // processes by per-file mutation claims; recovery of claims orphaned by a
 // dead process; a directory snapshot bound to the directory's physical
