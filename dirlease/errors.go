@@ -36,11 +36,16 @@ const (
 	// ErrActive: Quarantine refused a claim whose owner or running child is
 	// live (its holder must release it).
 	ErrActive
+	// ErrWaiting: Quarantine refused a claim that time resolves: a launching
+	// lease of a dead owner whose window has not passed (a child it was
+	// launching may still be starting). Recover takes it once the window
+	// is over; no operator is needed.
+	ErrWaiting
 )
 
 func (k Kind) String() string {
 	names := [...]string{"", "invalid-request", "not-owned-directory", "duplicate", "invalid-transition",
-		"child-identity", "changed", "corrupt", "bound", "unsafe", "active"}
+		"child-identity", "changed", "corrupt", "bound", "unsafe", "active", "waiting"}
 	if int(k) > 0 && int(k) < len(names) {
 		return names[k]
 	}

@@ -149,6 +149,14 @@ func waitResolves(claim Claim, at clocks, status func(statecas.Owner) statecas.S
 		claim.CreatedAtBootMs != NoBootTime && at.bootMs != NoBootTime
 }
 
+// timeResolves reports whether Recover resolves the entry by itself: an
+// indeterminate claim for which no operator is needed (a launching lease of
+// a dead owner whose window is still running). Moving it away would let a
+// child the dead owner was launching run in a directory nobody leases.
+func timeResolves(state ClaimState) bool {
+	return state.Disposition == DispositionIndeterminate && !state.OperatorNeeded
+}
+
 // Quarantined is what Quarantine moved.
 type Quarantined struct {
 	// Path is where the claim file now is.
@@ -162,7 +170,9 @@ type Quarantined struct {
 // (never deleting it), provided its bytes still hash to contentSHA256 (the
 // ClaimState.ContentSHA256 the operator judged; anything else is
 // ErrChanged and nothing moves), under the file's mutation claim, and
-// provided it is not active: a live owner or running child is ErrActive.
+// provided it is not active (a live owner or running child is ErrActive)
+// and not one that time resolves (a launching window still running is
+// ErrWaiting).
 // The leased directory is not touched.
 func Quarantine(ctx context.Context, config Config, name, contentSHA256 string) (moved Quarantined, err error) {
 	defer func() { err = label(config, err) }()
@@ -184,6 +194,10 @@ func Quarantine(ctx context.Context, config Config, name, contentSHA256 string) 
 	}
 	if judged.Disposition == DispositionActive {
 		return Quarantined{}, fail(ErrActive, judged.Path, "directory lease is active", nil)
+	}
+	if timeResolves(*judged) {
+		return Quarantined{}, fail(ErrWaiting, judged.Path,
+			"directory lease is inside its launching window; recovery takes it once the window is over", nil)
 	}
 	return quarantineEntry(config, *judged)
 }

@@ -97,7 +97,10 @@ func TestQuarantineRefusesALiveOwnersClaim(t *testing.T) {
 }
 
 // TestInspectSaysWhenWaitingResolves: a launching lease measured on a boot
-// clock resolves by itself; no operator is asked for.
+// clock resolves by itself; no operator is asked for, and Quarantine
+// refuses it (ErrWaiting) as it refuses an active claim: a child the dead
+// owner was launching may still be starting in the directory. Once the
+// window is over, recovery takes it.
 func TestInspectSaysWhenWaitingResolves(t *testing.T) {
 	w := newWorld(t)
 	l := w.raw("raw")
@@ -108,4 +111,11 @@ func TestInspectSaysWhenWaitingResolves(t *testing.T) {
 	require.Len(t, states, 1)
 	require.Equal(t, DispositionIndeterminate, states[0].Disposition)
 	require.False(t, states[0].OperatorNeeded)
+	_, err = Quarantine(ctx, w.recoverer(), states[0].Name, states[0].ContentSHA256)
+	require.ErrorIs(t, err, ErrWaiting)
+	require.True(t, exists(t, l.ClaimPath()), "a refused quarantine moves nothing")
+	w.clock.Advance(2 * windowMs * time.Millisecond)
+	report, err := Recover(ctx, w.recoverer())
+	require.NoError(t, err)
+	require.Equal(t, Report{Recovered: 1}, report)
 }

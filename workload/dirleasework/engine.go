@@ -20,7 +20,7 @@ func Engine() *campaign.Engine {
 		Doc:      "leases on private working directories with recovery (package dirlease)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 1,
+		WorkloadVersion: 2,
 		Params: []campaign.Param{
 			{Name: "creators", Default: 3, Min: 1, Max: 6, Doc: "creator processes"},
 			{Name: "recoverers", Default: 2, Min: 1, Max: 4, Doc: "recovery processes racing the creators"},
@@ -30,12 +30,13 @@ func Engine() *campaign.Engine {
 				Doc: "1: in some runs a crashed creator's PID is taken by an impostor; 0 never"},
 			{Name: "claim_swaps", Default: 1, Min: 0, Max: 1, Fixed: true,
 				Doc: "1: the co-tenant may rename a copy of one live claim's file over another's; 0 never"},
+			{Name: "operators", Default: 1, Min: 0, Max: 2, Doc: "operator processes running Inspect and Quarantine beside the traffic"},
 		},
 		Setup: func(p campaign.Params) func(w *sim.World) error {
 			return DirleaseWorkload(DirleaseOptions{
 				Creators: p["creators"], Recoverers: p["recoverers"], OpsPerProc: p["ops_per_proc"],
 				RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]), PIDImpostors: p["pid_impostors"] - 1,
-				ClaimSwaps: p["claim_swaps"] - 1,
+				ClaimSwaps: p["claim_swaps"] - 1, Operators: workkit.NoneIsMinusOne(p["operators"]),
 			})
 		},
 		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
@@ -123,6 +124,15 @@ func Engine() *campaign.Engine {
 			"dirlease-cancelled-left-nothing",
 			"dirlease-failed-left-nothing",
 			"dirlease-left-reported",
+			// operators at any moment (operators.go): Inspect and Quarantine
+			// beside the traffic, on a judgement that may be stale
+			"dirlease-operator-inspected",
+			"dirlease-operator-quarantined",
+			"dirlease-operator-moved-claim",
+			"dirlease-operator-moved-launching",
+			"dirlease-operator-stale-refused",
+			"dirlease-operator-active-refused",
+			"dirlease-operator-window-refused",
 		},
 		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0, "pid_impostors": 0},
 	}

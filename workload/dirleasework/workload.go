@@ -59,6 +59,9 @@ type DirleaseOptions struct {
 	// ClaimSwaps: 0 lets the co-tenant rename a copy of one live claim's
 	// file over another's (swapin.go), -1 never.
 	ClaimSwaps int
+	// Operators is the number of operator processes (operators.go); -1
+	// none (default 1).
+	Operators int
 }
 
 func (o DirleaseOptions) withDefaults() DirleaseOptions {
@@ -69,6 +72,7 @@ func (o DirleaseOptions) withDefaults() DirleaseOptions {
 	o.PIDMax = cmp.Or(o.PIDMax, 40)
 	o.LivenessStepsMax = cmp.Or(o.LivenessStepsMax, 20_000)
 	o.RespawnsMax = max(o.RespawnsMax, 0)
+	o.Operators = max(cmp.Or(o.Operators, 1), 0)
 	return o
 }
 
@@ -77,8 +81,13 @@ const (
 	dirleaseWork       = "/home/dl/work"
 	dirleaseUID        = 1000
 	dirleaseProbeTries = 200
-	// dirleaseLaunchWindowMs bounds RecoverAfterMs beyond the creation time.
+	// dirleaseLaunchWindowMs bounds RecoverAfterMs beyond the creation time;
+	// one creation in dirleaseLongWindowOdds draws a window up to
+	// dirleaseLongWindowMs, long enough for an operator's Inspect and
+	// Quarantine to fit inside it.
 	dirleaseLaunchWindowMs = 40
+	dirleaseLongWindowOdds = 4
+	dirleaseLongWindowMs   = 1500
 )
 
 // DirleaseWorkload returns a Setup running the dirlease workload.
@@ -128,6 +137,8 @@ type dirTrack struct {
 	claimID  string
 	versions []dirVersion
 	aba      bool
+	// recoverAfter is the model's RecoverAfterMs of the claim.
+	recoverAfter int64
 	// swappedIn is set while the claim file holds a copy of another live
 	// claim's (swapin.go); swapRepairAt is the operator's step.
 	swappedIn    bool
@@ -207,6 +218,12 @@ func (dw *dirWorld) setup() error {
 		}
 		dw.creators++
 	}
+	for i := 0; i < opts.Operators; i++ {
+		if _, err := dw.spawnAt(dw.places.Deal(i+1), fmt.Sprintf("operator-%d", i), dw.operator); err != nil {
+			return err
+		}
+		dw.creators++
+	}
 	if err := dw.spawnThreads(); err != nil {
 		return err
 	}
@@ -239,8 +256,9 @@ type dirFS struct {
 	dw *dirWorld
 	p  *sim.Proc
 	// recovering is set while the process runs Recover; readSwapped once
-	// that pass opened a claim file holding another claim's bytes.
-	recovering, readSwapped bool
+	// that pass opened a claim file holding another claim's bytes; operator
+	// for an operator process (operators.go).
+	recovering, readSwapped, operator bool
 }
 
 func (f *dirFS) Rename(oldpath, newpath string) error {
@@ -250,7 +268,11 @@ func (f *dirFS) Rename(oldpath, newpath string) error {
 
 func (f *dirFS) RenameNoReplace(oldpath, newpath string) error {
 	f.judgeMove(oldpath, newpath)
+	data, claim := f.operatorMove(oldpath)
 	err := f.FS.RenameNoReplace(oldpath, newpath)
+	if claim && err == nil {
+		f.noteQuarantined(oldpath, data)
+	}
 	workkit.NoteClaimRename(f.dw.world, "dirlease", oldpath, newpath, err)
 	if err == nil && f.recovering && f.dw.quarantined[oldpath] != nil {
 		delete(f.dw.quarantined, oldpath) // put back: the move was refused
@@ -261,7 +283,12 @@ func (f *dirFS) RenameNoReplace(oldpath, newpath string) error {
 func (f *dirFS) Remove(name string) error {
 	f.judgeRemove(name)
 	f.judgeClaimRelease(name)
-	return f.FS.Remove(name)
+	data, claim := f.operatorMove(name)
+	err := f.FS.Remove(name)
+	if claim && err == nil {
+		f.noteQuarantined(name, data) // the unlink of a link+unlink move
+	}
+	return err
 }
 
 // Lstat springs a co-tenant's trap armed on a tracked path when a recovery
@@ -437,9 +464,12 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHe
 	}
 	now := p.Clock().Now().UnixMilli()
 	window := int64(dw.world.Decisions().Intn(dirleaseLaunchWindowMs))
+	if dw.world.Decisions().Intn(dirleaseLongWindowOdds) == 0 {
+		window = int64(dw.world.Decisions().Intn(dirleaseLongWindowMs))
+	}
 	request.RecoverAfterMs = now + window
 	in := models.DirCreate{Proc: p.ProcessID(), Host: p.Host().Name(), Path: name, Role: h.role, RecoverAfterMs: dw.modelNowMs() + window}
-	t.claimed = true
+	t.claimed, t.recoverAfter = true, in.RecoverAfterMs
 	dw.creating++
 	if dw.recovering > 0 {
 		dw.world.Probe("dirlease-recover-raced-create")
@@ -766,6 +796,8 @@ func (dw *dirWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 		body := dw.creator
 		if strings.HasPrefix(p.Name(), "recoverer") {
 			body = dw.recoverer
+		} else if strings.HasPrefix(p.Name(), "operator") {
+			body = dw.operator
 		}
 		if _, err := dw.spawnAt(placeOf(p), p.Name(), body); err == nil {
 			dw.creators++
