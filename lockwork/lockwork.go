@@ -223,11 +223,11 @@ func (r *Recorder) workTime(p *sim.Proc) time.Duration {
 // checkHistory is the porcupine check of a run's history.
 func checkHistory(spec Spec, result sim.Result, visualize bool) campaign.Verdict {
 	ops := Operations(result.History)
-	verdict, _ := models.CheckLock(spec.Rules, ops, checkTime)
+	verdict, info := models.CheckLock(spec.Rules, ops, checkTime)
 	message := ""
 	switch verdict {
 	case porcupine.Illegal:
-		message = "not linearizable: the answers fit no exclusive lock (models.LockModel)"
+		message = "not linearizable: " + explainIllegal(result.History, ops, spec.Rules, info)
 	case porcupine.Unknown:
 		message = "porcupine timed out"
 	}
