@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 )
@@ -101,8 +102,7 @@ func appendDirect(out []byte, v any, depth int) ([]byte, bool) {
 
 // appendDirectObject is appendDirect of an object: members in key order.
 func appendDirectObject(out []byte, object map[string]any, depth int) ([]byte, bool) {
-	var buffer [16]string // a record's keys fit: no allocation for them (slices.Sorted grew its slice key by key)
-	keys := sortedKeys(buffer[:0], object)
+	keys := slices.Sorted(maps.Keys(object))
 	out = append(out, '{')
 	for i, key := range keys {
 		if i > 0 {
@@ -204,7 +204,7 @@ func writeCanonical(out *bytes.Buffer, node any) error {
 }
 
 func writeCanonicalObject(out *bytes.Buffer, object map[string]any) error {
-	keys := sortedKeys(make([]string, 0, len(object)), object)
+	keys := slices.Sorted(maps.Keys(object))
 	out.WriteByte('{')
 	for i, key := range keys {
 		if i > 0 {
@@ -512,13 +512,4 @@ func plainKey(key string) bool {
 		}
 	}
 	return key != ""
-}
-
-// sortedKeys appends object's keys to keys and sorts them.
-func sortedKeys(keys []string, object map[string]any) []string {
-	for key := range object {
-		keys = append(keys, key)
-	}
-	slices.Sort(keys)
-	return keys
 }
