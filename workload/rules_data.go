@@ -192,6 +192,11 @@ var rules = []Rule{
 		Probes:   []string{"lease-operator-reclaimed-paused-holder", "lease-operator-refused-paused-holder", "lease-paused-holder-resumed-fenced"},
 		Mutants:  []string{"lease-force-corrupt-under-generation"}},
 
+	{Rule: "dirlease: the operator's Quarantine moves only what time cannot resolve: an active claim, or a dead owner's launching lease within its window, is refused",
+		Exercise: "operators quarantining claims at any moment of the dirlease workload",
+		Probes:   []string{"dirlease-operator-quarantined", "dirlease-operator-active-refused", "dirlease-operator-window-refused"},
+		Mutants:  []string{"dirlease-quarantine-window"}},
+
 	// Cancellation and failed calls.
 	{Rule: "a cancelled or failed call leaves nothing of its own behind: no guard, claim, temp or open file, no product for a determinate outcome",
 		Exercise: "cancellable contexts at every scheduling point; injected FS errors",
