@@ -144,3 +144,17 @@ func Rerun(o Options, engine string, seed uint64) (Finding, error) {
 	_, finding, _, err := o.Catalog.Execute(spec, nil, false)
 	return finding, err
 }
+
+// RecordSeedFile runs spec once and returns it as a seed file that replays
+// that run (its recorded decisions) with the finding it got: how `leasesim
+// mutants` hands over a mutant hunt's detection that the unmutated build
+// fails too, as a finding in the engine.
+func (c *Catalog) RecordSeedFile(spec Spec) (SeedFile, error) {
+	result, finding, _, err := c.Execute(spec, nil, false)
+	if err != nil {
+		return SeedFile{}, err
+	}
+	recorded := spec.clone()
+	recorded.adopt(result)
+	return SeedFile{Spec: recorded, Expect: finding}, nil
+}

@@ -120,6 +120,10 @@ type MutantRow struct {
 	// alone does not rerun them (a guided or explore detection): save one
 	// as a .seed file and `leasesim replay` it on the real build.
 	ConfoundedInputs []string `json:"confounded_inputs,omitempty"`
+	// EngineFindings are the hunt's detections, unshrunk or shrunk, that
+	// the unmutated build fails too: findings in the engine (or harness),
+	// never credited to the mutant.
+	EngineFindings []EngineFinding `json:"engine_findings,omitempty"`
 	// Equivalent is the mutant's equivalent: line: why no sound checker
 	// can find it. Such a mutant is hunted only when --only names it, and
 	// never counts as missed.
@@ -235,54 +239,10 @@ func (c *Command) huntMutant(root, pkg, name, work, faults string, flags huntFla
 		faults = m.Faults
 	}
 	row.Faults = faults
-	base, seeds, seconds, runs := flags.baseSeed, 0, 0.0, 0
-	for attempt := 0; attempt <= confoundedMax; attempt++ {
-		next := flags
-		next.baseSeed = base
-		next.seedsMax = flags.seedsMax - seeds
-		next.duration = flags.duration - time.Duration(seconds*float64(time.Second))
-		if next.seedsMax <= 0 || (flags.duration > 0 && next.duration <= 0) {
-			break
-		}
-		hunt, err := runHunt(binary, engines, faults, next)
-		if err != nil {
-			row.Error = err.Error()
-			return row
-		}
-		seeds, seconds, runs = seeds+hunt.Seeds, seconds+hunt.Seconds, runs+hunt.Runs
-		hunt.Seeds, hunt.Seconds, hunt.Runs = seeds, seconds, runs
-		row.Hunt = hunt
-		if !hunt.Found || !c.confounded(hunt, engines, faults) {
-			return row
-		}
-		row.Confounded++
-		row.ConfoundedSeeds = append(row.ConfoundedSeeds, hunt.Seed)
-		if hunt.Input != "" {
-			row.ConfoundedInputs = append(row.ConfoundedInputs, hunt.Input)
-		}
-		row.Hunt.Found = false
-		row.Hunt.Stopped = fmt.Sprintf("gave up after %d detections the real build also fails", row.Confounded)
-		if flags.search == "explore" {
-			return row // an exploration does not depend on the base seed: a rerun finds the same
-		}
-		base = hunt.Seed + 1
-	}
+	c.huntPastEngineFindings(&row, flags, func(next huntFlags) (campaign.HuntResult, error) {
+		return runHunt(binary, engines, faults, next)
+	})
 	return row
-}
-
-// confounded reports whether the unmutated build fails the detecting seed
-// the same way (then the detection says nothing about the mutant).
-func (c *Command) confounded(hunt campaign.HuntResult, engines, faults string) bool {
-	setting, err := campaign.ParseFaultSetting(faults)
-	if err != nil {
-		return false
-	}
-	names, err := c.Catalog.ResolveEngines(engines)
-	if err != nil {
-		return false
-	}
-	finding, err := campaign.RerunHunt(campaign.Options{Catalog: c.Catalog, Engines: names, Faults: setting}, hunt)
-	return err == nil && !finding.OK() && finding.Class == hunt.Class
 }
 
 // checkMutantsInput refuses, naming what is missing, a root without a
@@ -356,6 +316,9 @@ func mutantLine(row MutantRow) string {
 		// check short, and found=false alone would hide that.
 		line += fmt.Sprintf(" (skipped %d detection(s) the real build also fails, seeds %v: rerun them on the real build; --json has their inputs)", row.Confounded, row.ConfoundedSeeds)
 	}
+	for _, f := range row.EngineFindings {
+		line += fmt.Sprintf("\n%-40s ENGINE FINDING (the unmutated build fails it too%s): %s: %s", "", shrunkNote(f), f.Engine, f.Class)
+	}
 	for _, s := range row.Searches {
 		line += fmt.Sprintf(" | %s %s %d %.2fs", s.Search, searchFound(s), s.Hunt.Runs, s.Hunt.Seconds)
 	}
@@ -404,11 +367,41 @@ func printMutants(rows []MutantRow, asJSON bool, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%d equivalent mutants listed, not hunted (their equivalent: lines say why)\n", equivalent)
 		}
 	}
+	code := campaign.ExitOK
 	if missed > 0 {
 		fmt.Fprintf(stderr, "leasesim mutants: %d of %d mutants not found\n", missed, hunted)
-		return campaign.ExitViolation
+		code = campaign.ExitViolation
 	}
-	return campaign.ExitOK
+	if findings := writeEngineFindings(stderr, rows); findings > 0 {
+		code = campaign.ExitViolation
+	}
+	return code
+}
+
+// writeEngineFindings prints each hunt detection the unmutated build also
+// fails, with its seed file to replay on the real build, and returns their
+// count: they are findings in the engine, not the mutants'.
+func writeEngineFindings(w io.Writer, rows []MutantRow) int {
+	count := 0
+	for _, row := range rows {
+		for _, f := range row.EngineFindings {
+			count++
+			fmt.Fprintf(w, "\nFINDING IN THE ENGINE (hunting %s; the unmutated build fails it too%s): %s: %s\n%s\n",
+				row.Name, shrunkNote(f), f.Engine, f.Message, strings.TrimRight(f.Seed, "\n"))
+		}
+	}
+	if count > 0 {
+		fmt.Fprintf(w, "leasesim mutants: %d finding(s) in the engine: save each seed above as a .seed file and `leasesim replay` it\n", count)
+	}
+	return count
+}
+
+// shrunkNote says when only the shrunk seed fails on the unmutated build.
+func shrunkNote(f EngineFinding) string {
+	if f.Shrunk {
+		return "; its shrink drifted there"
+	}
+	return ""
 }
 
 // writeMutantTable writes the Markdown table docs/MUTANTS.md carries.
