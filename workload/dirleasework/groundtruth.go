@@ -1,0 +1,118 @@
+package dirleasework
+
+import (
+	"fmt"
+
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
+)
+
+// dirFS checks every move or removal a recovery makes against the ground
+// truth, at the step it happens.
+type dirFS struct {
+	lease.FS
+	dw *dirWorld
+	p  *sim.Proc
+	// recovering is set while the process runs Recover; readSwapped once
+	// that pass opened a claim file holding another claim's bytes; operator
+	// for an operator process (operators.go).
+	recovering, readSwapped, operator bool
+}
+
+func (f *dirFS) Rename(oldpath, newpath string) error {
+	f.judgeMove(oldpath, newpath)
+	return f.FS.Rename(oldpath, newpath)
+}
+
+func (f *dirFS) RenameNoReplace(oldpath, newpath string) error {
+	f.judgeMove(oldpath, newpath)
+	data, claim := f.operatorMove(oldpath)
+	err := f.FS.RenameNoReplace(oldpath, newpath)
+	if claim && err == nil {
+		f.noteQuarantined(oldpath, data)
+	}
+	workkit.NoteClaimRename(f.dw.world, "dirlease", oldpath, newpath, err)
+	if err == nil && f.recovering && f.dw.quarantined[oldpath] != nil {
+		delete(f.dw.quarantined, oldpath) // put back: the move was refused
+	}
+	return err
+}
+
+func (f *dirFS) Remove(name string) error {
+	f.judgeRemove(name)
+	f.judgeClaimRelease(name)
+	data, claim := f.operatorMove(name)
+	err := f.FS.Remove(name)
+	if claim && err == nil {
+		f.noteQuarantined(name, data) // the unlink of a link+unlink move
+	}
+	return err
+}
+
+// Lstat springs a co-tenant's trap armed on a tracked path when a recovery
+// looks at it (cotenant.go's fireTraps acts before the next step).
+func (f *dirFS) Lstat(name string) (lease.FileInfo, error) {
+	info, err := f.FS.Lstat(name)
+	if t := f.dw.tracks[name]; t != nil && f.recovering && t.trap != replaceNone && err == nil {
+		t.sprung = true
+	}
+	return info, err
+}
+
+// judgeMove runs after the scheduling point of a recovery's rename, so the
+// ground truth is the one the call acts on. Moving a directory of a live
+// owner (or of a running child the claim surely records) is a violation at
+// once: its owner was alive when the pass judged it too. A foreign
+// directory may be moved into quarantine, as long as it is put back and not
+// removed (judgeRemove).
+func (f *dirFS) judgeMove(oldpath, newpath string) {
+	t := f.dw.tracks[oldpath]
+	if !f.recovering || t == nil || !t.claimed {
+		return
+	}
+	f.judgeLive(t, "moves")
+	f.judgeElsewhere(t, "moves")
+	f.dw.races.moved(t, f.p)
+	f.dw.quarantined[newpath] = &dirMoved{track: t, foreign: t.foreign}
+}
+
+// judgeRemove fails the run if a recovery removes a tracked directory, or
+// the quarantine it moved one to, that is foreign or has a live owner.
+func (f *dirFS) judgeRemove(name string) {
+	if !f.recovering {
+		return
+	}
+	if moved := f.dw.quarantined[name]; moved != nil {
+		if moved.foreign {
+			f.dw.fail(fmt.Errorf("%s's recovery removes %s, which holds the directory swapped in at %s (another identity)",
+				f.p.Name(), name, moved.track.path), false)
+		}
+		f.judgeLive(moved.track, "removes")
+		f.judgeElsewhere(moved.track, "removes")
+		return
+	}
+	if t := f.dw.tracks[name]; t != nil && t.claimed {
+		if t.foreign {
+			f.dw.fail(fmt.Errorf("%s's recovery removes %s, a directory with another identity (swapped in)", f.p.Name(), name), false)
+		}
+		f.judgeLive(t, "removes")
+		f.judgeElsewhere(t, "removes")
+	}
+}
+
+func (f *dirFS) judgeLive(t *dirTrack, verb string) {
+	dw := f.dw
+	switch {
+	case dw.Alive(t.owner):
+		dw.fail(fmt.Errorf("%s's recovery %s %s of live owner %s", f.p.Name(), verb, t.path, t.owner.Name()), false)
+	case t.child != nil && dw.Alive(t.child):
+		dw.fail(fmt.Errorf("%s's recovery %s %s whose running child %s is alive", f.p.Name(), verb, t.path, t.child.Name()), false)
+	}
+}
+
+// dirMoved is a tracked directory a recovery moved into quarantine.
+type dirMoved struct {
+	track   *dirTrack
+	foreign bool
+}
