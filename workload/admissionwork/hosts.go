@@ -34,7 +34,13 @@ func placeOf(p *sim.Proc) workkit.Place { return workkit.Place{Host: p.Host(), N
 // record, a corrupt one, or a seed-era owner (read as the caller's own
 // host and namespace by design).
 func (aw *admissionWorld) slotOwner() (owner admission.Claim, ok bool) {
-	data, err := workkit.ReadRoot(aw.volume.Root(), admissionFile)
+	return aw.ownerAt(admissionFile)
+}
+
+// ownerAt reads the owner of the record at path (the slot, or the name an
+// Acquire moved it aside to before unlinking it), as slotOwner does.
+func (aw *admissionWorld) ownerAt(path string) (owner admission.Claim, ok bool) {
+	data, err := workkit.ReadRoot(aw.volume.Root(), path)
 	if err != nil {
 		return admission.Claim{}, false
 	}
@@ -47,7 +53,13 @@ func (aw *admissionWorld) slotOwner() (owner admission.Claim, ok bool) {
 
 // elsewhere reports whether the slot's owner runs in another place than p.
 func (aw *admissionWorld) elsewhere(p *sim.Proc) (admission.Claim, bool) {
-	claim, ok := aw.slotOwner()
+	return aw.elsewhereAt(p, admissionFile)
+}
+
+// elsewhereAt reports whether the owner of the record at path runs in
+// another place than p.
+func (aw *admissionWorld) elsewhereAt(p *sim.Proc, path string) (admission.Claim, bool) {
+	claim, ok := aw.ownerAt(path)
 	if !ok {
 		return claim, false
 	}
@@ -74,9 +86,10 @@ func (aw *admissionWorld) noteElsewhere(p *sim.Proc) {
 }
 
 // judgeReclaim is the ground truth of an Acquire's removal of the slot (a
-// stale reclaim): the owner must be in the acquirer's own place.
-func (aw *admissionWorld) judgeReclaim(p *sim.Proc) {
-	claim, elsewhere := aw.elsewhere(p)
+// stale reclaim), judged on the record at path just before it is unlinked:
+// the owner must be in the acquirer's own place.
+func (aw *admissionWorld) judgeReclaim(p *sim.Proc, path string) {
+	claim, elsewhere := aw.elsewhereAt(p, path)
 	if elsewhere {
 		aw.fail(fmt.Errorf("%s (%s, PID namespace %d) reclaimed admission %s of PID %d on %s in PID namespace %q: "+
 			"an owner of another host or namespace is never judged from here", p.Name(), p.Host().Name(),

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/modelmap"
 	"github.com/leasekit/leasekit/internal/statecas"
+	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
@@ -124,8 +126,11 @@ type admissionWorld struct {
 	controllers int
 	respawns    int
 	workkit.LifeLedger
-	// legacy is true while setup's legacy record is still in the slot.
-	legacy bool
+	// legacy is true while setup's legacy record is still in the slot, or
+	// at legacyAt, the "-removing" name an Acquire moved it to before it
+	// unlinks it (empty while it is in the slot).
+	legacy   bool
+	legacyAt string
 	// corrupted is set while a hostile corruption sits in the slot; its
 	// bytes are corruption (empty when garble truncated the record to zero
 	// bytes, so a nil corruption cannot mean "none") and its repair step
@@ -258,23 +263,47 @@ type admissionFS struct {
 }
 
 func (f *admissionFS) Remove(name string) error {
-	if name == admissionFile && f.acquiring {
-		f.aw.judgeReclaim(f.p)
+	reclaim := f.acquiring && isSlotRemoval(name)
+	if reclaim {
+		f.aw.judgeReclaim(f.p, name)
 	}
 	err := f.FS.Remove(name)
 	f.aw.claims.observeRemove(name, err)
-	if err == nil && name == admissionFile && f.acquiring {
+	if err == nil && reclaim {
 		f.aw.impostors.removed(f.p)
 		f.aw.world.Probe("admission-stale-owner-reclaimed")
-		if f.aw.legacy {
+		if f.aw.legacy && cmp.Or(f.aw.legacyAt, admissionFile) == name {
 			f.aw.world.Probe("admission-legacy-recovered")
 		}
 	}
 	return err
 }
 
+// followLegacy keeps legacyAt on the legacy record as an Acquire moves it
+// aside to unlink it, or puts it back.
+func (aw *admissionWorld) followLegacy(oldpath, newpath string, err error) {
+	if !aw.legacy || err != nil || oldpath != cmp.Or(aw.legacyAt, admissionFile) {
+		return
+	}
+	if newpath == admissionFile {
+		aw.legacyAt = ""
+	} else if isSlotRemoval(newpath) {
+		aw.legacyAt = newpath
+	}
+}
+
+// isSlotRemoval reports whether name is the slot record as an Acquire
+// unlinks it: the engine first renames the record to a "-removing" name of
+// its claim (statecas's removeJudged), compares it there, then unlinks it.
+func isSlotRemoval(name string) bool {
+	base := path.Base(name)
+	return name == admissionFile || (fspath.Dir(name) == fspath.Dir(admissionFile) &&
+		strings.HasPrefix(base, statefile.TempPrefix+"cas-") && strings.HasSuffix(base, "-removing"))
+}
+
 func (f *admissionFS) RenameNoReplace(oldpath, newpath string) error {
 	err := f.FS.RenameNoReplace(oldpath, newpath)
+	f.aw.followLegacy(oldpath, newpath, err)
 	workkit.NoteClaimRename(f.aw.world, "admission", oldpath, newpath, err)
 	f.aw.claims.observeRename(f.p, oldpath, newpath, err)
 	return err
@@ -612,7 +641,7 @@ func (aw *admissionWorld) check() error {
 	}
 	aw.leftovers.Check(w, aw.volume.Root())
 	if aw.legacy {
-		data, err := workkit.ReadRoot(aw.volume.Root(), admissionFile)
+		data, err := workkit.ReadRoot(aw.volume.Root(), cmp.Or(aw.legacyAt, admissionFile))
 		if err != nil || !strings.Contains(string(data), `"bootId"`) || strings.Contains(string(data), `"hostname"`) {
 			aw.legacy = false
 		}
