@@ -139,6 +139,18 @@ type Proc struct {
 	Boot int
 	// threaded: the simulator runs its threads (thread.go).
 	threaded bool
+
+	// PPID, PGID and SID place a forked process in the process tree
+	// (tree.go); all three are 0 for a process outside any tree.
+	PPID, PGID, SID int
+	// Subreaper is PR_SET_CHILD_SUBREAPER; Pdeathsig is PR_SET_PDEATHSIG
+	// (0: none).
+	Subreaper bool
+	Pdeathsig int
+	// kids counts the children not yet reaped; inTree says a tree call
+	// touched the process (its hash then covers the tree fields).
+	kids   int
+	inTree bool
 }
 
 // namespace is one PID namespace's process table.
@@ -369,6 +381,9 @@ func (h *Host) Exit(p *Proc) {
 	p.Threads = 0
 	p.Stopped = false // SIGKILL ends a stopped process too
 	delete(h.namespaces[p.NS].procs, p.PID)
+	if p.inTree {
+		h.leaveTree(p, true)
+	}
 }
 
 // Stop stops a running process (SIGSTOP): /proc shows it in state T. It is
@@ -405,6 +420,9 @@ func (h *Host) ExitZombie(p *Proc, threadsLeft int) {
 	p.State = Zombie
 	p.Threads = threadsLeft
 	p.Stopped = false
+	if p.inTree && p.kids > 0 {
+		h.orphan(p)
+	}
 }
 
 // Reap removes a zombie, freeing its PID.
@@ -416,6 +434,9 @@ func (h *Host) Reap(p *Proc) {
 	p.State = Gone
 	p.Threads = 0
 	delete(h.namespaces[p.NS].procs, p.PID)
+	if p.inTree {
+		h.leaveTree(p, true)
+	}
 }
 
 // vanish reaps zombie p during an inspection (HazardVanish).
@@ -513,7 +534,7 @@ func (p *Proc) hash() uint64 {
 	if p.Stopped {
 		x = mix(x ^ 'T')
 	}
-	return x
+	return p.treeHash(x)
 }
 
 // mix is splitmix64's finalizer.
