@@ -83,10 +83,24 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 		return refusedError(manager.Namespace(), refusal)
 	}
+	if err := leadCommandTree(); err != nil {
+		return err
+	}
 	request := defaultRequest(manager.Namespace(), os.Getpid(), f.sessionID, f.sessionFile)
 	started := time.Now()
-	owner, err := acquireInterruptible(manager, request, f, signals, stderr)
+	tree, err := newTreeWatch()
 	if err != nil {
+		return err
+	}
+	if err := tree.waitHolderTree(manager, f, signals, stderr); err != nil {
+		return err
+	}
+	owner, reclaimed, err := acquireInterruptible(manager, request, f, signals, stderr)
+	if err != nil {
+		return err
+	}
+	if err := tree.waitReclaimedTree(reclaimed, signals, stderr); err != nil {
+		releaseAfter(manager, owner, err, stderr)
 		return err
 	}
 	if f.verbose {
@@ -95,6 +109,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "leasereal: executing %s\n", describeCommand(command))
 	}
 	code, runErr := runChild(command, owner, manager.Namespace(), signals)
+	if err := waitDescendants(); err != nil && runErr == nil {
+		runErr = err
+		code = exitError
+	}
 	released, releaseErr := manager.Release(context.Background(), owner.Generation)
 	if f.jsonOut {
 		writeJSONLine(stderr, map[string]any{"release": releaseOf(manager.Namespace(), released)})
@@ -146,7 +164,7 @@ func interruption(sig os.Signal) (int, error) {
 // acquireInterruptible is acquireWaiting, ended early by a caught signal
 // (its context is cancelled, its backoff cut short). A lease acquired when
 // the signal comes is released before returning.
-func acquireInterruptible(manager *lease.Manager, request lease.AcquireRequest, f runFlags, signals <-chan os.Signal, stderr io.Writer) (lease.Owner, error) {
+func acquireInterruptible(manager *lease.Manager, request lease.AcquireRequest, f runFlags, signals <-chan os.Signal, stderr io.Writer) (lease.Owner, lease.AcquireResult, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	interrupted := make(chan os.Signal, 1)
 	watcherDone := make(chan struct{})
@@ -159,7 +177,7 @@ func acquireInterruptible(manager *lease.Manager, request lease.AcquireRequest, 
 		case <-ctx.Done():
 		}
 	}()
-	owner, err := acquireWaiting(ctx, manager, request, f, stderr)
+	owner, result, err := acquireWaiting(ctx, manager, request, f, stderr)
 	cancel()
 	<-watcherDone
 	select {
@@ -169,10 +187,10 @@ func acquireInterruptible(manager *lease.Manager, request lease.AcquireRequest, 
 				fmt.Fprintf(stderr, "leasereal: releasing %s after %v: %v\n", manager.Namespace(), sig, releaseErr)
 			}
 		}
-		return lease.Owner{}, interruptedError(sig)
+		return lease.Owner{}, lease.AcquireResult{}, interruptedError(sig)
 	default:
 	}
-	return owner, err
+	return owner, result, err
 }
 
 // acquireWaiting is lease.Manager.AcquireWait over the run's wait: it
@@ -181,18 +199,18 @@ func acquireInterruptible(manager *lease.Manager, request lease.AcquireRequest, 
 // waitBackoffMax; each attempt is bounded by the guard wait. The owner is
 // returned only when acquired; a holder that stayed is the conflict code,
 // a refusal exit 3 (gaveUp), a cancelled ctx its error.
-func acquireWaiting(ctx context.Context, manager *lease.Manager, request lease.AcquireRequest, f runFlags, stderr io.Writer) (lease.Owner, error) {
+func acquireWaiting(ctx context.Context, manager *lease.Manager, request lease.AcquireRequest, f runFlags, stderr io.Writer) (lease.Owner, lease.AcquireResult, error) {
 	result, err := manager.AcquireWait(ctx, request, lease.WaitOptions{Timeout: f.wait,
 		BackoffMin: waitBackoffMin, BackoffMax: waitBackoffMax})
 	if err != nil {
 		reportReclaims(result, stderr)
-		return lease.Owner{}, err
+		return lease.Owner{}, result, err
 	}
 	reportAcquire(manager.Namespace(), result, f, stderr)
 	if result.Kind == lease.Acquired {
-		return result.Owner, nil
+		return result.Owner, result, nil
 	}
-	return lease.Owner{}, gaveUp(manager.Namespace(), result, f, stderr)
+	return lease.Owner{}, result, gaveUp(manager.Namespace(), result, f, stderr)
 }
 
 // reportAcquire prints the acquire's JSON line (--json: its last attempt,
