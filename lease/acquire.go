@@ -28,9 +28,19 @@ type RequestError struct{ Problem string }
 
 func (e *RequestError) Error() string { return "lease: invalid request: " + e.Problem }
 
+// validate refuses a request whose fields the owner record cannot carry as
+// written (see checkText), before the call takes the guard or writes
+// anything: the record's round-trip check would otherwise fail under the
+// guard.
 func (r AcquireRequest) validate() error {
+	if problem := checkText("session id", r.SessionID, requestTextBytesMax); problem != "" {
+		return &RequestError{problem}
+	}
+	if problem := checkText("session file", r.SessionFile, requestTextBytesMax); problem != "" {
+		return &RequestError{problem}
+	}
 	if r.SessionFile != "" && !path.IsAbs(r.SessionFile) {
-		return &RequestError{fmt.Sprintf("session file %q must be absolute", r.SessionFile)}
+		return &RequestError{fmt.Sprintf("session file %s must be absolute", quotedPrefix(r.SessionFile))}
 	}
 	return nil
 }

@@ -23,8 +23,8 @@ import (
 //   - fn's error, returned as is (or joined with a guard-release failure,
 //     still reachable through errors.Is/As).
 func (m *Manager) WithCurrentLease(ctx context.Context, generation string, fn func(ctx context.Context, owner Owner) error) error {
-	if generation == "" {
-		return &RequestError{"lease generation is required"}
+	if err := checkGeneration(generation); err != nil {
+		return err
 	}
 	c, unsafe, err := m.begin(ctx)
 	if err != nil {

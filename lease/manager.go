@@ -116,11 +116,13 @@ func (e *ConfigError) Error() string { return "lease: invalid config: " + e.Prob
 func NewManager(cfg Config) (*Manager, error) {
 	switch {
 	case !path.IsAbs(cfg.Namespace) || fspath.Clean(cfg.Namespace) != cfg.Namespace:
-		return nil, &ConfigError{fmt.Sprintf("namespace %q must be an absolute clean path", cfg.Namespace)}
+		return nil, &ConfigError{fmt.Sprintf("namespace %s must be an absolute clean path", quotedPrefix(cfg.Namespace))}
 	case cfg.Namespace == "/":
 		return nil, &ConfigError{"namespace must not be the root directory"}
 	case cfg.RootID == "":
 		return nil, &ConfigError{"rootId is required"}
+	case configTextProblem(cfg) != "":
+		return nil, &ConfigError{configTextProblem(cfg)}
 	case cfg.FS == nil || cfg.Clock == nil || cfg.Inspector == nil || cfg.IDs == nil:
 		return nil, &ConfigError{"FS, Clock, Inspector and IDs are all required"}
 	case cfg.GuardWait < 0:
@@ -134,6 +136,15 @@ func NewManager(cfg Config) (*Manager, error) {
 		namespace: cfg.Namespace, rootID: cfg.RootID, fs: cfg.FS, clock: cfg.Clock,
 		inspector: cfg.Inspector, ids: cfg.IDs, guardWait: wait, paths: newNamespacePaths(cfg.Namespace),
 	}, nil
+}
+
+// configTextProblem is what checkText says of the namespace or the root id
+// ("" when both are fine): the root id is recorded in every owner.
+func configTextProblem(cfg Config) string {
+	if problem := checkText("namespace", cfg.Namespace, requestTextBytesMax); problem != "" {
+		return problem
+	}
+	return checkText("rootId", cfg.RootID, rootIDBytesMax)
 }
 
 // Namespace returns the namespace directory.

@@ -174,13 +174,21 @@ func (m *Manager) ForceReclaim(ctx context.Context, req ForceRequest) (ForceResu
 }
 
 func (m *Manager) validateForce(req ForceRequest) error {
+	if req.Generation != "" {
+		if err := checkGeneration(req.Generation); err != nil {
+			return err
+		}
+	}
+	if problem := checkText("intent path", req.Path, requestTextBytesMax); problem != "" {
+		return &RequestError{problem}
+	}
 	switch req.Kind {
 	case BlockerReceiver, BlockerGuard:
 	case BlockerIntent:
 		name := path.Base(req.Path)
 		if fspath.Clean(req.Path) != req.Path || fspath.Dir(req.Path) != m.reclaimsPath() ||
 			!strings.HasPrefix(name, intentPrefix) || !strings.HasSuffix(name, intentSuffix) {
-			return &RequestError{fmt.Sprintf("intent %q is not a %s/%s*%s file", req.Path,
+			return &RequestError{fmt.Sprintf("intent %s is not a %s/%s*%s file", quotedPrefix(req.Path),
 				m.reclaimsPath(), intentPrefix, intentSuffix)}
 		}
 	case BlockerEpoch:
@@ -188,7 +196,7 @@ func (m *Manager) validateForce(req ForceRequest) error {
 			return &RequestError{fmt.Sprintf("epoch floor %d must be in 1..%d", req.EpochFloor, uint64(epochMax)-1)}
 		}
 	default:
-		return &RequestError{fmt.Sprintf("unknown blocker kind %q", req.Kind)}
+		return &RequestError{fmt.Sprintf("unknown blocker kind %s", quotedPrefix(string(req.Kind)))}
 	}
 	return nil
 }

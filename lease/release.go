@@ -20,8 +20,8 @@ import (
 // Kind is still Released and the error says which leftover remains; a later
 // call removes it.
 func (m *Manager) Release(ctx context.Context, generation string) (ReleaseResult, error) {
-	if generation == "" {
-		return ReleaseResult{}, &RequestError{"lease generation is required"}
+	if err := checkGeneration(generation); err != nil {
+		return ReleaseResult{}, err
 	}
 	c, refusal, err := m.begin(ctx)
 	if err != nil {
