@@ -70,7 +70,25 @@ type ForceRequest struct {
 	// knows to have been issued in this namespace (from quarantine/, logs,
 	// fenced resources). It must be at least 1.
 	EpochFloor uint64
+	// HolderMayRunConfirmed is for BlockerReceiver only, and only matters
+	// when receiver.lock is corrupt (owner.json unreadable, invalid, of
+	// another uid, or missing): nothing then says who holds the lease or
+	// whether that process still runs, so moving it may hand the lease to a
+	// second owner while the first still works under it. Without this
+	// confirmation ForceReclaim refuses such a receiver.lock and says how
+	// to check for a holder first (see UnidentifiedHolderAdvice).
+	HolderMayRunConfirmed bool
 }
+
+// UnidentifiedHolderAdvice is what ForceReclaim says when it refuses a
+// corrupt receiver.lock without ForceRequest.HolderMayRunConfirmed: the
+// holder may still run, and how an operator finds out before confirming
+// (callers add how to confirm in their own terms).
+const UnidentifiedHolderAdvice = "the holder of this lease cannot be identified, and it may still be running: " +
+	"a second owner would then work beside it. Before forcing, check that no process still uses the lease: " +
+	"read the evidence (receiver.lock/owner.json) for a PID, host and executable; look for the program that " +
+	"took the lease on every host that shares this directory (ps, pgrep, your service manager), " +
+	"and stop it or wait for it to end"
 
 // ForceKind is the outcome class of ForceReclaim.
 type ForceKind int
@@ -161,7 +179,7 @@ func (m *Manager) ForceReclaim(ctx context.Context, req ForceRequest) (ForceResu
 	refusal, err = m.withGuard(c, func() error {
 		var err error
 		if req.Kind == BlockerReceiver {
-			result, err = m.forceReceiver(c, req.Generation)
+			result, err = m.forceReceiver(c, req.Generation, req.HolderMayRunConfirmed)
 		} else {
 			result, err = m.forceEpoch(c, req.EpochFloor)
 		}
@@ -210,7 +228,7 @@ func (m *Manager) forcedEntry(kind, label, suffix string) string {
 }
 
 // forceReceiver is ForceReclaim(BlockerReceiver) under the guard.
-func (m *Manager) forceReceiver(c *call, generation string) (ForceResult, error) {
+func (m *Manager) forceReceiver(c *call, generation string, holderMayRunConfirmed bool) (ForceResult, error) {
 	projection, data, judged, err := m.projectWithInfo(c.uid)
 	if err != nil {
 		return ForceResult{}, err
@@ -228,6 +246,11 @@ func (m *Manager) forceReceiver(c *call, generation string) (ForceResult, error)
 	default:
 		if why := corruptConfirmRefusal("receiver.lock", generation); why != "" {
 			return ForceResult{Kind: ForceRefused, Why: why, Evidence: data}, nil
+		}
+		if !holderMayRunConfirmed {
+			return ForceResult{Kind: ForceRefused, Evidence: data,
+				Why: fmt.Sprintf("receiver.lock is corrupt (%s); %s; then force again with the confirmation that the holder may run "+
+					"(ForceRequest.HolderMayRunConfirmed)", projection.Diagnostic, UnidentifiedHolderAdvice)}, nil
 		}
 	}
 	target := m.forcedEntry("receiver", label, "")

@@ -88,6 +88,18 @@ func TestEveryBlockerIsReportedAndForcedIntoQuarantine(t *testing.T) {
 				require.Contains(t, stale.Why, "corrupt now")
 				require.Equal(t, before, w.tree())
 			}
+			if tc.kind == lease.BlockerReceiver && tc.generation == "" {
+				// Nothing names the holder of a corrupt receiver.lock: it
+				// may still run, so moving it needs the confirmation.
+				before := w.tree()
+				unconfirmed, err := m.ForceReclaim(ctx, request)
+				require.NoError(t, err)
+				require.Equal(t, lease.ForceRefused, unconfirmed.Kind, "an unidentified holder without confirmation: %+v", unconfirmed)
+				require.Contains(t, unconfirmed.Why, lease.UnidentifiedHolderAdvice)
+				require.Equal(t, tc.content, string(unconfirmed.Evidence))
+				require.Equal(t, before, w.tree())
+				request.HolderMayRunConfirmed = true
+			}
 			if tc.generation != "" {
 				before := w.tree()
 				wrong, err := m.ForceReclaim(ctx, request)
@@ -182,7 +194,7 @@ func TestForceReclaimRefusesLiveAndLeavesStaleRecords(t *testing.T) {
 		require.Equal(t, lease.ForceRefused, result.Kind, "receiver.lock is forced under the guard")
 		require.Equal(t, lease.HumanCorruptGuard, result.Refusal.Human)
 		for _, blocker := range []lease.BlockerKind{lease.BlockerGuard, lease.BlockerReceiver} {
-			result, err := m.ForceReclaim(ctx, lease.ForceRequest{Kind: blocker})
+			result, err := m.ForceReclaim(ctx, lease.ForceRequest{Kind: blocker, HolderMayRunConfirmed: blocker == lease.BlockerReceiver})
 			require.NoError(t, err)
 			require.Equal(t, lease.ForceMoved, result.Kind, "%s: %+v", blocker, result)
 		}

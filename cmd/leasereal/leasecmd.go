@@ -437,6 +437,9 @@ func forceCommand(namespace string, blocker lease.Blocker) string {
 	if blocker.Generation != "" {
 		command += " --generation " + blocker.Generation
 	}
+	if blocker.Kind == lease.BlockerReceiver && blocker.Generation == "" {
+		command += " --holder-may-run (only after checking that no holder still runs: see reclaim's dry run)"
+	}
 	if blocker.Kind == lease.BlockerEpoch {
 		command += " --epoch-floor N (N: the largest epoch issued here, see quarantine/)"
 	}

@@ -73,6 +73,9 @@ type reclaimOptions struct {
 	force      bool
 	confirmed  map[string]bool
 	epochFloor uint64
+	// holderMayRun confirms forcing a receiver.lock whose holder cannot be
+	// identified (lease.ForceRequest.HolderMayRunConfirmed).
+	holderMayRun bool
 }
 
 // generationsFlag collects every --generation G.
@@ -92,6 +95,8 @@ func cmdReclaim(args []string, stdout io.Writer) error {
 	flags.BoolVar(&options.force, "force", false, "move every blocking entry into quarantine/ (without it: print the evidence only)")
 	flags.Var(generationsFlag(options.confirmed), "generation", "the generation of a valid record being reclaimed, as a confirmation (repeatable)")
 	flags.Uint64Var(&options.epochFloor, "epoch-floor", 0, "for a corrupt epoch counter: the largest epoch known issued in this namespace (see quarantine/)")
+	flags.BoolVar(&options.holderMayRun, "holder-may-run", false,
+		"for a corrupt receiver.lock: confirm forcing it although its holder cannot be identified and may still run (check first)")
 	if err := parseFlags(flags, args); err != nil {
 		return err
 	}
@@ -146,6 +151,9 @@ func decideReclaim(out *reclaimOutputJSON, targets []lease.Blocker, options recl
 		return exitConflict
 	case !options.force:
 		out.Result, out.Why = "dry-run", "rerun with --force to move every entry listed in actions into quarantine/"
+		if unidentifiedHolder(targets) {
+			out.Why += " (and --holder-may-run for receiver.lock: " + holderMayRunAdvice + ")"
+		}
 		return exitRefused
 	}
 	if why := missingConfirmation(targets, options); why != "" {
@@ -162,12 +170,26 @@ func missingConfirmation(targets []lease.Blocker, options reclaimOptions) string
 		case target.Generation != "" && !options.confirmed[target.Generation]:
 			return fmt.Sprintf("%s is owned by generation %s: pass --generation %s to confirm",
 				filepath.Base(target.Path), target.Generation, target.Generation)
+		case unidentifiedHolder([]lease.Blocker{target}) && !options.holderMayRun:
+			return "receiver.lock is corrupt: " + holderMayRunAdvice
 		case target.Kind == lease.BlockerEpoch && options.epochFloor == 0:
 			return "the epoch counter is invalid: pass --epoch-floor N, N the largest epoch known issued in this namespace " +
 				"(the owners in quarantine/ record theirs); the counter becomes N, and the next lease gets N+1"
 		}
 	}
 	return ""
+}
+
+// holderMayRunAdvice is lease.UnidentifiedHolderAdvice with the flag that
+// confirms.
+const holderMayRunAdvice = lease.UnidentifiedHolderAdvice + "; then rerun with --force --holder-may-run"
+
+// unidentifiedHolder reports whether a target is a receiver.lock whose
+// holder nothing identifies (corrupt: no generation to confirm).
+func unidentifiedHolder(targets []lease.Blocker) bool {
+	return slices.ContainsFunc(targets, func(b lease.Blocker) bool {
+		return b.Kind == lease.BlockerReceiver && b.Generation == ""
+	})
 }
 
 // reclaimOrder is the order a namespace's blockers are resolved in: the
@@ -203,7 +225,8 @@ func forceAll(manager *lease.Manager, out *reclaimOutputJSON, targets []lease.Bl
 	moved := false
 	for i, target := range targets {
 		result, err := manager.ForceReclaim(context.Background(), lease.ForceRequest{Kind: target.Kind, Path: target.Path,
-			Generation: target.Generation, EpochFloor: options.epochFloor})
+			Generation: target.Generation, EpochFloor: options.epochFloor,
+			HolderMayRunConfirmed: options.holderMayRun && target.Kind == lease.BlockerReceiver})
 		if err != nil {
 			out.Result, out.Why = "error", err.Error()
 			return 0, err

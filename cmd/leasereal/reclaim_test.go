@@ -5,11 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/leasekit/leasekit/lease"
 )
 
 // TestForcedReclaim: the operator action moves a corrupt receiver.lock
-// into quarantine only with --force, prints the evidence, never deletes,
-// and refuses a live owner.
+// into quarantine only with --force and --holder-may-run (nothing names
+// its holder, which may still run: the dry run and the refusal say so and
+// how to check), prints the evidence, never deletes, and refuses a live
+// owner.
 func TestForcedReclaim(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "receiver.lock"), 0o700); err != nil {
@@ -21,13 +25,22 @@ func TestForcedReclaim(t *testing.T) {
 	dry := run(t, "reclaim", "--dir", dir)
 	out := decode[reclaimOutputJSON](t, dry.stdout)
 	if dry.code != exitRefused || out.Result != "dry-run" || out.Evidence.OwnerBytes != "{torn" ||
-		out.Evidence.Projection.State != "corrupt" {
+		out.Evidence.Projection.State != "corrupt" || !strings.Contains(out.Why, "may still be running") ||
+		!strings.Contains(out.Why, "--holder-may-run") {
 		t.Fatalf("dry run: exit %d %+v", dry.code, out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "receiver.lock", "owner.json")); err != nil {
 		t.Fatalf("the dry run moved something: %v", err)
 	}
-	forced := run(t, "reclaim", "--dir", dir, "--force")
+	unconfirmedHolder := run(t, "reclaim", "--dir", dir, "--force")
+	if out := decode[reclaimOutputJSON](t, unconfirmedHolder.stdout); unconfirmedHolder.code != exitRefused ||
+		out.Result != "refused" || !strings.Contains(out.Why, lease.UnidentifiedHolderAdvice) || !strings.Contains(out.Why, "--holder-may-run") {
+		t.Fatalf("forced reclaim of an unidentified holder without --holder-may-run: exit %d %+v", unconfirmedHolder.code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "receiver.lock", "owner.json")); err != nil {
+		t.Fatalf("the refused reclaim moved something: %v", err)
+	}
+	forced := run(t, "reclaim", "--dir", dir, "--force", "--holder-may-run")
 	out = decode[reclaimOutputJSON](t, forced.stdout)
 	if forced.code != exitOK || out.Result != "reclaimed" || !strings.Contains(out.QuarantinePath, "/quarantine/receiver.forced.corrupt.") {
 		t.Fatalf("forced: exit %d %+v %s", forced.code, out, forced.stderr)
@@ -129,14 +142,14 @@ func TestReclaimResolvesEveryBlocker(t *testing.T) {
 	if len(view.Blockers) != 3 {
 		t.Fatalf("inspect: %d blockers, want 3: %+v", len(view.Blockers), view.Blockers)
 	}
-	unfloored := run(t, "reclaim", "--dir", dir, "--force")
+	unfloored := run(t, "reclaim", "--dir", dir, "--force", "--holder-may-run")
 	if out := decode[reclaimOutputJSON](t, unfloored.stdout); unfloored.code != exitRefused || !strings.Contains(out.Why, "--epoch-floor") {
 		t.Fatalf("reclaim --force without --epoch-floor: exit %d %+v", unfloored.code, out)
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "receiver.lifecycle.guard.json")); err != nil {
 		t.Fatalf("a refused reclaim moved the guard: %v", err)
 	}
-	forced := run(t, "reclaim", "--dir", dir, "--force", "--epoch-floor", "7")
+	forced := run(t, "reclaim", "--dir", dir, "--force", "--epoch-floor", "7", "--holder-may-run")
 	out := decode[reclaimOutputJSON](t, forced.stdout)
 	var kinds []string
 	for _, action := range out.Actions {
