@@ -114,6 +114,13 @@ func (c *Command) engineFindings(hunt campaign.HuntResult, engines, faults strin
 	if err != nil {
 		return nil, fmt.Errorf("the hunt's shrunk seed does not parse: %w", err)
 	}
+	// The step budget is the engine's setting, not the input: a mutant may
+	// plant a smaller one (its shrunk seed records it), and the unmutated
+	// build runs with its own. A larger budget replays the same steps up
+	// to any violation the shrunk seed reached.
+	if unmutated, err := options.SpecFor(file.Spec.Engine, file.Spec.Seed); err == nil {
+		file.Spec.StepsMax = max(file.Spec.StepsMax, unmutated.StepsMax)
+	}
 	_, shrunk, _, err := c.Catalog.Execute(file.Spec, nil, false)
 	if err != nil {
 		return nil, fmt.Errorf("replaying the shrunk seed on the unmutated build: %w", err)
