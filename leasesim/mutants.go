@@ -108,6 +108,11 @@ type MutantRow struct {
 	// old block, a compile error): that is a failure of the catalog.
 	Error string              `json:"error,omitempty"`
 	Hunt  campaign.HuntResult `json:"hunt"`
+	// FoundBy is "campaign" when the hunt found the mutant, "go test" when
+	// the hunt missed it but its test: line (Test) fails under it, and
+	// empty when it is missed.
+	FoundBy string `json:"found_by,omitempty"`
+	Test    string `json:"test,omitempty"`
 	// BuildSeconds is the go build -overlay time (not in Hunt.Seconds).
 	BuildSeconds float64 `json:"build_seconds"`
 	// Confounded counts detections the unmutated build also fails (they
@@ -149,6 +154,8 @@ func (c *Command) cmdMutants(args []string, stdout, stderr io.Writer) int {
 	mainPkg := set.String("package", "", "main package to build with each mutant, relative to --root (default: this binary's, e.g. ./cmd/leasesim)")
 	faults := set.String("faults", "swarm", "fault plan of the hunts (as run --faults); a mutant's faults: line overrides swarm")
 	searches := set.String("search", "", "searches to hunt with, side by side: a comma list of random, guided, explore (default: each mutant's search: line, else random)")
+	checkSeeds := set.Bool("check-seeds", false, "instead of hunting, replay every mutant's stored seed under its mutant (each must reproduce its recorded finding) or run its test: line (which must fail there); CI's check that no mutant is lost")
+	workers := set.Int("workers", 2, "--check-seeds: mutants built and checked at once")
 	saveSeeds := set.String("save-seeds", "", "write each found mutant's shrunk failure as its seed under DIR/<mutant>/ (replacing the older ones): re-derives campaign/testdata/mutant-seeds")
 	var flags huntFlags
 	flags.register(set)
@@ -172,6 +179,11 @@ func (c *Command) cmdMutants(args []string, stdout, stderr io.Writer) int {
 	names, err := selectMutants(*root, *only)
 	if err != nil {
 		return fail(stderr, err)
+	}
+	if *checkSeeds {
+		started := time.Now()
+		checks := checkMutantSeeds(*root, pkg, names, *workers, stderr)
+		return printSeedChecks(checks, time.Since(started).Seconds(), stdout, stderr)
 	}
 	work, err := os.MkdirTemp("", "leasesim-mutants-")
 	if err != nil {
@@ -242,6 +254,10 @@ func (c *Command) huntMutant(root, pkg, name, work, faults string, flags huntFla
 	c.huntPastEngineFindings(&row, flags, func(next huntFlags) (campaign.HuntResult, error) {
 		return runHunt(binary, engines, faults, next)
 	})
+	if row.Hunt.Found && row.Error == "" {
+		row.FoundBy = foundByCampaign
+	}
+	judgeByTest(&row, root, m, work)
 	return row
 }
 
@@ -311,6 +327,9 @@ func mutantLine(row MutantRow) string {
 		return fmt.Sprintf("%-40s equivalent (not hunted): %s", row.Name, row.Equivalent)
 	}
 	line := fmt.Sprintf("%-40s found=%v seeds=%d %.2fs %s", row.Name, row.Hunt.Found, row.Hunt.Seeds, row.Hunt.Seconds, kind(row.Hunt))
+	if row.FoundBy == foundByGoTest {
+		line += " (found by go test: " + row.Test + ")"
+	}
 	if row.Confounded > 0 {
 		// Say it on the line: a failing seed of today's code cuts a long
 		// check short, and found=false alone would hide that.
@@ -335,14 +354,17 @@ func kind(h campaign.HuntResult) string {
 // printMutants prints the table (or JSON) with the median and worst time
 // to detection, and returns the exit code.
 func printMutants(rows []MutantRow, asJSON bool, stdout, stderr io.Writer) int {
-	missed, equivalent := 0, 0
+	missed, equivalent, byCampaign := 0, 0, 0
 	var seconds []float64
 	for _, row := range rows {
+		if row.FoundBy == foundByCampaign {
+			byCampaign++
+		}
 		switch {
 		case row.Equivalent != "" && row.Error == "":
 			equivalent++
 			continue
-		case row.Error != "" || !row.Hunt.Found:
+		case row.Error != "" || row.FoundBy == "":
 			missed++
 		}
 		seconds = append(seconds, row.Hunt.Seconds)
@@ -360,8 +382,8 @@ func printMutants(rows []MutantRow, asJSON bool, stdout, stderr io.Writer) int {
 		writeMutantTable(stdout, rows)
 		sort.Float64s(seconds)
 		if len(seconds) > 0 {
-			fmt.Fprintf(stdout, "\n%d mutants hunted, %d found; seconds to detection: median %.2f, worst %.2f (one core)\n",
-				hunted, hunted-missed, seconds[len(seconds)/2], seconds[len(seconds)-1])
+			fmt.Fprintf(stdout, "\n%d mutants hunted, %d found (%d by campaign, %d only by go test); seconds to detection: median %.2f, worst %.2f (one core)\n",
+				hunted, hunted-missed, byCampaign, hunted-missed-byCampaign, seconds[len(seconds)/2], seconds[len(seconds)-1])
 		}
 		if equivalent > 0 {
 			fmt.Fprintf(stdout, "%d equivalent mutants listed, not hunted (their equivalent: lines say why)\n", equivalent)
@@ -407,11 +429,11 @@ func shrunkNote(f EngineFinding) string {
 // writeMutantTable writes the Markdown table docs/MUTANTS.md carries.
 func writeMutantTable(w io.Writer, rows []MutantRow) {
 	table := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(table, "| mutant\t| engine\t| file\t| found\t| seeds\t| seconds\t| shrunk choices / steps\t| kind\t|")
+	fmt.Fprintln(table, "| mutant\t| engine\t| file\t| found by\t| seeds\t| seconds\t| shrunk choices / steps\t| kind\t|")
 	fmt.Fprintln(table, "|---\t|---\t|---\t|---\t|---:\t|---:\t|---:\t|---\t|")
 	for _, row := range rows {
 		h := row.Hunt
-		found := strconv.FormatBool(h.Found)
+		found := cmp.Or(row.FoundBy, "missed")
 		switch {
 		case row.Error != "":
 			found = "ERROR"

@@ -29,7 +29,7 @@ func mutantsMarkdown(root string) (string, error) {
 	}
 	var out strings.Builder
 	out.WriteString("| mutant | engines | file | search | stored seed: engine, finding | choices / steps | the bug |\n|---|---|---|---|---|---:|---|\n")
-	stored, equivalent := 0, 0
+	stored, equivalent, testOnly := 0, 0, 0
 	for _, name := range names {
 		m, err := mutant.Load(root, name)
 		if err != nil {
@@ -43,8 +43,11 @@ func mutantsMarkdown(root string) (string, error) {
 		case m.Equivalent != "":
 			equivalent++
 			seed, cell = "equivalent: not hunted", "-"
+		case seed == "" && m.Test != "":
+			testOnly++
+			seed, cell = "no campaign finds it; go test does: `"+m.Test+"`", "-"
 		case seed == "":
-			return "", fmt.Errorf("mutant %s has no stored seed under %s (run leasesim mutants --only %s --save-seeds %s)",
+			return "", fmt.Errorf("mutant %s has no stored seed under %s (run leasesim mutants --only %s --save-seeds %s) and no test: line",
 				name, mutantSeedsDir, name, mutantSeedsDir)
 		default:
 			stored++
@@ -52,7 +55,8 @@ func mutantsMarkdown(root string) (string, error) {
 		fmt.Fprintf(&out, "| `%s` | %s | `%s` | %s | %s | %s | %s |\n", name, strings.Join(m.Engines, ", "), m.File,
 			cmp.Or(m.Search, "random"), seed, cell, strings.ReplaceAll(m.Bug, "|", "/"))
 	}
-	fmt.Fprintf(&out, "\n%d mutants: %d with a stored seed, %d equivalent.\n", len(names), stored, equivalent)
+	fmt.Fprintf(&out, "\n%d mutants: %d with a stored seed (found by a campaign), %d found only by the go test their test: line names, %d equivalent.\n",
+		len(names), stored, testOnly, equivalent)
 	return out.String(), nil
 }
 

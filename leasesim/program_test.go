@@ -216,4 +216,26 @@ func TestUserModuleGetsEveryCommand(t *testing.T) {
 	require.Equal(t, "userlock-budget", rows[0].Name)
 	require.True(t, rows[0].Hunt.Found, "the user's planted bug is found: %+v", rows[0])
 	require.Equal(t, "liveness", rows[0].Hunt.Outcome)
+	require.Equal(t, "campaign", rows[0].FoundBy)
+
+	// The catalog check: no stored seed and no test: line is a lost mutant;
+	// the saved seed reproduces under the mutant; a seed that no longer
+	// fails there is a lost mutant again.
+	code, output = inUser("mutants", "--check-seeds")
+	require.Equal(t, campaign.ExitViolation, code, output)
+	require.Contains(t, output, "no stored seed under campaign/testdata/mutant-seeds/userlock-budget and no test: line")
+	code, output = inUser("mutants", "--shrink-runs", "20", "--shrink-time", "2s", "--duration", "30s", "--save-seeds", "campaign/testdata/mutant-seeds")
+	require.Equal(t, campaign.ExitOK, code, output)
+	code, output = inUser("mutants", "--check-seeds")
+	require.Equal(t, campaign.ExitOK, code, output)
+	require.Contains(t, output, "1 stored seeds replayed under their mutants (0 drifted but still reproduce), 0 tests run under theirs, 0 failed")
+	saved, err := filepath.Glob(filepath.Join(dir, "campaign/testdata/mutant-seeds/userlock-budget/*/*.seed"))
+	require.NoError(t, err)
+	require.Len(t, saved, 1)
+	data, err := os.ReadFile(saved[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(saved[0], []byte(strings.Replace(string(data), "\nfound=liveness\n", "\nfound=ok\n", 1)), 0o644))
+	code, output = inUser("mutants", "--check-seeds")
+	require.Equal(t, campaign.ExitViolation, code, output)
+	require.Contains(t, output, "no longer reproduces its finding under the mutant")
 }

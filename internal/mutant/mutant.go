@@ -43,6 +43,13 @@ type Mutation struct {
 	// --choices-max 2"), gives the explore flags of the mutant's explore
 	// hunt (default: its engines' default scenario bounds).
 	Explore string
+	// Test, when set ("test: PKG TESTNAME", e.g. "test: ./lease
+	// TestHostileArgumentsAreRefusedBeforeAnyWrite"), names the go test
+	// that fails under the mutant: a rule in code no campaign runs (a
+	// checker, a model, a refusal no workload reaches yet) is still
+	// verified, by that test. `leasesim mutants` reports such a mutant as
+	// found by go test when its hunt misses it.
+	Test string
 	// Old is the exact block replaced by New.
 	Old, New string
 }
@@ -83,8 +90,13 @@ func Parse(name, text string) (Mutation, error) {
 			m.Search = value
 		case ok && key == "explore":
 			m.Explore = value
+		case ok && key == "test":
+			if len(strings.Fields(value)) != 2 {
+				return Mutation{}, fmt.Errorf("mutant %s: test: line %q is not 'PACKAGE TESTNAME'", name, value)
+			}
+			m.Test = value
 		default:
-			return Mutation{}, fmt.Errorf("mutant %s: header line %q has no known key (file, engine, bug, faults, equivalent, search, explore)", name, line)
+			return Mutation{}, fmt.Errorf("mutant %s: header line %q has no known key (file, engine, bug, faults, equivalent, search, explore, test)", name, line)
 		}
 	}
 	if m.File == "" || m.Old == "" {
@@ -128,6 +140,17 @@ func Names(root string) ([]string, error) {
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// TestCommand returns the go test arguments of the mutant's test: line
+// (nil without one): the package and a -run pattern matching that test
+// and its subtests only.
+func (m Mutation) TestCommand() []string {
+	fields := strings.Fields(m.Test)
+	if len(fields) != 2 {
+		return nil
+	}
+	return []string{"test", "-count=1", "-run", "^" + fields[1] + "$", fields[0]}
 }
 
 // Apply returns source with the old block replaced, or ErrStale.

@@ -43,8 +43,22 @@ func TestParseExploreFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "--procs 3 --crashes 1 --choices-max 2", m.Explore)
 	require.Equal(t, "explore", m.Search)
+	m, err = Parse("plain", "file: lease/cleanup.go\n--- old\na\n--- new\nb\n--- end\n")
+	require.NoError(t, err)
+	require.Empty(t, m.Explore)
 	_, err = Parse("y", "file: a.go\nexplorer: --procs 3\n--- old\na\n--- new\nb\n--- end\n")
-	require.ErrorContains(t, err, "search, explore)")
+	require.ErrorContains(t, err, "search, explore, test)")
+}
+
+// TestParseTestLine: a test: line names a package and one test, and gives
+// the go test arguments that run that test alone under the overlay.
+func TestParseTestLine(t *testing.T) {
+	m, err := Parse("x", "file: lease/validate.go\ntest: ./lease TestHostile\n--- old\na\n--- new\nb\n--- end\n")
+	require.NoError(t, err)
+	require.Equal(t, []string{"test", "-count=1", "-run", "^TestHostile$", "./lease"}, m.TestCommand())
+	_, err = Parse("y", "file: a.go\ntest: TestHostile\n--- old\na\n--- new\nb\n--- end\n")
+	require.ErrorContains(t, err, "PACKAGE TESTNAME")
+	require.Nil(t, Mutation{}.TestCommand())
 }
 
 func TestApplyRefusesAStaleOrAmbiguousBlock(t *testing.T) {
