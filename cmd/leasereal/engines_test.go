@@ -113,7 +113,7 @@ func TestShortChildrenExitZero(t *testing.T) {
 	base := t.TempDir()
 	home := privateDir(t, base, "home")
 	work := privateDir(t, base, "work")
-	const runs = 40
+	runs := longOrShort(40, 12)
 	for i := range runs {
 		if got := run(t, "dirlease", "run", "--state-home", home, "--path", work, "--", "true"); got.code != 0 {
 			t.Fatalf("dirlease run %d: exit %d; %s", i, got.code, got.stderr)

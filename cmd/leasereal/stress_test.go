@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,15 +15,16 @@ import (
 // default); the JSON report must be clean.
 // The full campaign is realstress.TestStressMustShow.
 func TestStressCommand(t *testing.T) {
+	ops := longOrShort(400, 120)
 	for _, engine := range []string{"lease", "admission", "dirlease"} {
 		t.Run(engine, func(t *testing.T) {
-			got := run(t, "stress", "--engine", engine, "--procs", "4", "--ops", "400", "--kill-rate", "30",
+			got := run(t, "stress", "--engine", engine, "--procs", "4", "--ops", strconv.Itoa(ops), "--kill-rate", "30",
 				"--json", "--work-dir", t.TempDir())
 			if got.code != exitOK {
 				t.Fatalf("exit %d: %s%s", got.code, got.stdout, got.stderr)
 			}
 			knobs, reportText, _ := strings.Cut(got.stdout, "\n")
-			if !strings.HasPrefix(knobs, "engine="+engine+" procs=4 ops=400 kill-rate=30 ") || !strings.Contains(knobs, " no-inspect=false ") {
+			if !strings.HasPrefix(knobs, fmt.Sprintf("engine=%s procs=4 ops=%d kill-rate=30 ", engine, ops)) || !strings.Contains(knobs, " no-inspect=false ") {
 				t.Fatalf("knobs line %q", knobs)
 			}
 			report := decode[realstress.Report](t, reportText)
@@ -28,7 +32,7 @@ func TestStressCommand(t *testing.T) {
 			if engine == "dirlease" {
 				live = "recovered"
 			}
-			if report.Ops != 400 || report.Violations != 0 || report.Check != "ok" || !strings.HasPrefix(report.LivenessAcquire, live) {
+			if report.Ops != ops || report.Violations != 0 || report.Check != "ok" || !strings.HasPrefix(report.LivenessAcquire, live) {
 				t.Fatalf("report %+v", report)
 			}
 		})
@@ -62,4 +66,14 @@ func TestStressCheckTimeoutIsNoVerdict(t *testing.T) {
 	if !strings.Contains(got.stderr, "no verdict") {
 		t.Fatalf("stderr %q", got.stderr)
 	}
+}
+
+// longOrShort is long under CI (CI set) or LEASEKIT_LONG=1, short
+// otherwise: the real-OS runs at full size cost tens of seconds of fsyncs,
+// and .ci/run (and .ci/realfs, on four filesystems) runs them at full size.
+func longOrShort(long, short int) int {
+	if os.Getenv("CI") != "" || os.Getenv("LEASEKIT_LONG") == "1" {
+		return long
+	}
+	return short
 }
