@@ -18,6 +18,9 @@ type dirFS struct {
 	// that pass opened a claim file holding another claim's bytes; operator
 	// for an operator process (operators.go).
 	recovering, readSwapped, operator bool
+	// lastMove is an operator's last move of a claim file, until it is
+	// moved back (operators.go).
+	lastMove operatorMove
 }
 
 func (f *dirFS) Rename(oldpath, newpath string) error {
@@ -30,7 +33,9 @@ func (f *dirFS) RenameNoReplace(oldpath, newpath string) error {
 	data, claim := f.operatorMove(oldpath)
 	err := f.FS.RenameNoReplace(oldpath, newpath)
 	if claim && err == nil {
-		f.noteQuarantined(oldpath, data)
+		f.lastMove = operatorMove{from: oldpath, to: newpath, track: f.noteQuarantined(oldpath, data)}
+	} else if f.operator && err == nil {
+		f.noteMovedBack(oldpath, newpath)
 	}
 	workkit.NoteClaimRename(f.dw.world, "dirlease", oldpath, newpath, err)
 	if err == nil && f.recovering && f.dw.quarantined[oldpath] != nil {
@@ -45,7 +50,8 @@ func (f *dirFS) Remove(name string) error {
 	data, claim := f.operatorMove(name)
 	err := f.FS.Remove(name)
 	if claim && err == nil {
-		f.noteQuarantined(name, data) // the unlink of a link+unlink move
+		// the unlink of a link+unlink move (where it went is not followed)
+		f.lastMove = operatorMove{from: name, track: f.noteQuarantined(name, data)}
 	}
 	return err
 }

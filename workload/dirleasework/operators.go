@@ -51,21 +51,23 @@ func (dw *dirWorld) operator(p *sim.Proc) {
 		if len(judged) > 0 {
 			state := judged[d.Intn(len(judged))]
 			_ = p.Clock().Sleep(context.Background(), time.Duration(d.Intn(operatorStaleMax))*time.Millisecond)
-			dw.quarantine(p, cfg, state)
+			dw.quarantine(p, cfg, fsys, state)
 		}
 		_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(8))*time.Millisecond)
 	}
 }
 
 // quarantine runs one Quarantine on a (possibly stale) judgement.
-func (dw *dirWorld) quarantine(p *sim.Proc, cfg dirlease.Config, state dirlease.ClaimState) {
+func (dw *dirWorld) quarantine(p *sim.Proc, cfg dirlease.Config, fsys *dirFS, state dirlease.ClaimState) {
 	w := dw.world
 	dw.claims.Begin()
+	fsys.lastMove = operatorMove{}
 	moved, err := dirlease.Quarantine(context.Background(), cfg, state.Name, state.ContentSHA256)
 	dw.claims.End(err == nil)
 	switch {
 	case err == nil:
 		w.Probe("dirlease-operator-quarantined")
+		fsys.judgeQuarantineReport(moved)
 		if moved.State.Disposition == dirlease.DispositionIndeterminate && !moved.State.OperatorNeeded {
 			dw.fail(fmt.Errorf("%s's Quarantine moved %s, which its own Inspect judged resolved by time (a launching "+
 				"window still running)", p.Name(), state.Name), false)
@@ -81,22 +83,46 @@ func (dw *dirWorld) quarantine(p *sim.Proc, cfg dirlease.Config, state dirlease.
 	}
 }
 
+// operatorMove is an operator's move of a claim file name from to to:
+// track is the claim the model holds that went with it (nil if none).
+type operatorMove struct {
+	from, to string
+	track    *dirTrack
+}
+
+// judgeQuarantineReport fails the run when a Quarantine that reports
+// success did not move the entry it names to the path it names, or moved
+// it back: only a failed call may put a claim back (noteMovedBack takes it
+// as its owner's again), and a claim reported quarantined must be out of
+// every caller's way. (Only claim file names are followed, as operatorMove
+// follows them; a link+unlink move's destination is not.)
+func (f *dirFS) judgeQuarantineReport(moved dirlease.Quarantined) {
+	if !isClaimFile(moved.State.Name) {
+		return
+	}
+	if f.lastMove.from != moved.State.Path || (f.lastMove.to != moved.Path && f.lastMove.to != "") {
+		f.dw.fail(fmt.Errorf("%s's Quarantine reports %s moved to %s, but its last move of a claim file was %q to %q",
+			f.p.Name(), moved.State.Path, moved.Path, f.lastMove.from, f.lastMove.to), false)
+	}
+}
+
 // noteQuarantined is the ground truth at the instant an operator's call
 // moves (or unlinks, after linking it into the quarantine) a claim file:
 // the claim is gone for its owner and for recovery from here on, and a
 // dead owner's launching claim whose window has not passed, judged from the
-// owner's own place, must never be moved.
-func (f *dirFS) noteQuarantined(claimPath string, data []byte) {
+// owner's own place, must never be moved. It returns the claim the model
+// holds that the file was (nil if none).
+func (f *dirFS) noteQuarantined(claimPath string, data []byte) *dirTrack {
 	dw := f.dw
 	var claim struct {
 		Path string `json:"path"`
 	}
 	if json.Unmarshal(data, &claim) != nil {
-		return // not a claim: nothing the model holds moved
+		return nil // not a claim: nothing the model holds moved
 	}
 	t := dw.tracks[claim.Path]
 	if t == nil || !t.claimed || claimPath != claimFile(dw.claimIDOf(data)) {
-		return
+		return nil
 	}
 	launching := len(t.versions) > 0 && bytes.Equal(data, t.versions[len(t.versions)-1].data) &&
 		t.versions[len(t.versions)-1].phase == models.DirLaunching
@@ -112,6 +138,26 @@ func (f *dirFS) noteQuarantined(claimPath string, data []byte) {
 	t.claimed = false // gone for everyone: no co-tenant hazard, no recovery of it
 	dw.claims.Spoil()
 	dw.world.RecordEvent("claim-swap", models.DirClaimSwap{Path: t.path})
+	return t
+}
+
+// noteMovedBack is the ground truth when an operator's call renames the
+// claim file it moved last back under its name: the move could not be
+// confirmed (statecas puts the entry back when its look at the moved file
+// fails) and the call fails; the claim, the very bytes it moved, is its
+// owner's again and recovery's to take (DirClaimReturn undoes the
+// DirClaimSwap noteQuarantined recorded).
+func (f *dirFS) noteMovedBack(oldpath, newpath string) {
+	move := f.lastMove
+	if move.to != oldpath || move.from != newpath {
+		return
+	}
+	f.lastMove = operatorMove{}
+	if t := move.track; t != nil {
+		t.claimed = true
+		f.dw.world.RecordEvent("claim-return", models.DirClaimReturn{Path: t.path})
+		f.dw.world.Tracef("%s put %s's claim back after an unconfirmed quarantine", f.p.Name(), t.path)
+	}
 }
 
 // operatorMove reads what an operator's move or unlink of a claim file
