@@ -325,8 +325,11 @@ func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 		}
 		return printJSON(stdout, map[string]any{"claims": out})
 	case "quarantine":
-		if flags.NArg() != 0 || *claimName == "" || *sha == "" {
-			return usagef("dirlease quarantine needs --claim and --sha256 (from dirlease inspect), and no arguments")
+		if flags.NArg() != 0 || *claimName == "" {
+			return usagef("dirlease quarantine needs --claim (from dirlease inspect), and no arguments")
+		}
+		if *sha == "" {
+			return dirleaseQuarantineDryRun(config, *stateHome, *claimName, stdout)
 		}
 		moved, err := dirlease.Quarantine(context.Background(), config, *claimName, *sha)
 		if err != nil {
@@ -342,6 +345,29 @@ func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 		return dirleaseRun(config, path, *recoverAfter, trimDashes(flags.Args()))
 	}
 	return usagef("unknown dirlease subcommand %q", args[0])
+}
+
+// dirleaseQuarantineDryRun is quarantine without --sha256, as admission's:
+// it moves nothing, prints the claim's state and the confirmation to rerun
+// with, and exits 3 (1 when the claim is absent).
+func dirleaseQuarantineDryRun(config dirlease.Config, stateHome, claimName string, stdout io.Writer) error {
+	states, err := dirlease.Inspect(context.Background(), config)
+	if err != nil {
+		return &codeError{code: dirleaseCode(err), err: err}
+	}
+	for _, state := range states {
+		if state.Name != claimName {
+			continue
+		}
+		out := map[string]any{"state": claimStateJSON(state, stateHome), "result": "dry-run",
+			"why": "rerun with --sha256 " + state.ContentSHA256 + " to move the claim file into quarantine"}
+		if state.ContentSHA256 == "" {
+			out["why"] = "the entry is not a readable regular file; nothing to confirm"
+		}
+		return errors.Join(printJSON(stdout, out), &codeError{code: exitRefused})
+	}
+	out := map[string]any{"result": "nothing", "why": "no claim named " + claimName}
+	return errors.Join(printJSON(stdout, out), &codeError{code: exitConflict})
 }
 
 // claimStateJSON is one claim in dirlease inspect's output, with the

@@ -238,6 +238,16 @@ func TestDirleaseQuarantineUnwedgesRecovery(t *testing.T) {
 		!strings.Contains(inspected.Claims[0].Operator, "--claim "+name+" --sha256 "+inspected.Claims[0].ContentSHA256) {
 		t.Fatalf("inspect: %+v", inspected)
 	}
+	// Without --sha256 it is a dry run, as admission quarantine: nothing
+	// moves, the confirmation to rerun with is printed, exit 3.
+	dry := run(t, "dirlease", "quarantine", "--state-home", home, "--claim", name)
+	if dry.code != exitRefused || !strings.Contains(dry.stdout, `"dry-run"`) ||
+		!strings.Contains(dry.stdout, "--sha256 "+inspected.Claims[0].ContentSHA256) {
+		t.Fatalf("quarantine without --sha256: exit %d, %s %s", dry.code, dry.stdout, dry.stderr)
+	}
+	if got := run(t, "dirlease", "quarantine", "--state-home", home, "--claim", "no-such-claim.json"); got.code != exitConflict {
+		t.Fatalf("dry run of an absent claim: exit %d, %s", got.code, got.stdout)
+	}
 	got := run(t, "dirlease", "quarantine", "--state-home", home, "--claim", name, "--sha256", inspected.Claims[0].ContentSHA256)
 	if got.code != 0 || !strings.Contains(got.stdout, `"quarantined"`) {
 		t.Fatalf("quarantine: exit %d, %s %s", got.code, got.stdout, got.stderr)
