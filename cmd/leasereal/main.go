@@ -70,7 +70,7 @@ const usageText = `usage:
   leasereal dirlease recover     --state-home H
   leasereal dirlease run         --state-home H --path P [--recover-after DUR] -- CMD [ARGS...]
   leasereal dirlease inspect     --state-home H
-  leasereal dirlease quarantine  --state-home H --claim NAME --sha256 X (operator)
+  leasereal dirlease quarantine  --state-home H --claim NAME [--sha256 X] (operator; without --sha256 a dry run)
   leasereal stress   [--engine lease|admission|dirlease] --procs N --ops M --kill-rate R [--seed S] [--work-dir W] [--no-inspect] [--json]
 exit codes: 0 ok, 1 held/not-owner/violation (run: -E N), 2 usage, 3 refused (operator or retry),
 4 error; run passes the child's code through (128+N when a signal N killed it, 127 when it cannot
