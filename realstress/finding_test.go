@@ -16,7 +16,7 @@ import (
 )
 
 // TestInspectSeesReclaimGap is the regression test of finding F1
-// (docs/LEASEREAL.md, fixed): an Acquire that reclaims a dead owner renames
+// (docs/REALSTRESS.md, "Why the history records reclaims"): an Acquire that reclaims a dead owner renames
 // receiver.lock into quarantine and only then installs the new owner, and
 // the lock-free Inspect can run between the two and report Empty. The test
 // makes that schedule happen on a real directory (an FS hook runs the

@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 }
 
 // coverBuildFlags makes the leasereal that the tests run count toward this
-// package's coverage (docs/LEASEREAL.md, "Coverage"). Under `go test
+// package's coverage (docs/REALSTRESS.md, "Coverage of the binary"). Under `go test
 // -cover`, the binary is built with -cover in the test binary's counter
 // mode, instrumenting this package only (go test's default -coverpkg), so
 // its coverage meta-data hash is the test binary's; every leasereal process

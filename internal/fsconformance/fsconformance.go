@@ -62,7 +62,7 @@ func Run(t *testing.T, newFS func(t *testing.T) (fsys lease.FS, root string)) {
 
 // Matches reports whether a step's result got is what the script wants.
 // Two variations between Linux filesystems are allowed, both measured by
-// .ci/realfs (docs/LEASEREAL.md, "Real filesystems"), neither one the
+// .ci/realfs (docs/REALSTRESS.md, "Real filesystems"), neither one the
 // engines depend on:
 //   - want may list alternatives, "A | B": POSIX lets rename(2) of a
 //     directory over a non-empty one fail with ENOTEMPTY or EEXIST; ext4,
