@@ -160,14 +160,20 @@ func (f *dirFS) noteMovedBack(oldpath, newpath string) {
 	}
 }
 
-// operatorMove reads what an operator's move or unlink of a claim file
-// takes (a root read: no step), so noteQuarantined judges the bytes moved.
+// operatorMove reports whether name is a claim file an operator's call may
+// move or unlink, and reads what it takes (a root read: no step; nil when
+// the read fails), so noteQuarantined judges the bytes moved.
 func (f *dirFS) operatorMove(name string) (data []byte, claim bool) {
 	if !f.operator || fspath.Dir(name) != dirClaimsPath || !isClaimFile(name[len(dirClaimsPath)+1:]) {
 		return nil, false
 	}
+	// The read can fail (the sim's injected FS errors reach a root read
+	// made in a process's step): the move is still followed, its bytes not.
 	data, err := workkit.ReadRoot(f.dw.volume.Root(), name)
-	return data, err == nil
+	if err != nil {
+		return nil, true
+	}
+	return data, true
 }
 
 // claimIDOf is the ID a claim file's bytes record ("" if none).
