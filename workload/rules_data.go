@@ -204,6 +204,12 @@ var rules = []Rule{
 			"admission-failed-left-nothing", "dirlease-cancelled-left-nothing", "dirlease-failed-left-nothing"},
 		Mutants: []string{"lease-guard-kept-on-cancel", "admission-acquired-then-cancelled", "dirlease-create-cancelled-claim-kept", "statefile-temp-fd-leaked"}},
 
+	// Hostile callers.
+	{Rule: "lease: a call with arguments no record can carry (invalid UTF-8, NUL, over the bound, relative or unclean paths, unknown kinds, negative durations) or with a done context gets a typed error before any write: no panic, no guard or lease left",
+		Exercise: "hostile caller processes calling every exported function of lease beside the traffic",
+		Probes:   []string{"lease-hostile-request-refused", "lease-hostile-duration-refused", "lease-hostile-config-refused", "lease-hostile-cancelled-refused"},
+		Mutants:  []string{"lease-request-unvalidated"}},
+
 	// Not in the campaign.
 	{Rule: "private modes (0600 files, 0700 directories) and the refusal of other uids' files",
 		Exercise: "not in the campaign: every simulated process runs as the workload's one uid",

@@ -21,7 +21,7 @@ func Engine() *campaign.Engine {
 		Doc:      "generation-fenced single-owner lease (package lease)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 1,
+		WorkloadVersion: 2,
 		Params: []campaign.Param{
 			{Name: "hosts", Default: 2, Min: 1, Max: 4, Doc: "hosts"},
 			{Name: "procs_per_host", Default: 2, Min: 1, Max: 4, Doc: "worker processes per host"},
@@ -34,12 +34,14 @@ func Engine() *campaign.Engine {
 				Doc: "RootIDs sharing each namespace: 0 drawn per run (1 to 3)"},
 			{Name: "pid_impostors", Default: 1, Min: 0, Max: 1, Fixed: true,
 				Doc: "1: in some runs a crashed worker's PID is taken by an impostor presenting its lease; 0 never"},
+			{Name: "hostile_callers", Default: 1, Min: 0, Max: 2, Doc: "processes calling the engine with arguments it must refuse"},
 		},
 		Setup: func(p campaign.Params) func(w *sim.World) error {
 			return LeaseWorkload(LeaseOptions{
 				Hosts: p["hosts"], ProcsPerHost: p["procs_per_host"], OpsPerProc: p["ops_per_proc"],
 				Impostors: workkit.NoneIsMinusOne(p["impostors"]), RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]),
 				Layout: LeaseLayout(p["layout"]), Roots: p["roots"], PIDImpostors: p["pid_impostors"] - 1,
+				HostileCallers: workkit.NoneIsMinusOne(p["hostile_callers"]),
 			})
 		},
 		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
@@ -47,7 +49,7 @@ func Engine() *campaign.Engine {
 		},
 		Probes: declaredProbes,
 		Explore: campaign.Params{"hosts": 1, "procs_per_host": 2, "ops_per_proc": 2, "impostors": 0, "respawns": 0,
-			"layout": int(LeaseLayoutShared), "roots": 1, "pid_impostors": 0},
+			"layout": int(LeaseLayoutShared), "roots": 1, "pid_impostors": 0, "hostile_callers": 0},
 	}
 	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], threadProbes...) // threads.go
 	e.Check = workkit.Check(e, CheckLeaseHistory, checkMessage)
@@ -169,6 +171,12 @@ var declaredProbes = []string{
 	"lease-failed-left-nothing",
 	"lease-left-excused-by-fault",
 	"lease-left-reported",
+	// hostile callers (hostile.go): every call with an argument the engine
+	// must refuse gets its typed refusal before any write
+	"lease-hostile-request-refused",
+	"lease-hostile-duration-refused",
+	"lease-hostile-config-refused",
+	"lease-hostile-cancelled-refused",
 }
 
 // checkMessage reduces a CheckLeaseHistory error to a Verdict message

@@ -149,6 +149,9 @@ type LeaseOptions struct {
 	// namespace's entries (symlinks.go), -1 leaves it hard links only (the
 	// world before symlinks.go, run for run).
 	CotenantSymlinks int
+	// HostileCallers is how many hostile caller processes (hostile.go)
+	// call the engine with arguments it must refuse (default 1; -1 none).
+	HostileCallers int
 }
 
 func (o LeaseOptions) withDefaults() LeaseOptions {
@@ -159,7 +162,9 @@ func (o LeaseOptions) withDefaults() LeaseOptions {
 	o.PIDMax = cmp.Or(o.PIDMax, 40)
 	o.LivenessStepsMax = cmp.Or(o.LivenessStepsMax, 20_000)
 	o.RespawnsMax = cmp.Or(o.RespawnsMax, 2*o.Hosts*o.ProcsPerHost)
+	o.HostileCallers = cmp.Or(o.HostileCallers, 1)
 	o.Impostors = max(o.Impostors, 0)
+	o.HostileCallers = max(o.HostileCallers, 0)
 	o.RespawnsMax = max(o.RespawnsMax, 0)
 	if o.FenceWork == 0 {
 		o.FenceWork = 10 * time.Millisecond
@@ -357,6 +362,8 @@ type leaseWorld struct {
 	impostors pidImpostors
 	// acquiring counts the open acquires of each threaded process (threads.go).
 	acquiring workkit.ThreadCalls
+	// hostileCallers are the hostile caller processes (hostile.go).
+	hostileCallers map[*sim.Proc]bool
 }
 
 func (lw *leaseWorld) setup() error {
@@ -405,6 +412,9 @@ func (lw *leaseWorld) setup() error {
 		}
 	}
 	if err := lw.spawnThreads(); err != nil {
+		return err
+	}
+	if err := lw.spawnHostileCallers(); err != nil {
 		return err
 	}
 	w.FaultHook(sim.FaultCorrupt, lw.corrupt)
@@ -476,6 +486,10 @@ func (lw *leaseWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 		// Its clear, if ForceReclaim never answered. Not a worker: no lane
 		// of lease calls, no restart.
 		lw.settleReclaims(p, false, nil, reason)
+		return
+	}
+	if lw.hostileCallers[p] {
+		delete(lw.hostileCallers, p) // changed nothing: no lane, no restart
 		return
 	}
 	lw.impostors.exited(p, reason)
