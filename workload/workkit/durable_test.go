@@ -23,6 +23,8 @@ func TestDoneRecordJudgesOnlyWhatWasPromised(t *testing.T) {
 		{"failed call changed it", []step{{"begin", ""}, {"write", "a"}, {"done", ""}, {"begin", ""}, {"write", "b"}, {"fail", ""}, {"write", "a"}, {"power", ""}}, false, false},
 		{"failed call changed nothing", []step{{"begin", ""}, {"write", "a"}, {"done", ""}, {"begin", ""}, {"fail", ""}, {"write", "x"}, {"power", ""}}, true, true},
 		{"hostile write", []step{{"begin", ""}, {"write", "a"}, {"done", ""}, {"spoil", ""}, {"write", "x"}, {"power", ""}}, false, false},
+		{"hostile write, then a later done call", []step{{"begin", ""}, {"write", "a"}, {"done", ""}, {"spoil", ""}, {"write", "x"}, {"begin", ""}, {"write", "b"}, {"done", ""}, {"write", "lost"}, {"power", ""}}, true, true},
+		{"failed call, then a later done call", []step{{"begin", ""}, {"write", "a"}, {"done", ""}, {"begin", ""}, {"write", "b"}, {"fail", ""}, {"begin", ""}, {"write", "c"}, {"done", ""}, {"write", "lost"}, {"power", ""}}, true, true},
 		{"overlapping calls: snapshot when the last answers", []step{{"begin", ""}, {"begin", ""}, {"write", "a"}, {"done", ""}, {"write", "b"}, {"done", ""}, {"power", ""}}, true, false},
 	}
 	for _, c := range cases {

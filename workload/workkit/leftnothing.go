@@ -174,7 +174,7 @@ func (l *LeftNothing) check() error {
 
 func (l *LeftNothing) judge(call leftCall) {
 	root := call.p.Host().Volume().Root()
-	determinate := call.ctx || len(call.faulted) == 0
+	determinate := call.determinate()
 	clean, excused, reported := true, false, false
 	for i, name := range call.created {
 		if slices.Contains(call.created[:i], name) {
@@ -216,6 +216,14 @@ func (l *LeftNothing) judge(call leftCall) {
 	case clean:
 		l.world.Probe(l.engine + "-failed-left-nothing")
 	}
+}
+
+// determinate reports whether the call's failure is a known outcome: a
+// cancelled call (it ran its cleanup), or a failure no injected fault
+// caused (a refusal). Only an injected fault can leave a product committed
+// before the error, which the histories record as unknown.
+func (call leftCall) determinate() bool {
+	return call.ctx || len(call.faulted) == 0
 }
 
 var residueNames = [...]string{"", "machinery", "a record naming the caller", "a product naming the caller"}

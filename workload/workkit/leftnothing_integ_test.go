@@ -31,3 +31,26 @@ func TestFaultedCleanupExcuses(t *testing.T) {
 		}
 	}
 }
+
+// TestLeftNothingJudgesOnlyFaultedFailuresIndeterminate: a product left by
+// a failed call is excused only when an injected fault struck the call
+// (its outcome is unknown); a refusal that met no fault, and a cancelled
+// call, are determinate, and their products are leaks.
+func TestLeftNothingJudgesOnlyFaultedFailuresIndeterminate(t *testing.T) {
+	fault := []sim.FaultedOp{{Kind: "sync", Path: "/d"}}
+	cases := []struct {
+		name string
+		call leftCall
+		want bool
+	}{
+		{"refused, no fault", leftCall{}, true},
+		{"cancelled, no fault", leftCall{ctx: true}, true},
+		{"cancelled, with a fault", leftCall{ctx: true, faulted: fault}, true},
+		{"failed under an injected fault", leftCall{faulted: fault}, false},
+	}
+	for _, c := range cases {
+		if got := c.call.determinate(); got != c.want {
+			t.Errorf("%s: determinate = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
