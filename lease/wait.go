@@ -21,6 +21,11 @@ type WaitOptions struct {
 	// BackoffMin is the first pause after a Held or busy attempt, doubled
 	// after each further one up to BackoffMax; 0 means the defaults.
 	BackoffMin, BackoffMax time.Duration
+	// Waiting, when set, is called with the result of each attempt that
+	// will be retried (Held, or the guard busy), right before the pause:
+	// a CLI says who holds the lease, a test knows the wait has begun. It
+	// runs on the caller's goroutine and must not block.
+	Waiting func(result AcquireResult)
 }
 
 // AcquireWait calls Acquire until it returns Acquired, a refusal that
@@ -61,6 +66,9 @@ func (m *Manager) AcquireWait(ctx context.Context, req AcquireRequest, opts Wait
 		left := deadline - m.clock.Monotonic()
 		if left <= 0 || attempt >= attemptsMax {
 			return result, nil
+		}
+		if opts.Waiting != nil {
+			opts.Waiting(result)
 		}
 		if err := m.clock.Sleep(ctx, min(pause, left)); err != nil {
 			return result, err

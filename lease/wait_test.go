@@ -19,6 +19,7 @@ func TestAcquireWaitAcquiresWhenTheHolderGoes(t *testing.T) {
 	w.table.SetLive(holder)
 	held := w.acquire(w.manager(holder)).Owner
 	var pauses []time.Duration
+	var waited []lease.AcquireResult
 	w.clock.OnSleep(func(index int, d time.Duration) {
 		pauses = append(pauses, d)
 		if index == 5 {
@@ -26,8 +27,12 @@ func TestAcquireWaitAcquiresWhenTheHolderGoes(t *testing.T) {
 		}
 	})
 	result, err := w.manager(leasetest.Identity(1)).AcquireWait(context.Background(), request,
-		lease.WaitOptions{Timeout: time.Minute, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond})
+		lease.WaitOptions{Timeout: time.Minute, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond,
+			Waiting: func(r lease.AcquireResult) { waited = append(waited, r) }})
 	require.NoError(t, err)
+	require.Len(t, waited, 5, "Waiting is called before each pause")
+	require.Equal(t, lease.Held, waited[0].Kind)
+	require.Equal(t, held.Generation, waited[0].Owner.Generation, "Waiting names the holder")
 	require.Equal(t, lease.Acquired, result.Kind)
 	require.Len(t, result.Reclaimed, 1)
 	require.Equal(t, held.Generation, result.Reclaimed[0].Owner.Generation)

@@ -201,7 +201,7 @@ func acquireInterruptible(manager *lease.Manager, request lease.AcquireRequest, 
 // a refusal exit 3 (gaveUp), a cancelled ctx its error.
 func acquireWaiting(ctx context.Context, manager *lease.Manager, request lease.AcquireRequest, f runFlags, stderr io.Writer) (lease.Owner, lease.AcquireResult, error) {
 	result, err := manager.AcquireWait(ctx, request, lease.WaitOptions{Timeout: f.wait,
-		BackoffMin: waitBackoffMin, BackoffMax: waitBackoffMax})
+		BackoffMin: waitBackoffMin, BackoffMax: waitBackoffMax, Waiting: waitNotice(manager.Namespace(), f, stderr)})
 	if err != nil {
 		reportReclaims(result, stderr)
 		return lease.Owner{}, result, err
@@ -211,6 +211,26 @@ func acquireWaiting(ctx context.Context, manager *lease.Manager, request lease.A
 		return result.Owner, result, nil
 	}
 	return lease.Owner{}, result, gaveUp(manager.Namespace(), result, f, stderr)
+}
+
+// waitNotice is --verbose's line when a wait begins: who holds the lease
+// (or that its guard is busy), said once.
+func waitNotice(namespace string, f runFlags, stderr io.Writer) func(lease.AcquireResult) {
+	if !f.verbose {
+		return nil
+	}
+	said := false
+	return func(result lease.AcquireResult) {
+		if said {
+			return
+		}
+		said = true
+		holder := "its lifecycle guard is busy"
+		if result.Kind == lease.Held {
+			holder = fmt.Sprintf("held by pid %d (epoch %d)", result.Owner.PID, result.Owner.Epoch)
+		}
+		fmt.Fprintf(stderr, "leasereal: waiting up to %v for %s: %s\n", f.wait, namespace, holder)
+	}
 }
 
 // reportAcquire prints the acquire's JSON line (--json: its last attempt,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -189,7 +190,7 @@ func TestRunSignalBeforeTheChildEndsTheWait(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ns")
 	holder := decode[acquireJSON](t, run(t, "acquire", "--dir", dir).stdout)
 	marker := filepath.Join(t.TempDir(), "ran")
-	cmd := exec.Command(binary, "run", "-w", "20", "--json", dir, "touch", marker)
+	cmd := exec.Command(binary, "run", "-w", "20", "--json", "--verbose", dir, "touch", marker)
 	stderrPath := filepath.Join(t.TempDir(), "stderr")
 	stderrFile, err := os.Create(stderrPath)
 	if err != nil {
@@ -206,8 +207,11 @@ func TestRunSignalBeforeTheChildEndsTheWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
-	for attempt := 0; attempt < pollAttemptsMax && !strings.Contains(stderr(), `"held"`); attempt++ {
+	for attempt := 0; attempt < pollAttemptsMax && !strings.Contains(stderr(), "leasereal: waiting up to 20s"); attempt++ {
 		time.Sleep(pollInterval)
+	}
+	if want := fmt.Sprintf("held by pid %d", holder.Owner.PID); !strings.Contains(stderr(), want) {
+		t.Fatalf("run -w --verbose never said it waits for the holder (%q): %s", want, stderr())
 	}
 	started := time.Now()
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
