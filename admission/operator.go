@@ -2,7 +2,6 @@ package admission
 
 import (
 	"context"
-	"regexp"
 	"strconv"
 
 	"github.com/leasekit/leasekit/internal/fspath"
@@ -99,8 +98,6 @@ func parseBounded(content []byte, path string) (Claim, *Error) {
 	return claim, nil
 }
 
-var sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
-
 // truncate keeps at most n bytes of s, for quoting hostile input in a
 // refusal.
 func truncate(s string, n int) string {
@@ -128,7 +125,7 @@ type Quarantined struct {
 // mutation claim, so no Acquire, lifecycle write or Release interleaves.
 func Quarantine(ctx context.Context, config Config, contentSHA256 string) (moved Quarantined, err error) {
 	defer func() { err = label(config, err) }()
-	if !sha256Pattern.MatchString(contentSHA256) {
+	if !statefile.IsSHA256Hex(contentSHA256) {
 		return Quarantined{}, fail(ErrInvalidRequest, admissionFile(config),
 			"the confirmation is not a SHA-256 (64 lowercase hex digits): "+strconv.QuoteToASCII(truncate(contentSHA256, 80)), nil)
 	}

@@ -41,11 +41,17 @@ const (
 	// launching may still be starting). Recover takes it once the window
 	// is over; no operator is needed.
 	ErrWaiting
+	// ErrMismatch: Quarantine's confirmation is a SHA-256, but not the one
+	// the claim file hashes to now (a wrong confirmation, or a file that
+	// changed since the operator's inspect; the refusal names the current
+	// one). Nothing moved. It also matches ErrChanged: from one hash alone
+	// no one can tell a typo from a change.
+	ErrMismatch
 )
 
 func (k Kind) String() string {
 	names := [...]string{"", "invalid-request", "not-owned-directory", "duplicate", "invalid-transition",
-		"child-identity", "changed", "corrupt", "bound", "unsafe", "active", "waiting"}
+		"child-identity", "changed", "corrupt", "bound", "unsafe", "active", "waiting", "sha256-mismatch"}
 	if int(k) > 0 && int(k) < len(names) {
 		return names[k]
 	}

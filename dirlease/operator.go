@@ -179,6 +179,10 @@ func Quarantine(ctx context.Context, config Config, name, contentSHA256 string) 
 	if name == "" || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." || path.Base(name) != name {
 		return Quarantined{}, fail(ErrInvalidRequest, name, "directory lease claim name is invalid", nil)
 	}
+	if !statefile.IsSHA256Hex(contentSHA256) {
+		return Quarantined{}, fail(ErrInvalidRequest, fspath.Join(claimRoot(config), name),
+			"the confirmation is not a SHA-256 (64 lowercase hex digits): "+strconv.QuoteToASCII(contentSHA256[:min(len(contentSHA256), 80)]), nil)
+	}
 	states, err := Inspect(ctx, config)
 	if err != nil {
 		return Quarantined{}, err
@@ -189,8 +193,8 @@ func Quarantine(ctx context.Context, config Config, name, contentSHA256 string) 
 			judged = &states[i]
 		}
 	}
-	if judged == nil || judged.ContentSHA256 == "" || judged.ContentSHA256 != contentSHA256 {
-		return Quarantined{}, fail(ErrChanged, fspath.Join(claimRoot(config), name), "directory lease changed before quarantine", nil)
+	if err := judgeConfirmation(config, name, judged, contentSHA256); err != nil {
+		return Quarantined{}, err
 	}
 	if judged.Disposition == DispositionActive {
 		return Quarantined{}, fail(ErrActive, judged.Path, "directory lease is active", nil)
@@ -200,6 +204,22 @@ func Quarantine(ctx context.Context, config Config, name, contentSHA256 string) 
 			"directory lease is inside its launching window; recovery takes it once the window is over", nil)
 	}
 	return quarantineEntry(config, *judged)
+}
+
+// judgeConfirmation refuses a Quarantine whose claim is absent or whose
+// confirmation is not the claim file's SHA-256 now, saying which.
+func judgeConfirmation(config Config, name string, judged *ClaimState, contentSHA256 string) error {
+	path := fspath.Join(claimRoot(config), name)
+	switch {
+	case judged == nil:
+		return fail(ErrChanged, path, "no directory lease claim has this name: nothing to quarantine", nil)
+	case judged.ContentSHA256 == "":
+		return fail(ErrChanged, path, "the entry is not a readable regular file: it has no SHA-256 to confirm", nil)
+	case judged.ContentSHA256 != contentSHA256:
+		return fail(ErrMismatch, path, "directory lease claim's SHA-256 is "+judged.ContentSHA256+", not the given "+
+			contentSHA256+": inspect again and judge the file as it is now", ErrChanged)
+	}
+	return nil
 }
 
 func quarantineEntry(config Config, judged ClaimState) (Quarantined, error) {

@@ -119,3 +119,35 @@ func TestInspectSaysWhenWaitingResolves(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Report{Recovered: 1}, report)
 }
+
+// TestQuarantineTellsAWrongConfirmation: a confirmation that is not a
+// SHA-256 is a malformed request; a SHA-256 that is not the claim file's
+// now is a mismatch naming the current one (also ErrChanged: a typo and a
+// change look alike); an absent claim says there is nothing to quarantine.
+// None of them moves anything.
+func TestQuarantineTellsAWrongConfirmation(t *testing.T) {
+	w := newWorld(t)
+	l := w.raw("raw")
+	must(t, os.WriteFile(l.ClaimPath(), []byte(`{"kind":"not a claim"}`), 0o600))
+	w.inspector.Kill(ownerPID)
+	operator := w.recoverer()
+	name := filepath.Base(l.ClaimPath())
+	states, err := Inspect(ctx, operator)
+	require.NoError(t, err)
+	require.Len(t, states, 1)
+	sha := states[0].ContentSHA256
+	for _, malformed := range []string{"", "abc", strings.ToUpper(sha), sha + "0", "\xff" + sha[1:]} {
+		_, err := Quarantine(ctx, operator, name, malformed)
+		require.ErrorIs(t, err, ErrInvalidRequest, "%q", malformed)
+	}
+	_, err = Quarantine(ctx, operator, name, strings.Repeat("0", 64))
+	require.ErrorIs(t, err, ErrMismatch)
+	require.ErrorIs(t, err, ErrChanged)
+	require.Contains(t, err.Error(), sha)
+	_, err = Quarantine(ctx, operator, "absent.json", sha)
+	require.ErrorIs(t, err, ErrChanged)
+	require.Contains(t, err.Error(), "nothing to quarantine")
+	after, err := Inspect(ctx, operator)
+	require.NoError(t, err)
+	require.Equal(t, states, after, "a refused quarantine moved nothing")
+}

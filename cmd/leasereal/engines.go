@@ -381,6 +381,14 @@ func claimStateJSON(state dirlease.ClaimState, stateHome string) map[string]any 
 	if state.Problem != "" {
 		out["problem"] = state.Problem
 	}
+	if state.OperatorNeeded && state.ContentSHA256 == "" {
+		quarantine := filepath.Join(append([]string{stateHome}, dirlease.QuarantineDir...)...)
+		out["operator"] = fmt.Sprintf("recovery will not resolve this entry, and quarantine cannot confirm it: it is not a "+
+			"regular file (a symlink, a directory, a device), which leasekit never follows, opens or removes. Look at it "+
+			"(ls -l %s) and move it out of the claim directory by hand, as quarantine would: "+
+			"mkdir -p -m 700 %s && mv %s %s/",
+			state.Path, quarantine, state.Path, quarantine)
+	}
 	if state.OperatorNeeded && state.ContentSHA256 != "" {
 		out["operator"] = fmt.Sprintf("recovery will not resolve this claim: once its owner and child are known gone, run: "+
 			"leasereal dirlease quarantine --state-home %s --claim %s --sha256 %s (the leased directory is left to you)",

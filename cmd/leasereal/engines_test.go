@@ -291,3 +291,42 @@ func TestUnsafeStateHomeIsARefusal(t *testing.T) {
 		}
 	}
 }
+
+// TestDirleaseNonRegularClaimHasAnOperatorCommand: a symlink planted under
+// a claim name stops every recover (exit 3), has no SHA-256 to confirm a
+// quarantine with, and inspect still names the command that resolves it;
+// run as printed, it unwedges recovery, and the symlink's target is
+// untouched.
+func TestDirleaseNonRegularClaimHasAnOperatorCommand(t *testing.T) {
+	base := t.TempDir()
+	home := privateDir(t, base, "home")
+	if got := run(t, "dirlease", "recover", "--state-home", home); got.code != 0 {
+		t.Fatalf("recover of an empty home: exit %d, %s", got.code, got.stderr)
+	}
+	target := filepath.Join(base, "target")
+	if err := os.WriteFile(target, []byte("keep\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	claims := filepath.Join(home, "recovery", "beeper-message-like-me-directory-leases")
+	if err := os.Symlink(target, filepath.Join(claims, "planted.json")); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(t, "dirlease", "recover", "--state-home", home); got.code != exitRefused {
+		t.Fatalf("recover with a planted symlink: exit %d, want %d", got.code, exitRefused)
+	}
+	inspected := run(t, "dirlease", "inspect", "--state-home", home)
+	_, command, found := strings.Cut(inspected.stdout, "as quarantine would: ")
+	command, _, _ = strings.Cut(command, "\"")
+	if !found || !strings.Contains(command, "planted.json") {
+		t.Fatalf("inspect names no operator command for the planted symlink: %s", inspected.stdout)
+	}
+	if output, err := exec.Command("sh", "-c", command).CombinedOutput(); err != nil {
+		t.Fatalf("the printed command %q: %v %s", command, err, output)
+	}
+	if got := run(t, "dirlease", "recover", "--state-home", home); got.code != 0 {
+		t.Fatalf("recover after the operator command: exit %d, %s", got.code, got.stderr)
+	}
+	if data, err := os.ReadFile(target); err != nil || string(data) != "keep\n" {
+		t.Fatalf("the symlink's target changed: %q %v", data, err)
+	}
+}
