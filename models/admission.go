@@ -496,7 +496,7 @@ func CheckAdmission(ops []porcupine.Operation, timeout time.Duration) (porcupine
 	if err := ValidateAdmissionHistory(ops); err != nil {
 		panic("models: invalid admission history: " + err.Error())
 	}
-	return check(AdmissionModel(), ops, timeout)
+	return checkWitnessFirst(AdmissionModel(), ops, timeout)
 }
 
 // DescribeAdmissionOperation renders one admission operation for the report.

@@ -52,15 +52,16 @@
 package models
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"reflect"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
-	"slices"
-	"strings"
 )
 
 // Unknown is the output of an operation whose outcome the caller never
@@ -236,6 +237,22 @@ func validateDeaths(ops []porcupine.Operation, infos []procOp, hostOf map[int]st
 	return nil
 }
 
+// checkWitnessFirst is check after two cheap tries at a linearization, the
+// operations in call order and in return order: an accepted walk is a
+// witness, so the history is linearizable (Ok, what porcupine would answer
+// given the time); any rejection goes to check, whose porcupine alone
+// answers Illegal or Unknown. It pays where the walks mostly pass: of seeds
+// 1-300 of the default campaigns they pass 86% of admission histories and
+// 99% of dirlease ones, and cut dirlease's porcupine share 0.64x. Lease
+// keeps plain check: the walks pass only 51% of its histories and raised
+// its share 1.3x (leasesim bench --baseline, 3 rounds side by side).
+func checkWitnessFirst(model porcupine.Model, ops []porcupine.Operation, timeout time.Duration) (porcupine.CheckResult, porcupine.LinearizationInfo) {
+	if orderWitness(model, ops) {
+		return porcupine.Ok, porcupine.LinearizationInfo{}
+	}
+	return check(model, ops, timeout)
+}
+
 // check runs the fast check first and reruns the verbose one only on a
 // failure, to get the partial linearizations for the report (CHECKING.md).
 // An Ok result comes with an empty LinearizationInfo.
@@ -373,4 +390,40 @@ func (m stateSetModel[S]) model() porcupine.Model {
 			return fmt.Sprintf("{%s}", strings.Join(descriptions, ", "))
 		},
 	}
+}
+
+// orderWitness reports whether the model accepts each partition of ops
+// stepped in call order or, failing that, in return order. Both orders
+// respect real time: porcupine orders an operation before another only when
+// it returns strictly before the other's call (a return and a call at the
+// same instant overlap), and then both its call and its return are earlier
+// too; operations whose sorting instants tie overlap, so either order is
+// allowed. An accepted walk is therefore a linearization; a rejected one
+// proves nothing (another order may pass).
+func orderWitness(model porcupine.Model, ops []porcupine.Operation) bool {
+	partitions := [][]porcupine.Operation{ops}
+	if model.Partition != nil {
+		partitions = model.Partition(ops)
+	}
+	for _, partition := range partitions {
+		if !acceptsInOrder(model, partition, func(op porcupine.Operation) int64 { return op.Call }) &&
+			!acceptsInOrder(model, partition, func(op porcupine.Operation) int64 { return op.Return }) {
+			return false
+		}
+	}
+	return true
+}
+
+// acceptsInOrder steps the model through ops sorted by instant.
+func acceptsInOrder(model porcupine.Model, ops []porcupine.Operation, instant func(porcupine.Operation) int64) bool {
+	ordered := slices.Clone(ops)
+	slices.SortStableFunc(ordered, func(a, b porcupine.Operation) int { return cmp.Compare(instant(a), instant(b)) })
+	state := model.Init()
+	for _, op := range ordered {
+		var ok bool
+		if ok, state = model.Step(state, op.Input, op.Output); !ok {
+			return false
+		}
+	}
+	return true
 }

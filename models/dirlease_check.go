@@ -137,7 +137,7 @@ func CheckDirLease(ops []porcupine.Operation, timeout time.Duration) (porcupine.
 	if err := ValidateDirLeaseHistory(ops); err != nil {
 		panic("models: invalid dirlease history: " + err.Error())
 	}
-	return check(DirLeaseModel(), annotateChildFates(ops), timeout)
+	return checkWitnessFirst(DirLeaseModel(), annotateChildFates(ops), timeout)
 }
 
 // DescribeDirLeaseOperation renders one dirlease operation for the report.
