@@ -36,10 +36,11 @@ const (
 	// ErrActive: Quarantine refused a claim whose owner or running child is
 	// live (its holder must release it).
 	ErrActive
-	// ErrWaiting: Quarantine refused a claim that time resolves: a launching
-	// lease of a dead owner whose window has not passed (a child it was
-	// launching may still be starting). Recover takes it once the window
-	// is over; no operator is needed.
+	// ErrWaiting: Quarantine refused a launching lease whose window provably
+	// has not passed, whatever its owner's inspection answered (a child it
+	// was launching may still be starting). Once the window is over,
+	// Recover takes it if its owner is dead; one whose owner cannot be told
+	// dead (ClaimState.OperatorNeeded) is the operator's to quarantine then.
 	ErrWaiting
 	// ErrMismatch: Quarantine's confirmation is a SHA-256, but not the one
 	// the claim file hashes to now (a wrong confirmation, or a file that

@@ -65,34 +65,41 @@ type ClaimState struct {
 // A missing claim directory is an empty list.
 func Inspect(ctx context.Context, config Config) (states []ClaimState, err error) {
 	defer func() { err = label(config, err) }()
+	states, _, err = inspect(ctx, config)
+	return states, err
+}
+
+// inspect is Inspect, with the clocks it judged by.
+func inspect(ctx context.Context, config Config) ([]ClaimState, clocks, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, clocks{}, err
 	}
 	current, err := currentIdentity(config)
 	if err != nil {
-		return nil, err
+		return nil, clocks{}, err
 	}
 	uid := uint32(current.UID)
 	root := claimRoot(config)
 	if _, statErr := config.FS.Lstat(root); errors.Is(statErr, fs.ErrNotExist) {
-		return nil, nil
+		return nil, clocks{}, nil
 	}
 	snapshot, err := statecas.Snapshot(config.Env(uid), uid, root, statecas.SnapshotOptions{EntriesMax: inspectEntriesMax})
 	if err != nil {
-		return nil, wrapUnexpected(err, root, "directory lease collection could not be inspected safely")
+		return nil, clocks{}, wrapUnexpected(err, root, "directory lease collection could not be inspected safely")
 	}
 	at := clocks{wallMs: nowMs(config), bootMs: bootMs(config), boot: statecas.BootDigest(current.BootID)}
 	status := func(owner statecas.Owner) statecas.Status {
 		return statecas.OwnerStatus(owner, current, config.Inspector).Status
 	}
+	var states []ClaimState
 	for _, entry := range snapshot.Entries {
 		state, err := inspectEntry(config, uid, root, entry, at, status)
 		if err != nil {
-			return nil, err
+			return nil, clocks{}, err
 		}
 		states = append(states, state)
 	}
-	return states, nil
+	return states, at, nil
 }
 
 func claimRoot(config Config) string {
@@ -139,22 +146,32 @@ func inspectEntry(config Config, uid uint32, root string, entry statecas.Entry, 
 // by itself within this boot: a launching lease of a dead owner whose
 // window runs on a boot clock both sides can read.
 func waitResolves(claim Claim, at clocks, status func(statecas.Owner) statecas.Status) bool {
-	if status(claim.Owner) != statecas.StatusDead || claim.Role != RoleRawWorking || claim.Phase != PhaseLaunching {
+	return launchWindowMeasurable(claim, at) && status(claim.Owner) == statecas.StatusDead
+}
+
+// launchWindowMeasurable reports whether claim is a launching lease whose
+// window this judge can see end: on a boot clock both sides read, or, for
+// a legacy claim, on the wall clock (the seed's rule).
+func launchWindowMeasurable(claim Claim, at clocks) bool {
+	if claim.Role != RoleRawWorking || claim.Phase != PhaseLaunching {
 		return false
 	}
 	if claim.Legacy() {
-		return true // the seed's wall rule: the wall clock gets there
+		return true
 	}
 	return claim.Owner.BootID == at.boot && at.boot != statecas.UnknownBootDigest &&
 		claim.CreatedAtBootMs != NoBootTime && at.bootMs != NoBootTime
 }
 
-// timeResolves reports whether Recover resolves the entry by itself: an
-// indeterminate claim for which no operator is needed (a launching lease of
-// a dead owner whose window is still running). Moving it away would let a
-// child the dead owner was launching run in a directory nobody leases.
-func timeResolves(state ClaimState) bool {
-	return state.Disposition == DispositionIndeterminate && !state.OperatorNeeded
+// launchWindowRunning reports whether claim is a launching lease whose
+// window provably has not passed. Its owner's state does not enter: an
+// owner found dead may have a child still starting in the directory, and
+// one that cannot be inspected (EACCES on /proc, which may pass) may be
+// that dead owner, so moving the claim away would let the child run in a
+// directory nobody leases. A window nothing measures is not running here:
+// only an operator (or a reboot) resolves that claim.
+func launchWindowRunning(claim Claim, at clocks) bool {
+	return launchWindowMeasurable(claim, at) && !launchWindowPassed(claim, at)
 }
 
 // Quarantined is what Quarantine moved.
@@ -171,8 +188,8 @@ type Quarantined struct {
 // ClaimState.ContentSHA256 the operator judged; anything else is
 // ErrChanged and nothing moves), under the file's mutation claim, and
 // provided it is not active (a live owner or running child is ErrActive)
-// and not one that time resolves (a launching window still running is
-// ErrWaiting).
+// and not inside a launching window that provably still runs, whatever
+// its owner's inspection answered (ErrWaiting).
 // The leased directory is not touched.
 func Quarantine(ctx context.Context, config Config, name, contentSHA256 string) (moved Quarantined, err error) {
 	defer func() { err = label(config, err) }()
@@ -183,7 +200,7 @@ func Quarantine(ctx context.Context, config Config, name, contentSHA256 string) 
 		return Quarantined{}, fail(ErrInvalidRequest, fspath.Join(claimRoot(config), name),
 			"the confirmation is not a SHA-256 (64 lowercase hex digits): "+strconv.QuoteToASCII(contentSHA256[:min(len(contentSHA256), 80)]), nil)
 	}
-	states, err := Inspect(ctx, config)
+	states, at, err := inspect(ctx, config)
 	if err != nil {
 		return Quarantined{}, err
 	}
@@ -199,9 +216,8 @@ func Quarantine(ctx context.Context, config Config, name, contentSHA256 string) 
 	if judged.Disposition == DispositionActive {
 		return Quarantined{}, fail(ErrActive, judged.Path, "directory lease is active", nil)
 	}
-	if timeResolves(*judged) {
-		return Quarantined{}, fail(ErrWaiting, judged.Path,
-			"directory lease is inside its launching window; recovery takes it once the window is over", nil)
+	if judged.Claim != nil && launchWindowRunning(*judged.Claim, at) {
+		return Quarantined{}, fail(ErrWaiting, judged.Path, waitingMessage(*judged), nil)
 	}
 	return quarantineEntry(config, *judged)
 }
@@ -220,6 +236,16 @@ func judgeConfirmation(config Config, name string, judged *ClaimState, contentSH
 			contentSHA256+": inspect again and judge the file as it is now", ErrChanged)
 	}
 	return nil
+}
+
+// waitingMessage says why Quarantine refused a claim inside its launching
+// window, and what resolves it once the window is over.
+func waitingMessage(judged ClaimState) string {
+	const window = "directory lease is inside its launching window (a child its owner was launching may still be starting); "
+	if judged.OperatorNeeded {
+		return window + "its owner could not be told dead: once the window is over, quarantine it if the owner is gone"
+	}
+	return window + "recovery takes it once the window is over"
 }
 
 func quarantineEntry(config Config, judged ClaimState) (Quarantined, error) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/internal/statefile"
+	"github.com/leasekit/leasekit/lease/leasetest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -150,4 +151,56 @@ func TestQuarantineTellsAWrongConfirmation(t *testing.T) {
 	after, err := Inspect(ctx, operator)
 	require.NoError(t, err)
 	require.Equal(t, states, after, "a refused quarantine moved nothing")
+}
+
+// TestQuarantineWaitsForTheWindowWhateverTheOwnersInspectionSays: while a
+// launching lease's window provably runs, Quarantine refuses it (ErrWaiting)
+// even when Inspect could not tell its owner dead and asks for an operator:
+// the owner may be dead all the same, a child it was launching still
+// starting. An owner that cannot be inspected (EACCES on /proc, which the
+// simulator draws as a transient answer: dirlease seed 7485 moved a dead
+// owner's claim 1 ms into its window so), or one found dead and then not
+// inspectable in the same judgement, is such a case. Once the window is
+// over, the operator's quarantine moves the claim.
+func TestQuarantineWaitsForTheWindowWhateverTheOwnersInspectionSays(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(w *world)
+	}{
+		{"owner cannot be inspected", func(w *world) {
+			w.inspector.Set(ownerPID, leasetest.Unknown("permission denied"))
+		}},
+		{"owner dead, then cannot be inspected", func(w *world) {
+			w.inspector.Kill(ownerPID)
+			w.inspector.OnInspect(func(pid int) {
+				if pid == ownerPID && w.inspector.Inspected(ownerPID) > 0 {
+					w.inspector.Set(ownerPID, leasetest.Unknown("permission denied"))
+				}
+			})
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			l := w.raw("raw")
+			must(t, l.Update(ctx, PhaseLaunching, 0))
+			tc.setup(w)
+			states, err := Inspect(ctx, w.recoverer())
+			require.NoError(t, err)
+			require.Len(t, states, 1)
+			require.Equal(t, DispositionIndeterminate, states[0].Disposition)
+			require.True(t, states[0].OperatorNeeded)
+			_, err = Quarantine(ctx, w.recoverer(), states[0].Name, states[0].ContentSHA256)
+			require.ErrorIs(t, err, ErrWaiting)
+			require.True(t, exists(t, l.ClaimPath()), "a refused quarantine moves nothing")
+
+			w.clock.Advance(2 * windowMs * time.Millisecond)
+			w.inspector.OnInspect(nil)
+			w.inspector.Set(ownerPID, leasetest.Unknown("permission denied"))
+			moved, err := Quarantine(ctx, w.recoverer(), states[0].Name, states[0].ContentSHA256)
+			require.NoError(t, err)
+			require.False(t, exists(t, l.ClaimPath()))
+			require.True(t, exists(t, moved.Path))
+		})
+	}
 }
