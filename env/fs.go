@@ -1,6 +1,9 @@
 package env
 
-import "io/fs"
+import (
+	"io/fs"
+	"time"
+)
 
 // OpenFlag is the flag set of FS.OpenFile. The values are leasekit's own, not
 // the kernel's, so engines can name them without importing os or syscall;
@@ -60,7 +63,16 @@ type FileInfo struct {
 	// unknown, never "born at zero".
 	BirthNs  int64
 	HasBirth bool
+	// MtimeNs is st_mtime in nanoseconds since the Unix epoch: the last
+	// change of a file's data (a write, a truncation, O_TRUNC) or a
+	// Chtimes. The kernel takes it from the writing host's wall clock, so
+	// a clock step moves it, and hosts sharing a volume stamp it each with
+	// their own clock. ModTime returns it as a time.Time.
+	MtimeNs int64
 }
+
+// ModTime is os.FileInfo.ModTime.
+func (i FileInfo) ModTime() time.Time { return time.Unix(0, i.MtimeNs) }
 
 // IsDir reports whether the entry is a directory.
 func (i FileInfo) IsDir() bool { return i.Mode.IsDir() }

@@ -13,6 +13,7 @@ import (
 	"path"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/leasekit/leasekit/env"
 )
@@ -194,4 +195,58 @@ func Kill0(in env.Inspector, pid int) error {
 		return nil
 	}
 	return syscall.EPERM
+}
+
+// Chtimes is os.Chtimes: the FS's env.AttrFS, ENOSYS where it has none.
+func Chtimes(fsys env.FS, name string, atime, mtime time.Time) error {
+	attrs, ok := fsys.(env.AttrFS)
+	if !ok {
+		return &fs.PathError{Op: "chtimes", Path: name, Err: syscall.ENOSYS}
+	}
+	return attrs.Chtimes(name, atime, mtime)
+}
+
+// Truncate is os.Truncate: the FS's env.AttrFS, ENOSYS where it has none.
+func Truncate(fsys env.FS, name string, size int64) error {
+	attrs, ok := fsys.(env.AttrFS)
+	if !ok {
+		return &fs.PathError{Op: "truncate", Path: name, Err: syscall.ENOSYS}
+	}
+	return attrs.Truncate(name, size)
+}
+
+// randomAccess is f's env.RandomAccess, or ENOSYS naming op.
+func randomAccess(f env.File, op string) (env.RandomAccess, error) {
+	ra, ok := f.(env.RandomAccess)
+	if !ok {
+		return nil, &fs.PathError{Op: op, Path: f.Name(), Err: syscall.ENOSYS}
+	}
+	return ra, nil
+}
+
+// Seek is f.Seek of *os.File (whence io.SeekStart, io.SeekCurrent, io.SeekEnd).
+func Seek(f env.File, offset int64, whence int) (int64, error) {
+	ra, err := randomAccess(f, "seek")
+	if err != nil {
+		return 0, err
+	}
+	return ra.Seek(offset, whence)
+}
+
+// ReadAt is f.ReadAt of *os.File.
+func ReadAt(f env.File, p []byte, off int64) (int, error) {
+	ra, err := randomAccess(f, "pread")
+	if err != nil {
+		return 0, err
+	}
+	return ra.ReadAt(p, off)
+}
+
+// FileTruncate is f.Truncate of *os.File (ftruncate(2)).
+func FileTruncate(f env.File, size int64) error {
+	ra, err := randomAccess(f, "truncate")
+	if err != nil {
+		return err
+	}
+	return ra.Truncate(size)
 }

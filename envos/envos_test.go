@@ -2,11 +2,13 @@ package envos_test
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/leasekit/leasekit/env"
 	"github.com/leasekit/leasekit/envos"
@@ -23,7 +25,8 @@ func filesystems(t *testing.T) map[string]func() (env.FS, string) {
 	return map[string]func() (env.FS, string){
 		"os": func() (env.FS, string) { return osenv.NewFS(), t.TempDir() },
 		"simfs": func() (env.FS, string) {
-			f := simfs.New(simfs.Options{Dev: 7})
+			var now int64 = 1_700_000_000_000_000_000
+			f := simfs.New(simfs.Options{Dev: 7, Now: func() int64 { now += 1000; return now }})
 			f.MkdirAll("/w", 0o755, 0)
 			return f.View(0), "/w"
 		},
@@ -131,3 +134,85 @@ func TestKill0Answers(t *testing.T) {
 		}
 	}
 }
+
+// Chtimes, Truncate, Seek, ReadAt and a file's Truncate behave alike on the
+// kernel and on simfs.
+func TestTimesAndRandomAccessOnBothFilesystems(t *testing.T) {
+	stamp := time.Unix(1_000_000_000, 5)
+	for name, newFS := range filesystems(t) {
+		t.Run(name, func(t *testing.T) {
+			fsys, root := newFS()
+			path := root + "/f"
+			if err := envos.WriteFile(fsys, path, []byte("0123456789"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := envos.Chtimes(fsys, path, stamp, stamp); err != nil {
+				t.Fatal(err)
+			}
+			if info, err := fsys.Stat(path); err != nil || !info.ModTime().Equal(stamp) {
+				t.Fatalf("ModTime after Chtimes: %v %v", info.ModTime(), err)
+			}
+			if err := envos.Truncate(fsys, path, 6); err != nil {
+				t.Fatal(err)
+			}
+			if info, _ := fsys.Stat(path); info.Size != 6 || !info.ModTime().After(stamp) {
+				t.Fatalf("after Truncate: size %d, mtime %v", info.Size, info.ModTime())
+			}
+			f, err := fsys.OpenFile(path, env.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if pos, err := envos.Seek(f, -2, io.SeekEnd); pos != 4 || err != nil {
+				t.Fatalf("Seek: %d %v", pos, err)
+			}
+			buf := make([]byte, 4)
+			if n, err := envos.ReadAt(f, buf, 3); n != 3 || !errors.Is(err, io.EOF) || string(buf[:n]) != "345" {
+				t.Fatalf("ReadAt: %d %q %v", n, buf[:n], err)
+			}
+			if err := envos.FileTruncate(f, 1); err != nil {
+				t.Fatal(err)
+			}
+			if data, _ := envos.ReadFile(fsys, path); string(data) != "0" {
+				t.Fatalf("after the file's Truncate: %q", data)
+			}
+			if err := envos.Truncate(fsys, root+"/missing", 0); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("Truncate missing: %v", err)
+			}
+		})
+	}
+}
+
+// An FS or File without the optional interfaces answers ENOSYS, in a
+// *fs.PathError naming the call.
+func TestTimesWithoutTheOptionalInterfaces(t *testing.T) {
+	var bare struct{ env.FS }
+	var pathErr *fs.PathError
+	if err := envos.Chtimes(bare, "/x", time.Time{}, time.Now()); !errors.As(err, &pathErr) || pathErr.Op != "chtimes" || !errors.Is(err, syscall.ENOSYS) {
+		t.Fatalf("Chtimes: %v", err)
+	}
+	if err := envos.Truncate(bare, "/x", 0); !errors.Is(err, syscall.ENOSYS) {
+		t.Fatalf("Truncate: %v", err)
+	}
+	var file struct{ env.File }
+	file.File = nameOnly("/x")
+	if _, err := envos.Seek(file, 0, io.SeekStart); !errors.Is(err, syscall.ENOSYS) {
+		t.Fatalf("Seek: %v", err)
+	}
+}
+
+// nameOnly is a File that has only a name.
+type nameOnly string
+
+func (n nameOnly) Name() string                   { return string(n) }
+func (nameOnly) Read([]byte) (int, error)         { return 0, io.EOF }
+func (nameOnly) Write([]byte) (int, error)        { return 0, syscall.EBADF }
+func (nameOnly) Sync() error                      { return nil }
+func (nameOnly) Stat() (env.FileInfo, error)      { return env.FileInfo{}, nil }
+func (nameOnly) Close() error                     { return nil }
+func (nameOnly) ReadDir() ([]env.DirEntry, error) { return nil, syscall.ENOTDIR }
+func (nameOnly) OpenAt(string, env.OpenFlag, fs.FileMode) (env.File, error) {
+	return nil, syscall.ENOTDIR
+}
+func (nameOnly) StatAt(string) (env.FileInfo, error) { return env.FileInfo{}, syscall.ENOTDIR }
+func (nameOnly) RemoveAt(string, bool) error         { return syscall.ENOTDIR }

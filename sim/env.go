@@ -49,6 +49,11 @@ const (
 	opFileRemoveAt
 	opFlock
 	opFcntlLock
+	opChtimes
+	opTruncate
+	opSeek
+	opPread
+	opFtruncate
 	opKindCount
 )
 
@@ -57,6 +62,7 @@ var opKindNames = [opKindCount]string{
 	"readdir", "lstat", "stat", "readlink", "chmod", "read", "write", "fsync", "fstat", "close",
 	"now", "monotonic", "sleep", "wake", "current", "inspect", "newid",
 	"readdirent", "openat", "fstatat", "unlinkat", "flock", "fcntl-lock",
+	"chtimes", "truncate", "seek", "pread", "ftruncate",
 }
 
 func (k opKind) String() string { return opKindNames[k] }

@@ -32,10 +32,14 @@ const (
 	lockWaitMax = 30 * time.Second
 )
 
-// noteLockPID tells the volume the PID F_GETLK reports for p's locks.
+// noteLockPID tells the volume the PID F_GETLK reports for p's locks, and
+// the clock (its host's wall clock) that stamps the modification times p
+// causes.
 func (p *Proc) noteLockPID() {
 	if sfs := p.host.volume.simFS; sfs != nil {
 		sfs.SetPID(p.view, p.table.PID)
+		h := p.host
+		sfs.SetClock(p.view, func() int64 { return wallEpoch + h.world.now + h.wallOffset })
 	}
 }
 

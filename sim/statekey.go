@@ -293,6 +293,9 @@ func (p *Proc) observeInfo(info lease.FileInfo) {
 	if p.observing() {
 		p.world.keyer.fold(p, hashPath(info.Name)^uint64(info.Mode)<<1^info.Ino<<7^info.Nlink<<40^
 			uint64(info.Size)<<20^uint64(info.BirthNs)^uint64(info.UID)<<50^boolBit(info.HasBirth)<<63^info.Dev<<3)
+		if sfs := p.host.volume.simFS; sfs != nil && sfs.MtimesTracked() {
+			p.world.keyer.fold(p, uint64(info.MtimeNs))
+		}
 	}
 }
 

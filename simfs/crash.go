@@ -432,6 +432,10 @@ func (c *crashState) rebuild(reach map[*inode][]edge) {
 			n.mode = n.syncedMode
 		}
 		n.syncedMode = n.mode
+		if c.mode != CrashProcess {
+			n.mtime = n.syncedMtime
+		}
+		n.syncedMtime = n.mtime
 		if n.mode.IsRegular() {
 			n.data = c.chooseData(n, sector)
 			n.synced, n.shared, n.dirty = n.data[:len(n.data):len(n.data)], true, false
@@ -574,7 +578,7 @@ func (f *FS) Dump(w interface{ Write([]byte) (int, error) }, durable bool) {
 			}
 			switch {
 			case n.isSymlink():
-				b.WriteString(" -> " + strconv.Quote(n.target))
+				b.WriteString(" -> " + strconv.Quote(n.linkTarget()))
 			case n.isDir():
 			default:
 				data := n.data

@@ -104,6 +104,7 @@ func (fl *file) Write(p []byte) (int, error) {
 	}
 	copy(n.data[fl.pos:end], p)
 	fl.pos = end
+	n.mtime = fl.v.clock()
 	fl.v.fs.markDirty(n)
 	return len(p), nil
 }

@@ -28,12 +28,16 @@ const (
 	OpChmod
 	// OpLock is flock(2) and fcntl(2)'s record-lock commands.
 	OpLock
+	// OpChtimes is utimensat(2) (Chtimes).
+	OpChtimes
+	// OpTruncate is truncate(2) and ftruncate(2).
+	OpTruncate
 	opKindCount
 )
 
 var opKindNames = [opKindCount]string{
 	"open", "read", "write", "sync", "mkdir", "rename", "link", "symlink",
-	"remove", "readdir", "stat", "readlink", "chmod", "lock",
+	"remove", "readdir", "stat", "readlink", "chmod", "lock", "chtimes", "truncate",
 }
 
 // String returns the lower-case name of the operation ("sync").

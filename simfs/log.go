@@ -86,6 +86,7 @@ func (f *FS) syncInode(n *inode) {
 		f.dirtyCount--
 	}
 	n.syncedMode = n.mode
+	n.syncedMtime = n.mtime
 	// Mark n's effects done, finding each operation by binary search on
 	// its sequence number, so an fsync costs O(own effects * log log).
 	for _, seq := range n.pendingSeqs {

@@ -25,6 +25,9 @@ type view struct {
 	// epoch is the FS epoch open belongs to; a Crash since makes the list
 	// stale (those files are invalid), and it is dropped on next use.
 	epoch uint64
+	// now is the wall clock of the host the process runs on (SetClock),
+	// which stamps the modification times it causes; nil means Options.Now.
+	now func() int64
 }
 
 // forgetStale drops the open-file list if a Crash invalidated it.
@@ -110,6 +113,8 @@ func (v *view) create(kind OpKind, dir *inode, base string, mode fs.FileMode) *i
 	}
 	n := f.newInode(mode, v.uid)
 	n.syncedMode = n.mode
+	n.mtime = v.clock()
+	n.syncedMtime = n.mtime
 	if n.isDir() {
 		n.syncedEntries = map[string]*inode{}
 	}
@@ -260,9 +265,12 @@ func (v *view) openFileFrom(start *inode, p, name string, flag lease.OpenFlag, p
 		if !v.may(node, want) {
 			return nil, syscall.EACCES
 		}
-		if flag&lease.O_TRUNC != 0 && node.mode.IsRegular() && len(node.data) > 0 {
-			node.data, node.shared = nil, false
-			f.markDirty(node)
+		if flag&lease.O_TRUNC != 0 && node.mode.IsRegular() {
+			node.mtime = v.clock() // even when already empty, as do_truncate does
+			if len(node.data) > 0 {
+				node.data, node.shared = nil, false
+				f.markDirty(node)
+			}
 		}
 	}
 	v.forgetStale()
@@ -434,7 +442,7 @@ func (v *view) symlink(target, newname string) syscall.Errno {
 		return syscall.EACCES
 	}
 	n := v.create(OpSymlink, dir, base, fs.ModeSymlink|0o777)
-	n.target = target
+	n.data = []byte(target)
 	return 0
 }
 
@@ -544,7 +552,7 @@ func (v *view) stat(op, name string, follow bool) (lease.FileInfo, error) {
 func (f *FS) info(n *inode, name string) lease.FileInfo {
 	return lease.FileInfo{
 		Name: name, Mode: n.mode, Dev: f.opts.Dev, Ino: n.ino, UID: n.uid,
-		Nlink: n.nlink(), Size: n.size(), BirthNs: n.birth, HasBirth: true,
+		Nlink: n.nlink(), Size: n.size(), BirthNs: n.birth, HasBirth: true, MtimeNs: n.mtime,
 	}
 }
 
@@ -563,7 +571,7 @@ func (v *view) Readlink(name string) (string, error) {
 	if errno != 0 {
 		return "", pathErr("readlink", name, errno)
 	}
-	return node.target, nil
+	return node.linkTarget(), nil
 }
 
 // Chmod is os.Chmod: only the owner (or root) may change the mode.

@@ -105,6 +105,10 @@ type FS struct {
 	logDone      int // operations in the log whose effects are all durable
 	dirtyCount   int // files whose volatile data is not yet synced
 
+	// mtimesHashed is set by the first Chtimes or Truncate: from then on
+	// Hash folds every inode's modification times (times.go).
+	mtimesHashed bool
+
 	// locks are the advisory locks (lock.go).
 	locks lockTable
 
@@ -184,8 +188,10 @@ type inode struct {
 	// effect on this inode that is not yet durable.
 	pendingSeqs []uint64
 
-	// Symlinks.
-	target string
+	// mtime and syncedMtime are st_mtime (ns) in the volatile and the
+	// durable state. A symlink's target is its data (never synced or
+	// shared), which keeps the inode at 192 bytes.
+	mtime, syncedMtime int64
 
 	hashGen uint64 // Hash's visit mark
 }
@@ -210,7 +216,7 @@ func (n *inode) size() int64 {
 	case n.isDir():
 		return 4096
 	case n.isSymlink():
-		return int64(len(n.target))
+		return int64(len(n.data))
 	default:
 		return int64(len(n.data))
 	}
@@ -270,7 +276,7 @@ func (f *FS) newInode(mode fs.FileMode, uid uint32) *inode {
 		}
 	}
 	f.birthLast = birth
-	n := &inode{ino: ino, mode: mode, uid: uid, birth: birth}
+	n := &inode{ino: ino, mode: mode, uid: uid, birth: birth, mtime: birth, syncedMtime: birth}
 	if mode.IsDir() {
 		n.entries = map[string]*inode{}
 	}

@@ -18,6 +18,14 @@ func (h *fnv64) byte(b byte) { *h = (*h ^ fnv64(b)) * fnvPrime }
 
 func (h *fnv64) u64(v uint64) { *h = (*h ^ fnv64(v)) * fnvPrime }
 
+// strBytes hashes p as str hashes string(p), without the conversion.
+func (h *fnv64) strBytes(p []byte) {
+	h.u64(uint64(len(p)))
+	for _, b := range p {
+		h.byte(b)
+	}
+}
+
 func (h *fnv64) str(s string) {
 	h.u64(uint64(len(s)))
 	for i := 0; i < len(s); i++ {
@@ -91,13 +99,21 @@ func (f *FS) Hash() uint64 {
 		h.u64(uint64(n.uid))
 		h.u64(uint64(n.birth))
 		h.u64(uint64(n.links)<<32 | uint64(uint32(n.opens)))
-		h.bytes(n.data)
+		data, target := n.data, []byte(nil)
+		if n.isSymlink() {
+			data, target = nil, n.data // hashed as when the target was a field of its own
+		}
+		h.bytes(data)
 		if n.shared {
 			h.byte(3) // synced is data
 		} else {
 			h.bytes(n.synced)
 		}
-		h.str(n.target)
+		h.strBytes(target)
+		if f.mtimesHashed {
+			h.u64(uint64(n.mtime))
+			h.u64(uint64(n.syncedMtime))
+		}
 		if n.dirty {
 			h.byte(1)
 		}
@@ -197,7 +213,7 @@ func (f *FS) Clone() *FS {
 		opts: f.opts, umask: f.umask, used: slices.Clone(f.used), freeLowest: f.freeLowest,
 		birthLast: f.birthLast, tempSeq: f.tempSeq, seqNext: f.seqNext,
 		seqCommitted: f.seqCommitted, gcAt: f.gcAt, dirtyCount: f.dirtyCount, logDone: f.logDone,
-		orphans: map[*inode]struct{}{}, epoch: f.epoch, hashGen: f.hashGen, treeGen: f.treeGen, nameGen: f.nameGen, dataGen: f.dataGen,
+		orphans: map[*inode]struct{}{}, epoch: f.epoch, mtimesHashed: f.mtimesHashed, hashGen: f.hashGen, treeGen: f.treeGen, nameGen: f.nameGen, dataGen: f.dataGen,
 	}
 	copies := map[*inode]*inode{}
 	var cp func(n *inode) *inode

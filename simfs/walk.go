@@ -169,7 +169,7 @@ func (v *view) walk(cur *inode, p string, i int, follow bool, hops *int, remembe
 			if *hops > linksMax {
 				return nil, "", nil, syscall.ELOOP
 			}
-			d, b, t, e := v.walkPath(cur, child.target, true, hops, false)
+			d, b, t, e := v.walkPath(cur, child.linkTarget(), true, hops, false)
 			if last || e != 0 {
 				if e == 0 && j < len(p) && t != nil && !t.isDir() {
 					return nil, "", nil, syscall.ENOTDIR // "link/" to a file

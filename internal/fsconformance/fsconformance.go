@@ -216,6 +216,9 @@ func (r *runner) step(t *testing.T, args []string) string {
 		return r.lockStep(t, verb, a)
 	case "at-readdir", "at-stat", "at-remove", "at-rmdir", "at-create", "at-open-dir", "at-read":
 		return r.atStep(t, verb, arg(0), a[1:])
+	case "chtimes", "chtimes-omit", "chtimes-mtime-omit", "mtime", "truncate",
+		"fmtime", "fseek", "freadat", "ftruncate", "fwrite-at":
+		return r.timesStep(t, verb, a)
 	case "fstat", "fread", "fwrite", "fclose":
 		return r.heldStep(t, verb, arg(0), strings.Join(a[1:], " "))
 	case "tick":

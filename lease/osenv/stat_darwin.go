@@ -36,13 +36,14 @@ func statFD(fd int, base string) (lease.FileInfo, error) {
 
 func fromStat(st *unix.Stat_t, base string) lease.FileInfo {
 	info := lease.FileInfo{
-		Name:  base,
-		Mode:  fileMode(uint32(st.Mode)),
-		Dev:   uint64(uint32(st.Dev)),
-		Ino:   st.Ino,
-		UID:   st.Uid,
-		Nlink: uint64(st.Nlink),
-		Size:  st.Size,
+		Name:    base,
+		Mode:    fileMode(uint32(st.Mode)),
+		Dev:     uint64(uint32(st.Dev)),
+		Ino:     st.Ino,
+		UID:     st.Uid,
+		Nlink:   uint64(st.Nlink),
+		Size:    st.Size,
+		MtimeNs: st.Mtim.Sec*1e9 + st.Mtim.Nsec,
 	}
 	// A filesystem without birth times reports zero: leave the identity
 	// unknown rather than "born at the epoch".

@@ -48,6 +48,9 @@ func statx(dirfd int, path string, flags int, base string) (lease.FileInfo, erro
 		Nlink: uint64(stx.Nlink),
 		Size:  int64(stx.Size),
 	}
+	if stx.Mask&unix.STATX_MTIME != 0 {
+		info.MtimeNs = stx.Mtime.Sec*1e9 + int64(stx.Mtime.Nsec)
+	}
 	// Without STATX_BTIME in the returned mask the btime field is garbage
 	// or zero: leave the identity unknown.
 	if stx.Mask&unix.STATX_BTIME != 0 {

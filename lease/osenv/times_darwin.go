@@ -1,0 +1,4 @@
+package osenv
+
+// utimeOmit is UTIME_OMIT from darwin's <sys/stat.h>.
+const utimeOmit = -2
