@@ -41,6 +41,18 @@ type Lock interface {
 	Unlock() error
 }
 
+// Heartbeater is a Lock that shows it is alive while it holds the lock (an
+// mtime heartbeat, a lease renewal), the way a holder's timer or renewal
+// goroutine would: the holder's critical section is cut into pauses of
+// HeartbeatEvery, each followed by a Heartbeat call, in the holder's
+// process (a stopped process's heartbeats stop with it). A Heartbeat error
+// is ignored, as a logging timer ignores it.
+type Heartbeater interface {
+	Heartbeat() error
+	// HeartbeatEvery is the pause between heartbeats; it must be positive.
+	HeartbeatEvery() time.Duration
+}
+
 var (
 	// ErrRefused is the error of a TryLock that could not decide and
 	// changed nothing.
@@ -187,7 +199,7 @@ func (r *Recorder) client(p *sim.Proc) {
 		if !r.acquireRound(p, lock, ctx) {
 			continue
 		}
-		if p.Clock().Sleep(ctx, r.workTime(p)) != nil { // the critical section
+		if r.work(p, lock, ctx) != nil { // the critical section
 			return
 		}
 		for range 3 { // an unknown release is retried
@@ -211,6 +223,28 @@ func (r *Recorder) acquireRound(p *sim.Proc, lock Lock, ctx context.Context) boo
 		}
 	}
 	return false
+}
+
+// work is the critical section: one pause of workTime, or, for a
+// Heartbeater, pauses of its HeartbeatEvery with a heartbeat after each
+// (at most workTime/HeartbeatEvery+1 of them).
+func (r *Recorder) work(p *sim.Proc, lock Lock, ctx context.Context) error {
+	total := r.workTime(p)
+	beater, ok := lock.(Heartbeater)
+	if !ok {
+		return p.Clock().Sleep(ctx, total)
+	}
+	every := beater.HeartbeatEvery()
+	if every <= 0 {
+		panic("lockwork: HeartbeatEvery is not positive")
+	}
+	for left := total; left > 0; left -= every {
+		if err := p.Clock().Sleep(ctx, min(every, left)); err != nil {
+			return err
+		}
+		_ = beater.Heartbeat()
+	}
+	return nil
 }
 
 // workTime is how long a holder stays in its critical section: workPause,
