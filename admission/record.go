@@ -56,20 +56,25 @@ func (c Claim) Current() bool { return c.SchemaVersion == SchemaVersion }
 
 // Bytes is the canonical encoding: canonical JSON plus a newline.
 func (c Claim) Bytes() []byte {
-	record := map[string]any{
-		"schemaVersion": c.SchemaVersion, "kind": RecordKind, "id": c.ID, "owner": c.Owner.Wire(),
-	}
+	object := statefile.NewCanonicalObject(512)
 	if c.SchemaVersion != 1 {
-		record["phase"] = string(c.Phase)
-		record["helperOwner"] = nil
 		if c.HelperOwner != nil {
-			record["helperOwner"] = c.HelperOwner.Wire()
+			c.HelperOwner.WriteCanonical(object, "helperOwner")
+		} else {
+			object.Null("helperOwner")
 		}
 	}
-	if c.Revision != "" {
-		record["revision"] = c.Revision
+	object.String("id", c.ID)
+	object.String("kind", RecordKind)
+	c.Owner.WriteCanonical(object, "owner")
+	if c.SchemaVersion != 1 {
+		object.String("phase", string(c.Phase))
 	}
-	return statefile.MustCanonical(record)
+	if c.Revision != "" {
+		object.String("revision", c.Revision)
+	}
+	object.Int("schemaVersion", int64(c.SchemaVersion))
+	return object.Bytes()
 }
 
 var (

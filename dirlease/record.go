@@ -83,6 +83,17 @@ func (i Identity) FileIdentity() lease.FileIdentity {
 	return lease.FileIdentity{Dev: dev, Ino: ino, BirthNs: birth}
 }
 
+// writeCanonical writes the identity as the object-valued field key.
+func (i Identity) writeCanonical(object *statefile.CanonicalObject, key string) {
+	object.Open(key)
+	object.String("birthtimeNs", i.BirthtimeNs)
+	object.String("device", i.Device)
+	object.String("inode", i.Inode)
+	object.Close()
+}
+
+// wire is the identity as a map: the reference writeCanonical's encoding is
+// checked against.
 func (i Identity) wire() map[string]any {
 	return map[string]any{"device": i.Device, "inode": i.Inode, "birthtimeNs": i.BirthtimeNs}
 }
@@ -123,27 +134,36 @@ func (c Claim) LaunchWindowMs() int64 { return c.RecoverAfterMs - c.CreatedAtMs 
 
 // Bytes is the canonical encoding: canonical JSON plus a newline.
 func (c Claim) Bytes() []byte {
-	record := map[string]any{
-		"schemaVersion": c.SchemaVersion, "kind": ClaimKind, "id": c.ID, "role": string(c.Role),
-		"path": c.Path, "parentPath": c.ParentPath, "parentIdentity": c.ParentIdentity.wire(),
-		"directoryIdentity": c.DirectoryIdentity.wire(), "outputRoot": nil, "owner": c.Owner.Wire(),
-		"childOwner": nil, "phase": string(c.Phase), "createdAtMs": c.CreatedAtMs,
-		"recoverAfterMs": c.RecoverAfterMs,
-	}
-	if c.OutputRoot != "" {
-		record["outputRoot"] = c.OutputRoot
-	}
+	object := statefile.NewCanonicalObject(1024)
 	if c.ChildOwner != nil {
-		record["childOwner"] = c.ChildOwner.Wire()
+		c.ChildOwner.WriteCanonical(object, "childOwner")
+	} else {
+		object.Null("childOwner")
 	}
 	if !c.Legacy() {
-		record["revision"] = c.Revision
-		record["createdAtBootMs"] = nil
 		if c.CreatedAtBootMs != NoBootTime {
-			record["createdAtBootMs"] = c.CreatedAtBootMs
+			object.Int("createdAtBootMs", c.CreatedAtBootMs)
+		} else {
+			object.Null("createdAtBootMs")
 		}
 	}
-	return statefile.MustCanonical(record)
+	object.Int("createdAtMs", c.CreatedAtMs)
+	c.DirectoryIdentity.writeCanonical(object, "directoryIdentity")
+	object.String("id", c.ID)
+	object.String("kind", ClaimKind)
+	object.NullableString("outputRoot", c.OutputRoot)
+	c.Owner.WriteCanonical(object, "owner")
+	c.ParentIdentity.writeCanonical(object, "parentIdentity")
+	object.String("parentPath", c.ParentPath)
+	object.String("path", c.Path)
+	object.String("phase", string(c.Phase))
+	object.Int("recoverAfterMs", c.RecoverAfterMs)
+	if !c.Legacy() {
+		object.String("revision", c.Revision)
+	}
+	object.String("role", string(c.Role))
+	object.Int("schemaVersion", int64(c.SchemaVersion))
+	return object.Bytes()
 }
 
 var (

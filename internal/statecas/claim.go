@@ -112,15 +112,22 @@ type claim struct {
 }
 
 func (c claim) bytes() []byte {
-	return statefile.MustCanonical(map[string]any{
-		"id": c.ID, "kind": ClaimKind, "schemaVersion": ClaimSchemaVersion, "target": c.Target,
-		"owner": map[string]any{
-			"pid": c.Owner.PID, "startTime": c.Owner.StartTime, "bootId": c.Owner.BootID,
-			"executableDev": strconv.FormatUint(c.Owner.ExecutableDev, 10),
-			"executableIno": strconv.FormatUint(c.Owner.ExecutableIno, 10),
-			"hostname":      c.Owner.Hostname, "pidNamespace": c.Owner.PIDNamespace, "uid": c.Owner.UID,
-		},
-	})
+	object := statefile.NewCanonicalObject(512)
+	object.String("id", c.ID)
+	object.String("kind", ClaimKind)
+	object.Open("owner")
+	object.String("bootId", c.Owner.BootID)
+	object.String("executableDev", strconv.FormatUint(c.Owner.ExecutableDev, 10))
+	object.String("executableIno", strconv.FormatUint(c.Owner.ExecutableIno, 10))
+	object.String("hostname", c.Owner.Hostname)
+	object.Int("pid", int64(c.Owner.PID))
+	object.String("pidNamespace", c.Owner.PIDNamespace)
+	object.String("startTime", c.Owner.StartTime)
+	object.Int("uid", int64(c.Owner.UID))
+	object.Close()
+	object.Int("schemaVersion", ClaimSchemaVersion)
+	object.String("target", c.Target)
+	return object.Bytes()
 }
 
 func parseClaim(data []byte) (claim, error) {

@@ -83,7 +83,25 @@ func OwnerOf(p lease.ProcessIdentity) Owner {
 	}
 }
 
-// Wire is the owner as the JSON object written to disk.
+// WriteCanonical writes the owner as the object-valued field key of object:
+// the members of Wire, written without a map (what the engines' records
+// use; their tests compare it with Wire's encoding).
+func (o Owner) WriteCanonical(object *statefile.CanonicalObject, key string) {
+	object.Open(key)
+	object.String("bootId", o.BootID)
+	if !o.Legacy {
+		object.String("hostname", o.Hostname)
+	}
+	object.Int("pid", int64(o.PID))
+	if !o.Legacy {
+		object.String("pidNamespace", o.PIDNamespace)
+	}
+	object.String("processStartId", o.ProcessStartID)
+	object.Close()
+}
+
+// Wire is the owner as the JSON object written to disk, as a map: the
+// reference WriteCanonical's encoding is checked against.
 func (o Owner) Wire() map[string]any {
 	if o.Legacy {
 		return map[string]any{"pid": o.PID, "bootId": o.BootID, "processStartId": o.ProcessStartID}

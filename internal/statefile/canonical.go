@@ -424,20 +424,28 @@ func isLiteralByte(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '+' || c == '.' || c == 'E'
 }
 
-// CanonicalObject writes the canonical bytes of a flat object field by
-// field, without encoding/json's reflection: what Canonical gives for a
-// struct of the same fields. The caller adds the keys in byte order (a key
-// out of order, or not plain ASCII, is a programming error and panics).
-// Lease records use it on every write; TestCanonicalObjectEqualsCanonical
-// and the engines' golden tests hold it to Canonical's bytes.
+// CanonicalObject writes the canonical bytes of an object field by field,
+// without encoding/json's reflection or a map to sort: what Canonical gives
+// for a struct (or a map[string]any) of the same fields. The caller adds the
+// keys in byte order (a key out of order, or not plain ASCII, is a
+// programming error and panics), and nests objects with Open and Close.
+// Every engine record is written with it (the records' map[string]any
+// encoding through Canonical was a tenth of a simulated admission or
+// dirlease run); TestCanonicalObjectEqualsCanonical, the engines' golden
+// tests and their map-encoding cross-checks hold it to Canonical's bytes.
 type CanonicalObject struct {
 	buf     []byte
 	lastKey string
+	// empty: the innermost open object has no member yet.
+	empty bool
+	// outer holds the last key of each enclosing object while a nested one
+	// is open.
+	outer []string
 }
 
 // NewCanonicalObject starts an object; sizeHint is the expected length.
 func NewCanonicalObject(sizeHint int) *CanonicalObject {
-	c := &CanonicalObject{buf: make([]byte, 0, sizeHint)}
+	c := &CanonicalObject{buf: make([]byte, 0, sizeHint), empty: true}
 	c.buf = append(c.buf, '{')
 	return c
 }
@@ -446,16 +454,42 @@ func (c *CanonicalObject) key(key string) {
 	if !plainKey(key) {
 		panic(fmt.Sprintf("statefile: canonical key %q is not plain ASCII", key))
 	}
-	if len(c.buf) > 1 {
+	if !c.empty {
 		if key <= c.lastKey {
 			panic(fmt.Sprintf("statefile: canonical key %q after %q", key, c.lastKey))
 		}
 		c.buf = append(c.buf, ',')
 	}
+	c.empty = false
 	c.lastKey = key
 	c.buf = append(c.buf, '"')
 	c.buf = append(c.buf, key...)
 	c.buf = append(c.buf, '"', ':')
+}
+
+// Open starts an object-valued field: the fields added until the matching
+// Close are its members, in their own key order.
+func (c *CanonicalObject) Open(key string) {
+	c.key(key)
+	c.buf = append(c.buf, '{')
+	c.outer = append(c.outer, c.lastKey)
+	c.lastKey, c.empty = "", true
+}
+
+// Close ends the object the last Open started.
+func (c *CanonicalObject) Close() {
+	if len(c.outer) == 0 {
+		panic("statefile: canonical Close without Open")
+	}
+	c.buf = append(c.buf, '}')
+	c.lastKey, c.empty = c.outer[len(c.outer)-1], false
+	c.outer = c.outer[:len(c.outer)-1]
+}
+
+// Null adds a null field.
+func (c *CanonicalObject) Null(key string) {
+	c.key(key)
+	c.buf = append(c.buf, "null"...)
 }
 
 // String adds a string field, quoted as Canonical quotes it.
@@ -467,8 +501,7 @@ func (c *CanonicalObject) String(key, value string) {
 // NullableString adds a string field, or null when value is "".
 func (c *CanonicalObject) NullableString(key, value string) {
 	if value == "" {
-		c.key(key)
-		c.buf = append(c.buf, "null"...)
+		c.Null(key)
 		return
 	}
 	c.String(key, value)
@@ -489,6 +522,9 @@ func (c *CanonicalObject) Uint(key string, value uint64) {
 // Bytes closes the object and returns its bytes, newline included. The
 // object must not be used afterwards.
 func (c *CanonicalObject) Bytes() []byte {
+	if len(c.outer) != 0 {
+		panic("statefile: canonical Bytes inside an open object")
+	}
 	out := append(c.buf, '}', '\n')
 	c.buf = nil
 	return out

@@ -271,6 +271,40 @@ func TestCanonicalObjectRefusesKeysOutOfOrder(t *testing.T) {
 	}
 }
 
+// TestCanonicalObjectNests: a nested object's keys are ordered among
+// themselves, the key after its Close among the outer ones, and a Close
+// without an Open or Bytes inside an open object panics.
+func TestCanonicalObjectNests(t *testing.T) {
+	object := NewCanonicalObject(16)
+	object.Int("b", 1)
+	object.Open("c")
+	object.Int("a", 2)
+	object.Null("z")
+	object.Close()
+	object.Open("d")
+	object.Close()
+	object.String("e", "x")
+	want := MustCanonical(map[string]any{"b": 1, "c": map[string]any{"a": 2, "z": nil}, "d": map[string]any{}, "e": "x"})
+	if got := object.Bytes(); !bytes.Equal(got, want) {
+		t.Fatalf("nested CanonicalObject %q, Canonical %q", got, want)
+	}
+	for name, misuse := range map[string]func(*CanonicalObject){
+		"outer key not after the opened one": func(o *CanonicalObject) { o.Open("m"); o.Close(); o.Int("a", 1) },
+		"Close without Open":                 func(o *CanonicalObject) { o.Close() },
+		"Bytes inside an open object":        func(o *CanonicalObject) { o.Open("m"); o.Bytes() },
+		"inner keys out of order":            func(o *CanonicalObject) { o.Open("m"); o.Int("b", 1); o.Int("a", 1) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			misuse(NewCanonicalObject(16))
+		}()
+	}
+}
+
 // assertGettersEqualDecoder: String and Int, which read common values
 // directly, return what encoding/json makes of raw, and refuse what it
 // refuses.
