@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -395,8 +396,28 @@ func (in *procInspector) Inspect(pid int) lease.Inspection {
 	in.p.point(opInspect, "")
 	inspection := in.p.inspector.Inspect(pid)
 	in.p.result = uint64(inspection.Kind)
+	if in.p.world.trace != nil {
+		in.p.resultText = inspectionText(pid, inspection)
+	}
 	in.p.observeInspection(inspection)
 	return inspection
+}
+
+// inspectionText renders an inspection for the trace, by name:
+// "live pid=7 state=R threads=1", "absent pid=7", "unknown pid=7: <why>".
+func inspectionText(pid int, in lease.Inspection) string {
+	head := in.Kind.String() + " pid=" + strconv.Itoa(pid)
+	switch in.Kind {
+	case lease.InspectLive:
+		state := "R"
+		if in.State == lease.StateZombie {
+			state = "Z"
+		}
+		return head + " state=" + state + " threads=" + strconv.Itoa(in.Threads)
+	case lease.InspectUnknown:
+		return head + ": " + in.Diagnostic
+	}
+	return head
 }
 
 // procIDs draws identifiers from the world's counter: unique within a run,

@@ -73,8 +73,12 @@ type Proc struct {
 	// when it is not stopped.
 	stoppedUntil int64
 	// result is the outcome code of the last operation (0 = success).
-	result   uint64
-	priority int
+	result uint64
+	// resultText, when set, is the trace's rendering of the last
+	// operation's outcome in place of result's errno name (an inspection:
+	// "live pid=7 state=Z threads=2"); set only while tracing.
+	resultText string
+	priority   int
 	// openOps indexes the process's history operations not yet returned.
 	openOps []int
 	// panicked holds a non-crash panic of the body, with its stack.

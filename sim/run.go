@@ -396,7 +396,11 @@ func (w *World) resume(p *Proc) {
 		panic(w.inlinePanic.String())
 	}
 	if w.trace != nil {
-		w.Tracef("proc=%s op=%v path=%s result=%s", p.name, ev.kind, ev.path, resultName(p.result))
+		result := resultName(p.result)
+		if p.resultText != "" {
+			result, p.resultText = p.resultText, ""
+		}
+		w.Tracef("proc=%s op=%v path=%s result=%s", p.name, ev.kind, ev.path, result)
 	}
 	if !p.ended {
 		return
