@@ -49,14 +49,24 @@ func unsupported(p *Proc, op, name string) error {
 	return &fs.PathError{Op: op, Path: name, Err: syscall.ENOSYS}
 }
 
-// Chtimes is os.Chtimes.
-func (f *procFS) Chtimes(name string, atime, mtime time.Time) error {
-	f.p.point(opChtimes, name)
+// attrs announces kind at a scheduling point and returns the volume's
+// env.AttrFS, or the ENOSYS error naming op.
+func (f *procFS) attrs(kind opKind, op, name string) (env.AttrFS, error) {
+	f.p.point(kind, name)
 	attrs, ok := f.p.view.(env.AttrFS)
 	if !ok {
-		return unsupported(f.p, "chtimes", name)
+		return nil, unsupported(f.p, op, name)
 	}
-	err := attrs.Chtimes(name, atime, mtime)
+	return attrs, nil
+}
+
+// Chtimes is os.Chtimes.
+func (f *procFS) Chtimes(name string, atime, mtime time.Time) error {
+	attrs, err := f.attrs(opChtimes, "chtimes", name)
+	if err != nil {
+		return err
+	}
+	err = attrs.Chtimes(name, atime, mtime)
 	f.p.result = resultCode(err)
 	f.p.noteMtimeSet(true, err)
 	return err
@@ -64,23 +74,32 @@ func (f *procFS) Chtimes(name string, atime, mtime time.Time) error {
 
 // Truncate is os.Truncate.
 func (f *procFS) Truncate(name string, size int64) error {
-	f.p.point(opTruncate, name)
-	attrs, ok := f.p.view.(env.AttrFS)
-	if !ok {
-		return unsupported(f.p, "truncate", name)
+	attrs, err := f.attrs(opTruncate, "truncate", name)
+	if err != nil {
+		return err
 	}
-	err := attrs.Truncate(name, size)
+	err = attrs.Truncate(name, size)
 	f.p.result = resultCode(err)
 	f.p.noteMtimeSet(false, err)
 	return err
 }
 
-// Seek is os.File.Seek.
-func (f *procFile) Seek(offset int64, whence int) (int64, error) {
-	f.p.point(opSeek, f.inner.Name())
+// randomAccess announces kind at a scheduling point and returns the inner
+// file's env.RandomAccess, or the ENOSYS error naming op.
+func (f *procFile) randomAccess(kind opKind, op string) (env.RandomAccess, error) {
+	f.p.point(kind, f.inner.Name())
 	ra, ok := f.inner.(env.RandomAccess)
 	if !ok {
-		return 0, unsupported(f.p, "seek", f.inner.Name())
+		return nil, unsupported(f.p, op, f.inner.Name())
+	}
+	return ra, nil
+}
+
+// Seek is os.File.Seek.
+func (f *procFile) Seek(offset int64, whence int) (int64, error) {
+	ra, err := f.randomAccess(opSeek, "seek")
+	if err != nil {
+		return 0, err
 	}
 	pos, err := ra.Seek(offset, whence)
 	f.p.result = resultCode(err)
@@ -90,10 +109,9 @@ func (f *procFile) Seek(offset int64, whence int) (int64, error) {
 
 // ReadAt is os.File.ReadAt.
 func (f *procFile) ReadAt(b []byte, off int64) (int, error) {
-	f.p.point(opPread, f.inner.Name())
-	ra, ok := f.inner.(env.RandomAccess)
-	if !ok {
-		return 0, unsupported(f.p, "pread", f.inner.Name())
+	ra, err := f.randomAccess(opPread, "pread")
+	if err != nil {
+		return 0, err
 	}
 	n, err := ra.ReadAt(b, off)
 	f.p.result = resultCode(err)
@@ -103,12 +121,11 @@ func (f *procFile) ReadAt(b []byte, off int64) (int, error) {
 
 // Truncate is os.File.Truncate.
 func (f *procFile) Truncate(size int64) error {
-	f.p.point(opFtruncate, f.inner.Name())
-	ra, ok := f.inner.(env.RandomAccess)
-	if !ok {
-		return unsupported(f.p, "truncate", f.inner.Name())
+	ra, err := f.randomAccess(opFtruncate, "truncate")
+	if err != nil {
+		return err
 	}
-	err := ra.Truncate(size)
+	err = ra.Truncate(size)
 	f.p.result = resultCode(err)
 	f.p.noteMtimeSet(false, err)
 	return err

@@ -61,16 +61,24 @@ func (v *view) Chtimes(name string, atime, mtime time.Time) error {
 	return nil
 }
 
-func (v *view) chtimes(name string, mtime time.Time) syscall.Errno {
-	if errno := v.inject(OpChtimes, name, ""); errno != 0 {
-		return errno
+// existing injects kind's fault and resolves name, following symlinks, to
+// the inode it names (ENOENT when none).
+func (v *view) existing(kind OpKind, name string) (*inode, syscall.Errno) {
+	if errno := v.inject(kind, name, ""); errno != 0 {
+		return nil, errno
 	}
 	_, _, node, errno := v.resolve(name, true)
+	if errno == 0 && node == nil {
+		errno = syscall.ENOENT
+	}
+	return node, errno
+}
+
+func (v *view) chtimes(name string, mtime time.Time) syscall.Errno {
+	node, errno := v.existing(OpChtimes, name)
 	switch {
 	case errno != 0:
 		return errno
-	case node == nil:
-		return syscall.ENOENT
 	case v.uid != 0 && node.uid != v.uid:
 		return syscall.EPERM
 	}
@@ -91,15 +99,10 @@ func (v *view) Truncate(name string, size int64) error {
 }
 
 func (v *view) truncatePath(name string, size int64) syscall.Errno {
-	if errno := v.inject(OpTruncate, name, ""); errno != 0 {
-		return errno
-	}
-	_, _, node, errno := v.resolve(name, true)
+	node, errno := v.existing(OpTruncate, name)
 	switch {
 	case errno != 0:
 		return errno
-	case node == nil:
-		return syscall.ENOENT
 	case node.isDir():
 		return syscall.EISDIR
 	case size < 0:

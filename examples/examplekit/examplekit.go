@@ -4,6 +4,9 @@
 package examplekit
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,4 +56,25 @@ func LeaseSpec(spec lockwork.Spec) lockwork.Spec {
 	}
 	spec.Open = func(p *sim.Proc) lockwork.Lock { return lockwork.LeaseLock(p, spec.Dir) }
 	return spec
+}
+
+// Findings runs a campaign of engine as the examples' runnable Examples
+// do (seeds 1..seeds, one worker, swarm faults) and returns "outcome
+// class" for each first failure whose class contains one of hazards, in
+// the report's order: what an Example prints.
+func Findings(engine *campaign.Engine, seeds int, hazards ...string) ([]string, error) {
+	report, err := campaign.Run(context.Background(), campaign.Options{
+		Catalog: campaign.NewCatalog(engine), Engines: []string{engine.Name},
+		Seeds: seeds, BaseSeed: 1, Workers: 1, Faults: campaign.FaultSetting{Swarm: true},
+	})
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	for _, failure := range report.FirstFailures() {
+		if slices.ContainsFunc(hazards, func(h string) bool { return strings.Contains(failure.Class, h) }) {
+			lines = append(lines, fmt.Sprint(failure.Outcome, " ", failure.Class))
+		}
+	}
+	return lines, nil
 }
