@@ -2,8 +2,10 @@ package admission
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"path"
+	"strings"
 	"testing"
 
 	"github.com/leasekit/leasekit/internal/statecas"
@@ -33,8 +35,8 @@ func fuzzRecord(owner lease.ProcessIdentity, phase Phase, schema int) []byte {
 }
 
 // FuzzParse: Parse never panics, every refusal is an *Error of kind
-// ErrCorrupt, and an accepted record is exactly its canonical encoding;
-// judging its disposition never panics.
+// ErrCorrupt (bytes that are not JSON as such), an accepted record is
+// exactly its canonical encoding, and judging its disposition never panics.
 func FuzzParse(f *testing.F) {
 	f.Add(fuzzRecord(fuzzDead, PhaseParentOwned, 3))
 	f.Add(fuzzRecord(fuzzDead, PhaseHelperLaunching, 2))
@@ -45,6 +47,9 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("refusal is not ErrCorrupt: %v", err)
+			}
+			if !json.Valid(data) && !strings.Contains(err.Error(), "export admission is not valid JSON") {
+				t.Fatalf("bytes that are not JSON refused for another reason: %v", err)
 			}
 			return
 		}

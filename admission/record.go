@@ -3,7 +3,6 @@ package admission
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/internal/statefile"
@@ -32,8 +31,6 @@ const (
 	PhaseHelperActive    Phase = "helper-active"
 	PhaseCleanupUnsafe   Phase = "cleanup-unsafe"
 )
-
-var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
 // Claim is a parsed admission record of any supported schema:
 //
@@ -86,9 +83,19 @@ var (
 // Parse decodes and validates an admission file, and requires its bytes to
 // be exactly the canonical encoding of what it holds.
 func Parse(content []byte, path string) (Claim, error) {
-	if !json.Valid(content) {
+	claim, err := parseJSON(content, path)
+	// A record that parses equals its canonical encoding, which is valid
+	// JSON; so only a refusal asks whether the bytes were JSON at all, and
+	// words it so, as a check ahead of the parse would.
+	if err != nil && !json.Valid(content) {
 		return Claim{}, fail(ErrCorrupt, path, "export admission is not valid JSON", nil)
 	}
+	return claim, err
+}
+
+// parseJSON is Parse of content that is valid JSON; any other content it
+// refuses, with some error.
+func parseJSON(content []byte, path string) (Claim, error) {
 	probe, err := statefile.DecodeObject(content, "export admission", nil,
 		[]string{"helperOwner", "id", "kind", "owner", "phase", "revision", "schemaVersion"})
 	if err != nil {
@@ -105,12 +112,12 @@ func Parse(content []byte, path string) (Claim, error) {
 	case version == 3 || probe.Has("revision"):
 		keys = keysV2Revision
 	}
-	object, err := statefile.DecodeObject(content, "export admission", keys, nil)
-	if err != nil {
+	if err := probe.CheckKeys(keys, nil); err != nil {
 		return Claim{}, fail(ErrCorrupt, path, "export admission has an unsupported shape", err)
 	}
+	object := probe
 	claim := Claim{SchemaVersion: int(version), ID: object.String("id")}
-	if object.String("kind") != RecordKind || !uuidPattern.MatchString(claim.ID) || object.Err() != nil {
+	if object.String("kind") != RecordKind || !statefile.IsUUIDv4(claim.ID) || object.Err() != nil {
 		return Claim{}, fail(ErrCorrupt, path, "export admission identity is invalid", object.Err())
 	}
 	legacyOwner := version != SchemaVersion
@@ -124,7 +131,7 @@ func Parse(content []byte, path string) (Claim, error) {
 	}
 	if object.Has("revision") {
 		claim.Revision = object.String("revision")
-		if !uuidPattern.MatchString(claim.Revision) {
+		if !statefile.IsUUIDv4(claim.Revision) {
 			return Claim{}, fail(ErrCorrupt, path, "export admission revision is invalid", object.Err())
 		}
 	}

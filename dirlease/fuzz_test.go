@@ -2,6 +2,7 @@ package dirlease
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"path"
@@ -69,8 +70,9 @@ func (w *fuzzWorld) validClaim(t *testing.T) []byte {
 		CreatedAtMs: 1000, RecoverAfterMs: 2000, Revision: fuzzRevision, CreatedAtBootMs: 5}.Bytes()
 }
 
-// FuzzParse: Parse never panics, refuses with ErrCorrupt only, and accepts
-// exactly the canonical bytes of a claim named <id>.json.
+// FuzzParse: Parse never panics, refuses with ErrCorrupt only (bytes that
+// are not JSON as such), and accepts exactly the canonical bytes of a claim
+// named <id>.json.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"schemaVersion":3,"id":"` + fuzzID + `"}`))
 	f.Add(Claim{SchemaVersion: 2, ID: fuzzID, Role: RoleBundleStage, Path: "/w/a", ParentPath: "/w",
@@ -82,6 +84,9 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("refusal is not ErrCorrupt: %v", err)
+			}
+			if !json.Valid(data) && !strings.Contains(err.Error(), "directory lease is not valid JSON") {
+				t.Fatalf("bytes that are not JSON refused for another reason: %v", err)
 			}
 			return
 		}

@@ -109,7 +109,7 @@ func claimRoot(config Config) string {
 func inspectEntry(config Config, uid uint32, root string, entry statecas.Entry, at clocks, status func(statecas.Owner) statecas.Status) (ClaimState, error) {
 	state := ClaimState{Name: entry.Name, Path: fspath.Join(root, entry.Name), Disposition: DispositionCorrupt, OperatorNeeded: true}
 	id, isJSON := strings.CutSuffix(entry.Name, ".json")
-	if !entry.IsRegular() || !isJSON || !uuidPattern.MatchString(id) {
+	if !entry.IsRegular() || !isJSON || !statefile.IsUUIDv4(id) {
 		state.Problem = "directory lease collection contains an unsupported entry"
 		if !entry.IsRegular() {
 			return state, nil

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"math"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -167,9 +166,6 @@ func (c Claim) Bytes() []byte {
 }
 
 var (
-	uuidPattern     = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-	decimalPattern  = regexp.MustCompile(`^\d{1,40}$`)
-	birthPattern    = regexp.MustCompile(`^[1-9]\d{0,39}$`)
 	claimKeys       = []string{"childOwner", "createdAtMs", "directoryIdentity", "id", "kind", "outputRoot", "owner", "parentIdentity", "parentPath", "path", "phase", "recoverAfterMs", "role", "schemaVersion"}
 	claimKeysV4     = []string{"childOwner", "createdAtBootMs", "createdAtMs", "directoryIdentity", "id", "kind", "outputRoot", "owner", "parentIdentity", "parentPath", "path", "phase", "recoverAfterMs", "revision", "role", "schemaVersion"}
 	identityKeys    = []string{"birthtimeNs", "device", "inode"}
@@ -186,9 +182,19 @@ func validPath(value string) bool {
 // Parse decodes and validates a claim file named name (a base name), and
 // requires its bytes to be exactly the canonical encoding of what it holds.
 func Parse(content []byte, name, file string) (Claim, error) {
-	if !json.Valid(content) {
+	claim, err := parseJSON(content, name, file)
+	// A claim that parses equals its canonical encoding, which is valid
+	// JSON; so only a refusal asks whether the bytes were JSON at all, and
+	// words it so, as a check ahead of the parse would.
+	if err != nil && !json.Valid(content) {
 		return Claim{}, fail(ErrCorrupt, file, "directory lease is not valid JSON", nil)
 	}
+	return claim, err
+}
+
+// parseJSON is Parse of content that is valid JSON; any other content it
+// refuses, with some error.
+func parseJSON(content []byte, name, file string) (Claim, error) {
 	probe, err := statefile.DecodeObject(content, "directory lease", nil, claimKeysV4)
 	if err != nil {
 		return Claim{}, fail(ErrCorrupt, file, "directory lease has an unsupported shape", err)
@@ -201,10 +207,10 @@ func Parse(content []byte, name, file string) (Claim, error) {
 	if version != SchemaVersion {
 		keys = claimKeys
 	}
-	object, err := statefile.DecodeObject(content, "directory lease", keys, nil)
-	if err != nil {
+	if err := probe.CheckKeys(keys, nil); err != nil {
 		return Claim{}, fail(ErrCorrupt, file, "directory lease has an unsupported shape", err)
 	}
+	object := probe
 	claim := Claim{
 		SchemaVersion:   version,
 		ID:              object.String("id"),
@@ -212,7 +218,7 @@ func Parse(content []byte, name, file string) (Claim, error) {
 		Phase:           Phase(object.String("phase")),
 		CreatedAtBootMs: NoBootTime,
 	}
-	if object.Err() != nil || object.String("kind") != ClaimKind || !uuidPattern.MatchString(claim.ID) ||
+	if object.Err() != nil || object.String("kind") != ClaimKind || !statefile.IsUUIDv4(claim.ID) ||
 		(claim.Role != RoleRawWorking && claim.Role != RoleBundleStage) || !validPhase(claim.Phase) {
 		return Claim{}, fail(ErrCorrupt, file, "directory lease identity is invalid", object.Err())
 	}
@@ -237,7 +243,7 @@ func parseRevision(object *statefile.Object, claim *Claim, file string) error {
 		return nil
 	}
 	claim.Revision = object.String("revision")
-	if object.Err() != nil || !uuidPattern.MatchString(claim.Revision) {
+	if object.Err() != nil || !statefile.IsUUIDv4(claim.Revision) {
 		return fail(ErrCorrupt, file, "directory lease revision is invalid", object.Err())
 	}
 	if !object.IsNull("createdAtBootMs") {
@@ -301,12 +307,26 @@ func parseIdentity(raw json.RawMessage, record string) (Identity, error) {
 	_, errDev := strconv.ParseUint(identity.Device, 10, 64)
 	_, errIno := strconv.ParseUint(identity.Inode, 10, 64)
 	birth, errBirth := strconv.ParseInt(identity.BirthtimeNs, 10, 64)
-	if !decimalPattern.MatchString(identity.Device) || !decimalPattern.MatchString(identity.Inode) ||
-		!birthPattern.MatchString(identity.BirthtimeNs) || errDev != nil || errIno != nil || errBirth != nil ||
+	if !isDecimal(identity.Device) || !isDecimal(identity.Inode) ||
+		!isDecimal(identity.BirthtimeNs) || identity.BirthtimeNs[0] == '0' || errDev != nil || errIno != nil || errBirth != nil ||
 		birth <= 0 || birth == math.MaxInt64 {
 		return Identity{}, &statefile.SchemaError{Record: record, Problem: "device, inode or birthtimeNs is invalid"}
 	}
 	return identity, nil
+}
+
+// isDecimal reports whether s is 1 to 40 ASCII digits, no sign (the seed's
+// /^\d{1,40}$/).
+func isDecimal(s string) bool {
+	if len(s) < 1 || len(s) > 40 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func parseOwners(object *statefile.Object, claim *Claim, file string) error {

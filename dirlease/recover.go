@@ -175,7 +175,7 @@ func readClaims(config Config, uid uint32, root string) ([]parsedClaim, error) {
 	names := make([]string, 0, len(snapshot.Entries))
 	for _, entry := range snapshot.Entries {
 		id, isJSON := strings.CutSuffix(entry.Name, ".json")
-		if !entry.IsRegular() || !isJSON || !uuidPattern.MatchString(id) {
+		if !entry.IsRegular() || !isJSON || !statefile.IsUUIDv4(id) {
 			return nil, fail(ErrCorrupt, fspath.Join(root, entry.Name), "directory lease collection contains an unsupported entry", nil)
 		}
 		names = append(names, entry.Name)

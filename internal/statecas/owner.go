@@ -3,7 +3,6 @@ package statecas
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 
 	"github.com/leasekit/leasekit/internal/statefile"
@@ -42,8 +41,6 @@ const (
 	hostnameBytesMax  = 255
 	namespaceBytesMax = 64
 )
-
-var digestPattern = regexp.MustCompile(`^[a-f0-9]{64}$`)
 
 // UnknownBootDigest is the digest of an empty boot id: a host that does not
 // expose one. Boot comparisons involving it prove nothing.
@@ -127,7 +124,7 @@ func ParseOwner(raw []byte, record string, legacy bool) (Owner, error) {
 	owner.PID = int(object.Int("pid", 1, PIDMax))
 	owner.BootID = object.String("bootId")
 	owner.ProcessStartID = object.String("processStartId")
-	if object.Err() == nil && (!digestPattern.MatchString(owner.BootID) || !digestPattern.MatchString(owner.ProcessStartID)) {
+	if object.Err() == nil && (!statefile.IsSHA256Hex(owner.BootID) || !statefile.IsSHA256Hex(owner.ProcessStartID)) {
 		object.Fail("bootId and processStartId must be 64 lower-case hex digits")
 	}
 	if !legacy {

@@ -181,6 +181,39 @@ func IsSHA256Hex(s string) bool {
 	return true
 }
 
+// IsUUIDv4 reports whether s is a lower-case version-4 UUID as the records
+// hold them: 8-4-4-4-12 lower-case hex digits, version digit 4, variant
+// digit 8, 9, a or b (the pattern
+// ^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$,
+// without a regular expression: the engines check one on every parse).
+func IsUUIDv4(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		case 14:
+			if c != '4' {
+				return false
+			}
+		case 19:
+			if c != '8' && c != '9' && c != 'a' && c != 'b' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func marshalNoEscape(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	encoder := json.NewEncoder(&buf)

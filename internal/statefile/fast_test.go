@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -417,6 +418,40 @@ func BenchmarkCanonical(b *testing.B) {
 			if _, ok := appendCanonicalFast(make([]byte, 0, len(raw)+1), raw); !ok {
 				b.Fatal("not plain")
 			}
+		}
+	})
+}
+
+// TestIsUUIDv4AndIsSHA256HexMatchThePatterns: IsUUIDv4 and IsSHA256Hex accept exactly
+// what the regular expressions they replace accept, on UUIDs and digests
+// with one byte changed, cut or added, and on any string.
+func TestIsUUIDv4AndIsSHA256HexMatchThePatterns(t *testing.T) {
+	uuidPattern := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	digestPattern := regexp.MustCompile(`^[a-f0-9]{64}$`)
+	rapid.Check(t, func(t *rapid.T) {
+		s := rapid.OneOf(
+			rapid.StringMatching(`[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`),
+			rapid.StringMatching(`[0-9a-f]{64}`),
+			rapid.String(),
+		).Draw(t, "s")
+		if len(s) > 0 && rapid.Bool().Draw(t, "mutate") {
+			at := rapid.IntRange(0, len(s)-1).Draw(t, "at")
+			b := []byte(s)
+			switch rapid.IntRange(0, 2).Draw(t, "how") {
+			case 0:
+				b[at] = rapid.SampledFrom([]byte("0459abfgA-\n\x00\xff")).Draw(t, "byte")
+			case 1:
+				b = append(b[:at], b[at+1:]...)
+			default:
+				b = append(b, rapid.SampledFrom([]byte("0a-\n")).Draw(t, "extra"))
+			}
+			s = string(b)
+		}
+		if got, want := IsUUIDv4(s), uuidPattern.MatchString(s); got != want {
+			t.Fatalf("IsUUIDv4(%q) = %v, the pattern says %v", s, got, want)
+		}
+		if got, want := IsSHA256Hex(s), digestPattern.MatchString(s); got != want {
+			t.Fatalf("IsSHA256Hex(%q) = %v, the pattern says %v", s, got, want)
 		}
 	})
 }
