@@ -164,7 +164,9 @@ func MustCanonical(v any) []byte {
 // SHA256Hex is the lower-case hex SHA-256 of b.
 func SHA256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	var digits [2 * sha256.Size]byte
+	hex.Encode(digits[:], sum[:])
+	return string(digits[:]) // one allocation, where hex.EncodeToString makes two
 }
 
 // IsSHA256Hex reports whether s is a SHA-256 as SHA256Hex writes it: 64
@@ -472,9 +474,14 @@ type CanonicalObject struct {
 	// empty: the innermost open object has no member yet.
 	empty bool
 	// outer holds the last key of each enclosing object while a nested one
-	// is open.
-	outer []string
+	// is open (depth of them), in the object itself: no allocation per Open.
+	outer [canonicalNestMax]string
+	depth int
 }
+
+// canonicalNestMax bounds how deep Open nests objects; records nest one
+// level (an owner or an identity inside the record).
+const canonicalNestMax = 4
 
 // NewCanonicalObject starts an object; sizeHint is the expected length.
 func NewCanonicalObject(sizeHint int) *CanonicalObject {
@@ -505,18 +512,22 @@ func (c *CanonicalObject) key(key string) {
 func (c *CanonicalObject) Open(key string) {
 	c.key(key)
 	c.buf = append(c.buf, '{')
-	c.outer = append(c.outer, c.lastKey)
+	if c.depth == canonicalNestMax {
+		panic("statefile: canonical objects nested too deep")
+	}
+	c.outer[c.depth] = c.lastKey
+	c.depth++
 	c.lastKey, c.empty = "", true
 }
 
 // Close ends the object the last Open started.
 func (c *CanonicalObject) Close() {
-	if len(c.outer) == 0 {
+	if c.depth == 0 {
 		panic("statefile: canonical Close without Open")
 	}
 	c.buf = append(c.buf, '}')
-	c.lastKey, c.empty = c.outer[len(c.outer)-1], false
-	c.outer = c.outer[:len(c.outer)-1]
+	c.depth--
+	c.lastKey, c.empty = c.outer[c.depth], false
 }
 
 // Null adds a null field.
@@ -555,7 +566,7 @@ func (c *CanonicalObject) Uint(key string, value uint64) {
 // Bytes closes the object and returns its bytes, newline included. The
 // object must not be used afterwards.
 func (c *CanonicalObject) Bytes() []byte {
-	if len(c.outer) != 0 {
+	if c.depth != 0 {
 		panic("statefile: canonical Bytes inside an open object")
 	}
 	out := append(c.buf, '}', '\n')

@@ -294,6 +294,11 @@ func TestCanonicalObjectNests(t *testing.T) {
 		"Close without Open":                 func(o *CanonicalObject) { o.Close() },
 		"Bytes inside an open object":        func(o *CanonicalObject) { o.Open("m"); o.Bytes() },
 		"inner keys out of order":            func(o *CanonicalObject) { o.Open("m"); o.Int("b", 1); o.Int("a", 1) },
+		"nested past the bound": func(o *CanonicalObject) {
+			for _, key := range []string{"a", "b", "c", "d", "e"} {
+				o.Open(key)
+			}
+		},
 	} {
 		func() {
 			defer func() {
@@ -454,4 +459,15 @@ func TestIsUUIDv4AndIsSHA256HexMatchThePatterns(t *testing.T) {
 			t.Fatalf("IsSHA256Hex(%q) = %v, the pattern says %v", s, got, want)
 		}
 	})
+}
+
+func TestSHA256HexGolden(t *testing.T) {
+	for input, want := range map[string]string{
+		"":    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+		"abc": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+	} {
+		if got := SHA256Hex([]byte(input)); got != want {
+			t.Errorf("SHA256Hex(%q) = %s, want %s", input, got, want)
+		}
+	}
 }
