@@ -70,17 +70,25 @@ func TestRecordEncodingAgainstTheSeed(t *testing.T) {
 // takes every form of ECMAScript's Date Time String Format, date-only
 // ones included. A schema-1 record must be read the same way; the forms
 // outside that format (V8's legacy fallbacks) stay refused. Schema-2
-// records are the port's own and keep RFC 3339.
+// records are the port's own and keep RFC 3339. A time value outside the
+// Date range (±8.64e15 ms) is NaN to Date.parse, so it is refused too.
 func TestSeedTimestampsAreReadAsDateParseReadsThem(t *testing.T) {
 	accepted := []string{"2025-01-02", "2025-01", "2025", "+002025-01-02", "-000001-01-01", "2025-01-02T10:00",
 		"2025-01-02T10:00Z", "2025-01-02T10:00:59", "2025-01-02T10:00:00.5", "2025-01-02T10:00:00.123456Z",
 		"2025-01-02T23:59:59.999+23:59", "2025-01-02T24:00", "2025-01-02T24:00:00.000Z", "2025T10:00Z",
-		"2025-02-30", "2025-06-01T10:00:00.000Z", "2025-06-01T10:00:00+02:00"}
+		"2025-02-30", "2025-06-01T10:00:00.000Z", "2025-06-01T10:00:00+02:00",
+		// the ends of the ECMAScript Date range (±8.64e15 ms), inclusive
+		"+275760-09-13", "+275760-09-13T00:00:00.000Z", "+275760-09-13T00:00:00.0009Z", "+275760-09-13T01:00+01:00",
+		"-271821-04-20", "-271821-04-20T00:00Z", "-271821-04-19T23:00-01:00"}
 	refused := []string{"Jan 2 2025", "2025-1-2", "2025-13-01", "2025-00-01", "2025-01-00", "2025-01-32",
 		"2025-01-02 10:00", "2025-01-02t10:00Z", "2025-01-02T10", "2025-01-02T10Z", "2025-01-02T10:60",
 		"2025-01-02T10:00:60Z", "2025-01-02T24:00:01Z", "2025-01-02T24:00:00.001Z", "2025-01-02T10:00:00.Z",
 		"2025-01-02T10:00+24:00", "2025-01-02T10:00+0100", "2025-01-02+01:00", "-000000-01-01", "  2025-01-02",
-		"20250102", "x"}
+		"20250102", "x",
+		// outside the Date range: Date.parse is NaN (issue 29 item 9: accepted before)
+		"+275761-01-01", "+275760-09-13T00:00:00.001Z", "+275760-09-12T24:00:00.001", "+275760-09-31",
+		"+275760-09-13T00:00-00:01", "-271821-04-19", "-271821-04-19T23:59:59.999Z", "-271821-04-20T00:00+00:01",
+		"+999999-12-31", "-999999-01-01"}
 	check := func(t *testing.T, createdAt string, want lease.AcquireKind) {
 		t.Helper()
 		w := newWorld(t)

@@ -22,7 +22,7 @@ func timestamp(object *statefile.Object, key string, schema int64) string {
 	if _, err := time.Parse(time.RFC3339Nano, value); err == nil {
 		return value
 	}
-	if schema == ownerSchemaLegacy && seedTimestamp(value) {
+	if schema == ownerSchemaLegacy && seedTimestamp(value) && seedTimeInRange(value) {
 		return value
 	}
 	object.Fail("%s must be an ISO 8601 timestamp", key)
@@ -116,6 +116,72 @@ func seedTime(value string) (string, bool) {
 		return "", false
 	}
 	return rest, true
+}
+
+// dateTimeValueMax is ECMAScript's time value bound (TimeClip): a Date
+// more than 8.64e15 ms from the epoch is NaN, and Date.parse returns NaN.
+const dateTimeValueMax = 8.64e15
+
+// seedTimeInRange reports whether a value seedTimestamp accepts is inside
+// the ECMAScript Date range, ±8.64e15 ms around the epoch (-271821-04-20T00:00Z
+// to +275760-09-13T00:00Z), as Date.parse requires ("+275761-01-01" is NaN
+// there). Only the six-digit years reach the bound. As Date.parse does, a
+// day past its month's end rolls over, hour 24 is the next day, digits
+// after the milliseconds are dropped, and the offset is applied. A date-time
+// without an offset (local time to Date.parse) is taken as UTC: the bound
+// then moves by at most a day, for years no record holds.
+func seedTimeInRange(value string) bool {
+	if value[0] != '+' && value[0] != '-' {
+		return true
+	}
+	year, _, _ := fixedDigits(value[1:], 6)
+	if value[0] == '-' {
+		year = -year
+	}
+	rest := value[7:]
+	month, day := 1, 1
+	if len(rest) >= 3 && rest[0] == '-' {
+		month, rest, _ = fixedDigits(rest[1:], 2)
+		if len(rest) >= 3 && rest[0] == '-' {
+			day, rest, _ = fixedDigits(rest[1:], 2)
+		}
+	}
+	hour, minute, second, milli, offset := 0, 0, 0, 0, 0
+	if rest != "" && rest[0] == 'T' {
+		hour, rest, _ = fixedDigits(rest[1:], 2)
+		minute, rest, _ = fixedDigits(rest[1:], 2)
+		if rest != "" && rest[0] == ':' {
+			second, rest, _ = fixedDigits(rest[1:], 2)
+			if rest != "" && rest[0] == '.' {
+				digits := rest[1:]
+				end := 0
+				for end < len(digits) && '0' <= digits[end] && digits[end] <= '9' {
+					end++
+				}
+				milli = fractionMillis(digits[:end])
+				rest = digits[end:]
+			}
+		}
+		if rest != "" && rest != "Z" {
+			offsetHours, tail, _ := fixedDigits(rest[1:], 2)
+			offsetMinutes, _, _ := fixedDigits(tail[1:], 2)
+			offset = offsetHours*60 + offsetMinutes
+			if rest[0] == '-' {
+				offset = -offset
+			}
+		}
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute-offset, second, milli*int(time.Millisecond), time.UTC)
+	ms := t.Unix()*1000 + int64(t.Nanosecond()/int(time.Millisecond))
+	return ms >= -dateTimeValueMax && ms <= dateTimeValueMax
+}
+
+// fractionMillis is the milliseconds of a fraction's digits (the first
+// three, as Date.parse reads them).
+func fractionMillis(digits string) int {
+	digits = (digits + "000")[:3]
+	milli, _ := strconv.Atoi(digits)
+	return milli
 }
 
 // seedOffset reports whether value is exactly ±HH:mm.
