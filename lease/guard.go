@@ -359,6 +359,19 @@ func (m *Manager) contendGuard(c *call) (Refusal, error) {
 // and withdraws the intent. A zero Refusal means the caller may try to
 // create the guard again.
 func (m *Manager) reclaimGuard(c *call) (Refusal, error) {
+	intentPath, err := m.announceIntent(c)
+	if err != nil {
+		return Refusal{}, err
+	}
+	refusal, err := m.reclaimGuardAnnounced(c)
+	return refusal, statefile.JoinErrors(err, m.withdrawIntent(intentPath))
+}
+
+// announceIntent publishes a reclaim intent naming the calling process,
+// before it reads a guard it may move: a guard created after that read is
+// then held by a process that sees the intent in its post-scan and waits
+// (or refuses), never running its operation while the guard may move.
+func (m *Manager) announceIntent(c *call) (string, error) {
 	intent := m.newGuard(c.current)
 	intentPath := fspath.Join(m.reclaimsPath(), intentPrefix+safePathPart(intent.Generation)+intentSuffix)
 	if err := statefile.CreateOnly(m.fs, m.ids, intentPath, m.tempTag(c.current), m.encodeGuard(intent)); err != nil {
@@ -369,14 +382,18 @@ func (m *Manager) reclaimGuard(c *call) (Refusal, error) {
 		if errors.Is(removeErr, fs.ErrNotExist) {
 			removeErr = nil
 		}
-		return Refusal{}, statefile.JoinErrors(fmt.Errorf("lease: writing a lifecycle reclaim intent: %w", err), removeErr)
+		return "", statefile.JoinErrors(fmt.Errorf("lease: writing a lifecycle reclaim intent: %w", err), removeErr)
 	}
-	refusal, err := m.reclaimGuardAnnounced(c)
-	removeErr := m.fs.Remove(intentPath)
-	if removeErr == nil {
-		removeErr = statefile.SyncDir(m.fs, m.reclaimsPath())
+	return intentPath, nil
+}
+
+// withdrawIntent removes an intent announceIntent published.
+func (m *Manager) withdrawIntent(intentPath string) error {
+	err := m.fs.Remove(intentPath)
+	if err == nil {
+		err = statefile.SyncDir(m.fs, m.reclaimsPath())
 	}
-	return refusal, statefile.JoinErrors(err, removeErr)
+	return err
 }
 
 func (m *Manager) reclaimGuardAnnounced(c *call) (Refusal, error) {

@@ -171,7 +171,7 @@ func (m *Manager) ForceReclaim(ctx context.Context, req ForceRequest) (ForceResu
 	}
 	switch req.Kind {
 	case BlockerGuard:
-		return m.forceRecordFile(c, m.guardPath(), "lifecycle", "receiver lifecycle guard", req.Generation)
+		return m.forceGuard(c, req.Generation)
 	case BlockerIntent:
 		return m.forceRecordFile(c, req.Path, "intent", "receiver lifecycle reclaim intent", req.Generation)
 	}
@@ -377,6 +377,14 @@ func (m *Manager) forceRecordFile(c *call, file, kind, record, generation string
 	if same {
 		return ForceResult{Kind: ForceMoved, QuarantinePath: target, Evidence: read.data}, nil
 	}
+	if moved, err := statefile.ReadFile(m.fs, target, guardBytesMax); err == nil && m.unparsableGuard(moved, record) {
+		// Garbage written over the judged record in between is nobody's
+		// guard or intent: giving it back would block the namespace
+		// again. It stays in quarantine/ as evidence (as in quarantineGuard).
+		return ForceResult{Kind: ForceMoved, QuarantinePath: target, Evidence: moved, Why: fmt.Sprintf(
+			"%s was overwritten with bytes that are no record between the judgement and the move; %s holds them",
+			file, target)}, nil
+	}
 	// Another record took the name between the judgement and the move (a
 	// new guard holder). Give it back; if the name is taken again, it
 	// stays in quarantine as evidence.
@@ -393,6 +401,29 @@ func (m *Manager) forceRecordFile(c *call, file, kind, record, generation string
 	}
 	return ForceResult{Kind: ForceRefused, Why: file + " changed between the judgement and the move; " +
 		"the new entry was put back: inspect again"}, nil
+}
+
+// forceGuard is ForceReclaim(BlockerGuard). It announces a reclaim intent
+// before it reads the guard it judges, as the engine's own reclaim does:
+// a process that takes the guard after that read sees the intent in its
+// post-scan and waits (or refuses) without running its operation, so a
+// guard moved by mistake and put back never left a running holder without
+// its guard. Without the intent, a holder that took the guard between the
+// judgement and the move ran its fenced body while the guard was in
+// quarantine, and a second process could take the guard meanwhile.
+func (m *Manager) forceGuard(c *call, generation string) (ForceResult, error) {
+	intentPath, err := m.announceIntent(c)
+	if err != nil {
+		return ForceResult{}, err
+	}
+	result, err := m.forceRecordFile(c, m.guardPath(), "lifecycle", "receiver lifecycle guard", generation)
+	return result, statefile.JoinErrors(err, m.withdrawIntent(intentPath))
+}
+
+// unparsableGuard reports whether data is no guard or intent record.
+func (m *Manager) unparsableGuard(data []byte, record string) bool {
+	_, err := m.parseGuardCached(data, record)
+	return err != nil
 }
 
 // forceEpoch is ForceReclaim(BlockerEpoch) under the guard.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -320,4 +321,58 @@ func TestForcedGuardThatChangedIsPutBack(t *testing.T) {
 	require.Contains(t, result.Why, "put back")
 	require.Equal(t, fresh, w.read("receiver.lifecycle.guard.json"))
 	require.Empty(t, w.names("quarantine"))
+}
+
+// TestForcedGuardNeverRunsBesideAHolder is the put-back window: an
+// operator forces a remote guard whose holder is finishing. Right after
+// ForceReclaim opens that guard to judge it, the holder removes it and a
+// local holder L takes the guard for WithCurrentLease. Before the fix the
+// force then moved L's guard into quarantine, saw it was not the record it
+// judged, and put it back; meanwhile L's fn ran without its guard, and a
+// second process could take the guard and change the lease. Now the force
+// announces an intent before it judges: L sees it in its post-scan and
+// waits (here, until its guard wait ends), and its fn never runs while the
+// force is in flight.
+func TestForcedGuardNeverRunsBesideAHolder(t *testing.T) {
+	w := newWorld(t)
+	operator, local := leasetest.Identity(1), leasetest.Identity(7)
+	remote := leasetest.Identity(9)
+	remote.Hostname = "host-b"
+	w.table.SetLive(local)
+	holder := w.managerWith(local, 20*time.Millisecond)
+	owned := w.acquire(holder)
+	require.Equal(t, lease.Acquired, owned.Kind)
+	const judged = "00000000-0000-4000-8000-0000000000cc"
+	w.write("receiver.lifecycle.guard.json", guardJSON(remote, judged))
+	m := w.manager(operator)
+	blockers := mustInspect(t, m).Blockers
+	require.Len(t, blockers, 1)
+	require.Equal(t, judged, blockers[0].Generation)
+
+	forcing, swapped, entered := false, false, false
+	var holderErr error
+	w.fs.After(func(op leasetest.Op, err error) {
+		if !forcing || swapped || err != nil || op.Name != "OpenFile" || op.Paths[0] != w.path("receiver.lifecycle.guard.json") {
+			return
+		}
+		swapped = true
+		require.NoError(t, os.Remove(w.path("receiver.lifecycle.guard.json"))) // the remote holder finishes
+		holderErr = holder.WithCurrentLease(context.Background(), owned.Owner.Generation,
+			func(context.Context, lease.Owner) error { entered = true; return nil })
+	})
+	forcing = true
+	result, err := m.ForceReclaim(context.Background(), lease.ForceRequest{Kind: lease.BlockerGuard, Generation: judged})
+	forcing = false
+	require.NoError(t, err)
+	require.True(t, swapped)
+	require.False(t, entered, "the local holder ran its fenced body while a force that judged another guard was in flight")
+	var busy *lease.BusyError
+	require.ErrorAs(t, holderErr, &busy)
+	require.NotEqual(t, lease.ForceMoved, result.Kind, "%+v", result)
+	require.Empty(t, w.names("lifecycle-reclaims"), "the intent is withdrawn")
+	_, err = os.Lstat(w.path("receiver.lifecycle.guard.json"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.NoError(t, holder.WithCurrentLease(context.Background(), owned.Owner.Generation,
+		func(context.Context, lease.Owner) error { entered = true; return nil }))
+	require.True(t, entered)
 }

@@ -204,6 +204,11 @@ var rules = []Rule{
 			"admission-failed-left-nothing", "dirlease-cancelled-left-nothing", "dirlease-failed-left-nothing"},
 		Mutants: []string{"lease-guard-kept-on-cancel", "admission-acquired-then-cancelled", "dirlease-create-cancelled-claim-kept", "statefile-temp-fd-leaked"}},
 
+	{Rule: "lease: an operator's force of the lifecycle guard announces a reclaim intent before it judges the guard, so a guard it moves by mistake (and puts back) never belonged to a holder running its operation",
+		Exercise: "guard operators forcing a remote guard whose holder died, stalled between the judgement and the move, while the holder's host reclaims the guard and a worker enters WithCurrentLease",
+		Probes:   []string{"lease-guard-operator-judged-dead-holder", "lease-guard-operator-stalled", "lease-guard-operator-moved"},
+		Mutants:  []string{"lease-force-guard-no-intent"}},
+
 	// Hostile callers.
 	{Rule: "lease: a call with arguments no record can carry (invalid UTF-8, NUL, over the bound, relative or unclean paths, unknown kinds, negative durations) or with a done context gets a typed error before any write: no panic, no guard or lease left",
 		Exercise: "hostile caller processes calling every exported function of lease beside the traffic",

@@ -21,7 +21,7 @@ func Engine() *campaign.Engine {
 		Doc:      "generation-fenced single-owner lease (package lease)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 2,
+		WorkloadVersion: 3,
 		Params: []campaign.Param{
 			{Name: "hosts", Default: 2, Min: 1, Max: 4, Doc: "hosts"},
 			{Name: "procs_per_host", Default: 2, Min: 1, Max: 4, Doc: "worker processes per host"},
@@ -35,6 +35,7 @@ func Engine() *campaign.Engine {
 			{Name: "pid_impostors", Default: 1, Min: 0, Max: 1, Fixed: true,
 				Doc: "1: in some runs a crashed worker's PID is taken by an impostor presenting its lease; 0 never"},
 			{Name: "hostile_callers", Default: 1, Min: 0, Max: 2, Doc: "processes calling the engine with arguments it must refuse"},
+			{Name: "guard_operators", Default: 1, Min: 0, Max: 2, Doc: "operators forcing remote lifecycle guards whose holder died (shared volume)"},
 		},
 		Setup: func(p campaign.Params) func(w *sim.World) error {
 			return LeaseWorkload(LeaseOptions{
@@ -42,6 +43,7 @@ func Engine() *campaign.Engine {
 				Impostors: workkit.NoneIsMinusOne(p["impostors"]), RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]),
 				Layout: LeaseLayout(p["layout"]), Roots: p["roots"], PIDImpostors: p["pid_impostors"] - 1,
 				HostileCallers: workkit.NoneIsMinusOne(p["hostile_callers"]),
+				GuardOperators: workkit.NoneIsMinusOne(p["guard_operators"]),
 			})
 		},
 		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
@@ -49,7 +51,7 @@ func Engine() *campaign.Engine {
 		},
 		Probes: declaredProbes,
 		Explore: campaign.Params{"hosts": 1, "procs_per_host": 2, "ops_per_proc": 2, "impostors": 0, "respawns": 0,
-			"layout": int(LeaseLayoutShared), "roots": 1, "pid_impostors": 0, "hostile_callers": 0},
+			"layout": int(LeaseLayoutShared), "roots": 1, "pid_impostors": 0, "hostile_callers": 0, "guard_operators": 0},
 	}
 	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], threadProbes...) // threads.go
 	e.Check = workkit.Check(e, CheckLeaseHistory, checkMessage)
@@ -177,6 +179,11 @@ var declaredProbes = []string{
 	"lease-hostile-duration-refused",
 	"lease-hostile-config-refused",
 	"lease-hostile-cancelled-refused",
+	// guard operators (guardops.go): an operator forces a remote guard
+	// whose holder died, stalled between its judgement and the move
+	"lease-guard-operator-judged-dead-holder",
+	"lease-guard-operator-stalled",
+	"lease-guard-operator-moved",
 }
 
 // checkMessage reduces a CheckLeaseHistory error to a Verdict message

@@ -680,6 +680,12 @@ func (l *leaseLiveness) body(p *sim.Proc) {
 				return
 			}
 			lw.world.Probe("lease-probe-waits-live-zombie")
+		case lw.guardOperatorZombie() && (res.Refusal.Human == lease.HumanRemoteRecord ||
+			res.Refusal.Human == lease.HumanForeignNamespace):
+			// A guard operator crashed inside a force and its threads keep
+			// it (and its reclaim intent) alive until the reap: wait here,
+			// hopping would only bounce between the intents' homes.
+			lw.world.Probe("lease-probe-waits-operator-zombie")
 		case res.Refusal.Human == lease.HumanRemoteRecord:
 			lw.world.Probe("lease-probe-rehost")
 			return

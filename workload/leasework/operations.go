@@ -279,7 +279,7 @@ func (lw *leaseWorld) withCurrent(p *sim.Proc, m *lease.Manager, h held) {
 	err := m.WithCurrentLease(call.Context(), h.generation, func(ctx context.Context, owner lease.Owner) error {
 		entered = true
 		lw.checkEnterRoot(p, m, owner.Generation)
-		lw.enter(p, space, owner, h)
+		lw.enter(p, space, owner, h, guardEvents)
 		defer lw.leave(p, space)
 		return lw.fencedWork(p, owner)
 	})
@@ -312,7 +312,8 @@ func (lw *leaseWorld) withCurrent(p *sim.Proc, m *lease.Manager, h held) {
 }
 
 // enter checks the fencing ground truth as a process enters fn.
-func (lw *leaseWorld) enter(p *sim.Proc, space *leaseSpace, owner lease.Owner, h held) {
+// guardEvents is hostileGuardEvents at the call's start.
+func (lw *leaseWorld) enter(p *sim.Proc, space *leaseSpace, owner lease.Owner, h held, guardEvents int) {
 	if other := lw.inside[space]; other != nil {
 		lw.fail(fmt.Errorf("two processes inside WithCurrentLease in %s: %s (generation %s, epoch %d) and %s "+
 			"(generation %s, epoch %d)", space.key, other.proc.Name(), other.generation, other.epoch, p.Name(),
@@ -335,7 +336,7 @@ func (lw *leaseWorld) enter(p *sim.Proc, space *leaseSpace, owner lease.Owner, h
 			owner.Epoch, space.lastFencedEpoch), false)
 	}
 	space.lastFencedEpoch = max(space.lastFencedEpoch, owner.Epoch)
-	lw.inside[space] = &leaseInside{proc: p, generation: owner.Generation, epoch: owner.Epoch}
+	lw.inside[space] = &leaseInside{proc: p, generation: owner.Generation, epoch: owner.Epoch, guardEvents: guardEvents}
 }
 
 func (lw *leaseWorld) leave(p *sim.Proc, space *leaseSpace) {

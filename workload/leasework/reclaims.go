@@ -29,6 +29,7 @@ type leaseFS struct {
 }
 
 func (f *leaseFS) RenameNoReplace(oldpath, newpath string) error {
+	f.stallGuardOperator(oldpath)
 	f.garbleBeforeGuardReclaim(oldpath, newpath)
 	err := f.FS.RenameNoReplace(oldpath, newpath)
 	f.observeGuardMove(oldpath, newpath, err)

@@ -143,10 +143,11 @@ func (lw *leaseWorld) validRecord(root lease.FS, name string) bool {
 }
 
 // spaceIdle reports whether no live process of space is inside an engine
-// call (the paused-holder operator counts as inside one while it lives).
+// call (the paused-holder and guard operators count as inside one while
+// they live: their calls are not watched).
 func (lw *leaseWorld) spaceIdle(space *leaseSpace) bool {
 	for _, p := range lw.world.Procs() {
-		if p.Alive() && lw.spaceOf[p.Host()] == space && (p.InCall() || lw.paused.isOperator(p)) {
+		if p.Alive() && lw.spaceOf[p.Host()] == space && (p.InCall() || lw.paused.isOperator(p) || lw.guardOperators[p]) {
 			return false
 		}
 	}

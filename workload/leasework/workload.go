@@ -152,6 +152,9 @@ type LeaseOptions struct {
 	// HostileCallers is how many hostile caller processes (hostile.go)
 	// call the engine with arguments it must refuse (default 1; -1 none).
 	HostileCallers int
+	// GuardOperators is how many guard operators (guardops.go) inspect and
+	// force lifecycle guards on a shared volume (default 1; -1 none).
+	GuardOperators int
 }
 
 func (o LeaseOptions) withDefaults() LeaseOptions {
@@ -165,6 +168,7 @@ func (o LeaseOptions) withDefaults() LeaseOptions {
 	o.HostileCallers = cmp.Or(o.HostileCallers, 1)
 	o.Impostors = max(o.Impostors, 0)
 	o.HostileCallers = max(o.HostileCallers, 0)
+	o.GuardOperators = max(cmp.Or(o.GuardOperators, 1), 0)
 	o.RespawnsMax = max(o.RespawnsMax, 0)
 	if o.FenceWork == 0 {
 		o.FenceWork = 10 * time.Millisecond
@@ -308,6 +312,8 @@ type leaseInside struct {
 	proc       *sim.Proc
 	generation string
 	epoch      uint64
+	// guardEvents is hostileGuardEvents when its call began.
+	guardEvents int
 }
 
 // leaseReclaimCheck is a reported reclaim whose quarantine record is checked.
@@ -364,6 +370,10 @@ type leaseWorld struct {
 	acquiring workkit.ThreadCalls
 	// hostileCallers are the hostile caller processes (hostile.go).
 	hostileCallers map[*sim.Proc]bool
+	// guardOperators are the guard operator processes (guardops.go).
+	guardOperators map[*sim.Proc]bool
+	// guardOperatorsExited are the guard operators that exited.
+	guardOperatorsExited []*sim.Proc
 }
 
 func (lw *leaseWorld) setup() error {
@@ -415,6 +425,10 @@ func (lw *leaseWorld) setup() error {
 		return err
 	}
 	if err := lw.spawnHostileCallers(); err != nil {
+		return err
+	}
+	lw.guardOperators = map[*sim.Proc]bool{}
+	if err := lw.spawnGuardOperators(); err != nil {
 		return err
 	}
 	w.FaultHook(sim.FaultCorrupt, lw.corrupt)
@@ -492,6 +506,16 @@ func (lw *leaseWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 		delete(lw.hostileCallers, p) // changed nothing: no lane, no restart
 		return
 	}
+	if lw.guardOperators[p] {
+		// No lane of lease calls, no restart; the liveness phase waits for
+		// it, so that no force (and no reclaim intent) is in flight then.
+		delete(lw.guardOperators, p)
+		lw.guardOperatorsExited = append(lw.guardOperatorsExited, p)
+		if lw.workers--; lw.workers == 0 && lw.liveness == nil {
+			lw.startLiveness()
+		}
+		return
+	}
 	lw.impostors.exited(p, reason)
 	lw.settleReclaims(p, false, nil, reason)
 	for space, in := range lw.inside {
@@ -565,6 +589,7 @@ func (lw *leaseWorld) check() error {
 	lw.moves = lw.moves[:0]
 	lw.trackCorruption()
 	lw.checkLeftovers()
+	lw.checkGuardHeld()
 	lw.repairDue(false)
 	if lw.liveness != nil && lw.failure == nil {
 		lw.liveness.check()
