@@ -199,7 +199,7 @@ func TestEngineMutants(t *testing.T) {
 	}
 	for _, m := range []struct{ name, dir, test, class, message string }{
 		{"exe-path", "./leasework", "TestLeaseCampaign", "violation", "reclaimed the lease of live owner"},
-		{"fence-outside-guard", "./leasework", "TestLeaseCampaign", "violation", "two processes inside WithCurrentLease"},
+		{"fence-outside-guard", "./leasework", "TestLeaseCampaign", "violation", "inside WithCurrentLease"},
 		{"ignore-start-time", "./leasework", "TestLeaseCampaign", "liveness", "held by dead owner"},
 		{"admission-release-without-cas", ".", "TestAdmissionCampaign", "history", "not linearizable"},
 		{"dirlease-recover-live-owner", ".", "TestDirleaseCampaign", "violation", "of live owner"},
