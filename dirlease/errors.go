@@ -48,11 +48,16 @@ const (
 	// one). Nothing moved. It also matches ErrChanged: from one hash alone
 	// no one can tell a typo from a change.
 	ErrMismatch
+	// ErrBusy: Create refused a directory another claim already names
+	// (judged by the directory's identity, then its path): one lease per
+	// directory. The holder must release it, or recovery take a dead
+	// holder's; a caller may wait and retry (the CLI's busy exit / -w).
+	ErrBusy
 )
 
 func (k Kind) String() string {
 	names := [...]string{"", "invalid-request", "not-owned-directory", "duplicate", "invalid-transition",
-		"child-identity", "changed", "corrupt", "bound", "unsafe", "active", "waiting", "sha256-mismatch"}
+		"child-identity", "changed", "corrupt", "bound", "unsafe", "active", "waiting", "sha256-mismatch", "busy"}
 	if int(k) > 0 && int(k) < len(names) {
 		return names[k]
 	}

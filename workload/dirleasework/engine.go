@@ -20,7 +20,7 @@ func Engine() *campaign.Engine {
 		Doc:      "leases on private working directories with recovery (package dirlease)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 2,
+		WorkloadVersion: 3,
 		Params: []campaign.Param{
 			{Name: "creators", Default: 3, Min: 1, Max: 6, Doc: "creator processes"},
 			{Name: "recoverers", Default: 2, Min: 1, Max: 4, Doc: "recovery processes racing the creators"},
@@ -31,12 +31,14 @@ func Engine() *campaign.Engine {
 			{Name: "claim_swaps", Default: 1, Min: 0, Max: 1, Fixed: true,
 				Doc: "1: the co-tenant may rename a copy of one live claim's file over another's; 0 never"},
 			{Name: "operators", Default: 1, Min: 0, Max: 2, Doc: "operator processes running Inspect and Quarantine beside the traffic"},
+			{Name: "users", Default: 2, Min: 0, Max: 4, Doc: "command-line users running dirlease run on shared paths, with a recovery of their own"},
 		},
 		Setup: func(p campaign.Params) func(w *sim.World) error {
 			return DirleaseWorkload(DirleaseOptions{
 				Creators: p["creators"], Recoverers: p["recoverers"], OpsPerProc: p["ops_per_proc"],
 				RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]), PIDImpostors: p["pid_impostors"] - 1,
 				ClaimSwaps: p["claim_swaps"] - 1, Operators: workkit.NoneIsMinusOne(p["operators"]),
+				Users: workkit.NoneIsMinusOne(p["users"]),
 			})
 		},
 		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
@@ -133,8 +135,14 @@ func Engine() *campaign.Engine {
 			"dirlease-operator-stale-refused",
 			"dirlease-operator-active-refused",
 			"dirlease-operator-window-refused",
+			// command-line users on shared paths (users.go)
+			"dirlease-user-held",
+			"dirlease-user-running",
+			"dirlease-user-released",
+			"dirlease-user-rerun",
+			"dirlease-user-recovered",
 		},
-		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0, "pid_impostors": 0},
+		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0, "pid_impostors": 0, "users": 0},
 	}
 	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], threadProbes...) // threads.go
 	e.Check = workkit.Check(e, CheckDirleaseHistory, workkit.CheckMessage)

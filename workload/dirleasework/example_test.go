@@ -20,4 +20,5 @@ func ExampleEngine() {
 	// pid_impostors=1 (min 0): 1: in some runs a crashed creator's PID is taken by an impostor; 0 never
 	// claim_swaps=1 (min 0): 1: the co-tenant may rename a copy of one live claim's file over another's; 0 never
 	// operators=1 (min 0): operator processes running Inspect and Quarantine beside the traffic
+	// users=2 (min 0): command-line users running dirlease run on shared paths, with a recovery of their own
 }

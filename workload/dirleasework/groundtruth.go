@@ -73,6 +73,7 @@ func (f *dirFS) Lstat(name string) (lease.FileInfo, error) {
 // directory may be moved into quarantine, as long as it is put back and not
 // removed (judgeRemove).
 func (f *dirFS) judgeMove(oldpath, newpath string) {
+	f.judgeUserDir(oldpath, "moves")
 	t := f.dw.tracks[oldpath]
 	if !f.recovering || t == nil || !t.claimed {
 		return
@@ -89,6 +90,7 @@ func (f *dirFS) judgeRemove(name string) {
 	if !f.recovering {
 		return
 	}
+	f.judgeUserDir(name, "removes")
 	if moved := f.dw.quarantined[name]; moved != nil {
 		if moved.foreign {
 			f.dw.fail(fmt.Errorf("%s's recovery removes %s, which holds the directory swapped in at %s (another identity)",

@@ -62,6 +62,9 @@ type DirleaseOptions struct {
 	// Operators is the number of operator processes (operators.go); -1
 	// none (default 1).
 	Operators int
+	// Users is the number of command-line users sharing paths (users.go);
+	// -1 none (default 2).
+	Users int
 }
 
 func (o DirleaseOptions) withDefaults() DirleaseOptions {
@@ -73,6 +76,7 @@ func (o DirleaseOptions) withDefaults() DirleaseOptions {
 	o.LivenessStepsMax = cmp.Or(o.LivenessStepsMax, 20_000)
 	o.RespawnsMax = max(o.RespawnsMax, 0)
 	o.Operators = max(cmp.Or(o.Operators, 1), 0)
+	o.Users = max(cmp.Or(o.Users, 2), 0)
 	return o
 }
 
@@ -185,6 +189,8 @@ type dirWorld struct {
 	races dirRaces
 	// left is the "a failed call leaves nothing behind" oracle.
 	left *workkit.LeftNothing
+	// userClaims are the users' runs by path (users.go).
+	userClaims map[string][]*userClaim
 
 	// modelBoot and modelBoots are the last boot modelNowMs saw and how
 	// many it saw.
@@ -225,6 +231,9 @@ func (dw *dirWorld) setup() error {
 		dw.creators++
 	}
 	if err := dw.spawnThreads(); err != nil {
+		return err
+	}
+	if err := dw.setupUsers(); err != nil {
 		return err
 	}
 	w.FaultHook(sim.FaultRenameRace, dw.swap)
@@ -689,6 +698,11 @@ func (dw *dirWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 			body = dw.recoverer
 		} else if strings.HasPrefix(p.Name(), "operator") {
 			body = dw.operator
+		} else if strings.HasPrefix(p.Name(), "user-recover") {
+			body = dw.userRecoverer
+		} else if strings.HasPrefix(p.Name(), "user-") {
+			body = dw.user
+			dw.world.Probe("dirlease-user-rerun")
 		}
 		if _, err := dw.spawnAt(placeOf(p), p.Name(), body); err == nil {
 			dw.creators++
