@@ -222,7 +222,11 @@ func create(config Config, uid uint32, claim Claim) (*Lease, error) {
 	if !created {
 		return nil, fail(ErrDuplicate, claimPath, "directory lease ID was already present", nil)
 	}
-	return &Lease{config: config, uid: uid, claimPath: claimPath, claim: claim, sha: statefile.SHA256Hex(data)}, nil
+	held := &Lease{config: config, uid: uid, claimPath: claimPath, claim: claim, sha: statefile.SHA256Hex(data)}
+	if err := checkAlone(config, uid, root, claim); err != nil {
+		return nil, withdraw(config, uid, held, err)
+	}
+	return held, nil
 }
 
 // RawTransition reports whether the seed allows a raw-working lease to move

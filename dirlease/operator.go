@@ -99,7 +99,28 @@ func inspect(ctx context.Context, config Config) ([]ClaimState, clocks, error) {
 		}
 		states = append(states, state)
 	}
+	judgeHeldElsewhere(states, func(claim Claim) Disposition { return dispose(claim, at, status) })
 	return states, at, nil
+}
+
+// judgeHeldElsewhere gives a recoverable claim whose directory another claim
+// holds that claim's disposition, as Recover judges it (judgeInPass).
+func judgeHeldElsewhere(states []ClaimState, judge func(Claim) Disposition) {
+	claims := make([]parsedClaim, 0, len(states))
+	for _, state := range states {
+		if state.Claim != nil {
+			claims = append(claims, parsedClaim{claim: *state.Claim, file: state.Path})
+		}
+	}
+	for i, state := range states {
+		if state.Claim == nil || state.Disposition != DispositionRecoverable {
+			continue
+		}
+		if held := heldElsewhere(state.Path, *state.Claim, claims, judge); held != "" {
+			states[i].Disposition, states[i].OperatorNeeded = held, false
+			states[i].Problem = "another claim names its directory: recovery leaves it while that claim holds it"
+		}
+	}
 }
 
 func claimRoot(config Config) string {

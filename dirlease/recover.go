@@ -153,7 +153,7 @@ func Recover(ctx context.Context, config Config) (report Report, err error) {
 		if err := ctx.Err(); err != nil {
 			return report, err
 		}
-		if err := recoverOne(config, uid, parsed, judge, &report); err != nil {
+		if err := recoverOne(config, uid, parsed, judgeInPass(parsed.file, claims, judge), &report); err != nil {
 			return report, wrapUnexpected(err, parsed.file, message)
 		}
 	}

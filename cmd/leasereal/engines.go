@@ -273,7 +273,8 @@ func dirleaseConfig(stateHome string) (dirlease.Config, error) {
 
 func dirleaseCode(err error) int {
 	switch {
-	case errors.Is(err, dirlease.ErrDuplicate), errors.Is(err, dirlease.ErrChanged), errors.Is(err, dirlease.ErrActive):
+	case errors.Is(err, dirlease.ErrDuplicate), errors.Is(err, dirlease.ErrChanged), errors.Is(err, dirlease.ErrActive),
+		errors.Is(err, dirlease.ErrBusy):
 		return exitConflict
 	case errors.Is(err, dirlease.ErrInvalidRequest), errors.Is(err, dirlease.ErrNotOwnedDirectory):
 		return exitUsage
@@ -293,6 +294,10 @@ func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 	sha := flags.String("sha256", "", "quarantine: the contentSHA256 that inspect printed, as a confirmation")
 	dir := flags.String("path", "", "run: the leased working directory (existing, mode 0700, yours)")
 	recoverAfter := flags.Duration("recover-after", time.Minute, "run: how long a launching lease of a dead owner is protected")
+	var wait time.Duration
+	waitFlag := func(value string) (err error) { wait, err = parseWait(value); return err }
+	flags.Func("w", "run: wait up to SECS seconds (or a duration: 300ms) for a held path (default: busy at once, exit 1)", waitFlag)
+	flags.Func("wait", "run: as -w", waitFlag)
 	if err := parseFlags(flags, args[1:]); err != nil {
 		return err
 	}
@@ -342,7 +347,7 @@ func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return dirleaseRun(config, path, *recoverAfter, trimDashes(flags.Args()))
+		return dirleaseRun(config, path, *recoverAfter, wait, trimDashes(flags.Args()))
 	}
 	return usagef("unknown dirlease subcommand %q", args[0])
 }
@@ -399,16 +404,17 @@ func claimStateJSON(state dirlease.ClaimState, stateHome string) map[string]any 
 
 // dirleaseRun holds a raw-working lease on path while a child runs in it:
 // create, launching, start, running (the child's identity), wait, settled,
-// release. It exits with the child's code. Signals as in admissionRun.
-func dirleaseRun(config dirlease.Config, path string, recoverAfter time.Duration, command []string) error {
+// release. It exits with the child's code. A path another run holds is
+// busy: exit 1 at once, as flock -n, or after waiting up to wait for it.
+// Signals as in admissionRun.
+func dirleaseRun(config dirlease.Config, path string, recoverAfter, wait time.Duration, command []string) error {
 	if len(command) == 0 {
 		return usagef("dirlease run needs a command")
 	}
 	signals, stopSignals := watchSignals()
 	defer stopSignals()
 	ctx := context.Background()
-	held, err := dirlease.Create(ctx, config, dirlease.CreateRequest{Role: dirlease.RoleRawWorking, Path: path,
-		RecoverAfterMs: config.Clock.Now().Add(recoverAfter).UnixMilli()})
+	held, err := createWaiting(ctx, config, path, recoverAfter, wait)
 	if err != nil {
 		return &codeError{code: dirleaseCode(err), err: err}
 	}
@@ -429,4 +435,22 @@ func dirleaseRun(config dirlease.Config, path string, recoverAfter time.Duration
 		return &codeError{code: code, err: runErr}
 	}
 	return codeOrNil(code)
+}
+
+// busyPoll is how often a waiting dirlease run tries a busy path again.
+const busyPoll = 50 * time.Millisecond
+
+// createWaiting is Create on path, tried again every busyPoll while the
+// path is busy (another claim names the directory) until wait has passed.
+func createWaiting(ctx context.Context, config dirlease.Config, path string, recoverAfter, wait time.Duration) (*dirlease.Lease, error) {
+	deadline := config.Clock.Now().Add(wait)
+	for tries := int64(0); ; tries++ {
+		held, err := dirlease.Create(ctx, config, dirlease.CreateRequest{Role: dirlease.RoleRawWorking, Path: path,
+			RecoverAfterMs: config.Clock.Now().Add(recoverAfter).UnixMilli()})
+		left := deadline.Sub(config.Clock.Now())
+		if !errors.Is(err, dirlease.ErrBusy) || left <= 0 || tries > int64(wait/busyPoll)+1 {
+			return held, err
+		}
+		time.Sleep(min(busyPoll, left))
+	}
 }

@@ -68,7 +68,7 @@ const usageText = `usage:
   leasereal admission run        --state-home H -- CMD [ARGS...]
   leasereal admission quarantine --state-home H [--sha256 X]           (operator)
   leasereal dirlease recover     --state-home H
-  leasereal dirlease run         --state-home H --path P [--recover-after DUR] -- CMD [ARGS...]
+  leasereal dirlease run         --state-home H --path P [-w SECS] [--recover-after DUR] -- CMD [ARGS...]
   leasereal dirlease inspect     --state-home H
   leasereal dirlease quarantine  --state-home H --claim NAME [--sha256 X] (operator; without --sha256 a dry run)
   leasereal stress   [--engine lease|admission|dirlease] --procs N --ops M --kill-rate R [--seed S] [--work-dir W] [--no-inspect] [--json]

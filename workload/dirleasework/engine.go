@@ -141,6 +141,9 @@ func Engine() *campaign.Engine {
 			"dirlease-user-released",
 			"dirlease-user-rerun",
 			"dirlease-user-recovered",
+			"dirlease-user-busy",
+			"dirlease-user-waited",
+			"dirlease-user-legacy-held",
 		},
 		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0, "pid_impostors": 0, "users": 0},
 	}

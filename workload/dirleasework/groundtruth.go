@@ -2,6 +2,7 @@ package dirleasework
 
 import (
 	"fmt"
+	"github.com/leasekit/leasekit/internal/fspath"
 
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/sim"
@@ -21,6 +22,8 @@ type dirFS struct {
 	// lastMove is an operator's last move of a claim file, until it is
 	// moved back (operators.go).
 	lastMove operatorMove
+	// passStep is the step the users' recovery pass began (users.go).
+	passStep int
 }
 
 func (f *dirFS) Rename(oldpath, newpath string) error {
@@ -34,6 +37,11 @@ func (f *dirFS) RenameNoReplace(oldpath, newpath string) error {
 	err := f.FS.RenameNoReplace(oldpath, newpath)
 	if claim && err == nil {
 		f.lastMove = operatorMove{from: oldpath, to: newpath, track: f.noteQuarantined(oldpath, data)}
+	} else if f.movedUnread(oldpath, err) {
+		// operatorMove's read failed (a root read inside a process's call
+		// meets that process's injected errors): the move is followed, the
+		// claim it took is not known
+		f.lastMove = operatorMove{from: oldpath, to: newpath}
 	} else if f.operator && err == nil {
 		f.noteMovedBack(oldpath, newpath)
 	}
@@ -42,6 +50,12 @@ func (f *dirFS) RenameNoReplace(oldpath, newpath string) error {
 		delete(f.dw.quarantined, oldpath) // put back: the move was refused
 	}
 	return err
+}
+
+// movedUnread reports an operator's move of a claim file that succeeded
+// although operatorMove could not read it first.
+func (f *dirFS) movedUnread(oldpath string, err error) bool {
+	return err == nil && f.operator && fspath.Dir(oldpath) == dirClaimsPath && isClaimFile(oldpath[len(dirClaimsPath)+1:])
 }
 
 func (f *dirFS) Remove(name string) error {

@@ -9,6 +9,9 @@ import (
 
 	"github.com/leasekit/leasekit/dirlease"
 	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/internal/statecas"
+	"github.com/leasekit/leasekit/internal/statefile"
+	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/sim"
 )
 
@@ -22,6 +25,14 @@ import (
 // again on the same path (the ordinary retry). A run refused as busy gives
 // up, or, in half the runs (`-w`), waits and tries again, a bounded number
 // of times. Recovery processes run `leasereal dirlease recover` beside them.
+//
+// In one run in userLegacyOneIn the run is one of the release before one
+// lease per directory, still running across the upgrade: it writes its
+// claim as that release did, without looking at the others, holds it
+// while it works, and removes it. Two claims then name one directory, as
+// they did before: a recovery must still leave the directory of a live one
+// that was there when the pass began (a claim of that release written
+// later is one no pass can know of: that release's own defect).
 //
 // They use a state home of their own (/home/cli): the claims there are not
 // in the history the porcupine model checks (the model has one claim per
@@ -39,6 +50,8 @@ const (
 	// bounds a run's wait for its child.
 	userWaitTries  = 12
 	userChildPolls = 40
+	// userLegacyOneIn: one run in userLegacyOneIn is the earlier release's.
+	userLegacyOneIn = 4
 )
 
 // userClaim is the ground truth about one user's run on a path.
@@ -48,6 +61,27 @@ type userClaim struct {
 	// unsure); held is set from Create's return until Release's.
 	child *sim.Proc
 	held  bool
+	// legacy marks a claim the earlier release wrote; since is the step
+	// its write returned.
+	legacy bool
+	since  int
+	// file is the claim file; releasing is set while its Release runs (the
+	// claim is held until the file is gone).
+	file      string
+	releasing bool
+}
+
+// holds reports whether the claim still names its directory: held, and,
+// while its release runs, its file still there.
+func (uc *userClaim) holds(root lease.FS) bool {
+	if !uc.held {
+		return false
+	}
+	if !uc.releasing {
+		return true
+	}
+	_, err := root.Lstat(uc.file)
+	return err == nil
 }
 
 // setupUsers makes the users' state home and working directories and
@@ -87,7 +121,12 @@ func (dw *dirWorld) user(p *sim.Proc) {
 	d := dw.world.Decisions()
 	cfg, _ := dw.userConfig(p)
 	for i := 0; i < max(1, dw.opts.OpsPerProc/2); i++ {
-		dw.userRun(p, cfg, userPath(d.Intn(userPaths)), d.Intn(2) == 0)
+		path := userPath(d.Intn(userPaths))
+		if d.Intn(userLegacyOneIn) == 0 {
+			dw.legacyRun(p, cfg, path)
+		} else {
+			dw.userRun(p, cfg, path, d.Intn(2) == 0)
+		}
 		_ = p.Clock().Sleep(context.Background(), time.Duration(d.Intn(4))*time.Millisecond)
 	}
 }
@@ -104,7 +143,7 @@ func (dw *dirWorld) userRun(p *sim.Proc, cfg dirlease.Config, path string, wait 
 	if held == nil {
 		return
 	}
-	uc := &userClaim{owner: p, held: true}
+	uc := &userClaim{owner: p, held: true, file: held.ClaimPath()}
 	dw.userClaims[path] = append(dw.userClaims[path], uc)
 	ctx := context.Background()
 	if held.Update(ctx, dirlease.PhaseLaunching, 0) != nil {
@@ -128,6 +167,60 @@ func (dw *dirWorld) userRun(p *sim.Proc, cfg dirlease.Config, path string, wait 
 	}
 }
 
+// legacyRun is a run of the release before one lease per directory: its
+// claim (phase preparing, this process its owner) is written as that
+// release's Create wrote it, with no look at the other claims; the run
+// works, then removes it.
+func (dw *dirWorld) legacyRun(p *sim.Proc, cfg dirlease.Config, path string) {
+	claim, ok := dw.legacyClaim(p, cfg, path)
+	if !ok {
+		return
+	}
+	env := cfg.Env(dirleaseUID)
+	root := fspath.Join(append([]string{userHome}, dirlease.RootDir...)...)
+	if _, err := statecas.EnsurePrivateDir(env, dirleaseUID, userHome, dirlease.RootDir...); err != nil {
+		return
+	}
+	file, data := fspath.Join(root, claim.ID+".json"), claim.Bytes()
+	if created, err := statecas.CreateIfAbsent(env, file, data); err != nil || !created {
+		return
+	}
+	uc := &userClaim{owner: p, held: true, legacy: true, since: dw.world.Step(), file: file, releasing: true}
+	dw.userClaims[path] = append(dw.userClaims[path], uc)
+	dw.world.Probe("dirlease-user-legacy-held")
+	dw.world.Tracef("user-legacy-held %s %s %s", p.Name(), path, claim.ID)
+	_ = p.Clock().Sleep(context.Background(), time.Duration(1+dw.world.Decisions().Intn(30))*time.Millisecond)
+	if removed, err := statecas.RemoveIfUnchanged(env, file, statefile.SHA256Hex(data)); err == nil && removed {
+		uc.held = false
+	}
+}
+
+// legacyClaim is the claim the earlier release wrote for path.
+func (dw *dirWorld) legacyClaim(p *sim.Proc, cfg dirlease.Config, path string) (dirlease.Claim, bool) {
+	if _, err := p.FS().Lstat(path); errors.Is(err, fs.ErrNotExist) && p.FS().Mkdir(path, 0o700) != nil {
+		return dirlease.Claim{}, false
+	}
+	current, err := p.Inspector().Current()
+	dir, dirErr := p.FS().Lstat(path)
+	parent, parentErr := p.FS().Lstat(userWork)
+	if err != nil || dirErr != nil || parentErr != nil {
+		return dirlease.Claim{}, false
+	}
+	dirID, dirOK := dir.Identity()
+	parentID, parentOK := parent.Identity()
+	if !dirOK || !parentOK || !dir.IsDir() {
+		return dirlease.Claim{}, false
+	}
+	now := p.Clock().Now().UnixMilli()
+	return dirlease.Claim{
+		SchemaVersion: dirlease.SchemaVersion, ID: cfg.IDs.NewID(), Role: dirlease.RoleRawWorking,
+		Path: path, ParentPath: userWork, ParentIdentity: dirlease.IdentityOf(parentID),
+		DirectoryIdentity: dirlease.IdentityOf(dirID), Owner: statecas.OwnerOf(current), Phase: dirlease.PhasePreparing,
+		CreatedAtMs: now, RecoverAfterMs: now, Revision: cfg.IDs.NewID(),
+		CreatedAtBootMs: p.Host().Monotonic().Milliseconds(),
+	}, true
+}
+
 // userCreate is the run's Create, retried while busy when wait is set.
 func (dw *dirWorld) userCreate(p *sim.Proc, cfg dirlease.Config, path string, wait bool) *dirlease.Lease {
 	w, d := dw.world, dw.world.Decisions()
@@ -138,6 +231,7 @@ func (dw *dirWorld) userCreate(p *sim.Proc, cfg dirlease.Config, path string, wa
 		held, err := dirlease.Create(context.Background(), cfg, request)
 		switch {
 		case err == nil:
+			w.Tracef("user-held %s %s %s", p.Name(), path, held.Claim().ID)
 			w.Probe("dirlease-user-held")
 			if try > 0 {
 				w.Probe("dirlease-user-waited")
@@ -159,6 +253,7 @@ func (dw *dirWorld) userCreate(p *sim.Proc, cfg dirlease.Config, path string, wa
 func isBusy(err error) bool { return errors.Is(err, dirlease.ErrBusy) }
 
 func (dw *dirWorld) userRelease(p *sim.Proc, held *dirlease.Lease, uc *userClaim) {
+	uc.releasing = true
 	if held.Release(context.Background()) == nil {
 		uc.held = false
 		dw.world.Probe("dirlease-user-released")
@@ -170,7 +265,7 @@ func (dw *dirWorld) userRecoverer(p *sim.Proc) {
 	d := dw.world.Decisions()
 	cfg, fsys := dw.userConfig(p)
 	for i := 0; i < dw.opts.OpsPerProc; i++ {
-		fsys.recovering = true
+		fsys.recovering, fsys.passStep = true, dw.world.Step()
 		report, err := dirlease.Recover(context.Background(), cfg)
 		fsys.recovering = false
 		if err == nil && report.Recovered > 0 {
@@ -188,7 +283,7 @@ func (f *dirFS) judgeUserDir(name, verb string) {
 	}
 	for _, uc := range f.dw.userClaims[name] {
 		switch {
-		case !uc.held:
+		case !uc.holds(f.dw.volume.Root()), uc.legacy && uc.since >= f.passStep:
 		case f.dw.Alive(uc.owner):
 			f.dw.fail(fmt.Errorf("%s's recovery %s %s, which the live claim of %s names", f.p.Name(), verb, name, uc.owner.Name()), false)
 		case uc.child != nil && f.dw.Alive(uc.child):
