@@ -69,6 +69,10 @@ type userClaim struct {
 	// claim is held until the file is gone).
 	file      string
 	releasing bool
+	// releaseFrom is the step its last release attempt began (0: none): a
+	// failed attempt moves the file away and back, so a pass may have
+	// found it gone (a claim beside another is the earlier release's doing).
+	releaseFrom int
 }
 
 // holds reports whether the claim still names its directory: held, and,
@@ -190,6 +194,7 @@ func (dw *dirWorld) legacyRun(p *sim.Proc, cfg dirlease.Config, path string) {
 	dw.world.Probe("dirlease-user-legacy-held")
 	dw.world.Tracef("user-legacy-held %s %s %s", p.Name(), path, claim.ID)
 	_ = p.Clock().Sleep(context.Background(), time.Duration(1+dw.world.Decisions().Intn(30))*time.Millisecond)
+	uc.releaseFrom = dw.world.Step()
 	if removed, err := statecas.RemoveIfUnchanged(env, file, statefile.SHA256Hex(data)); err == nil && removed {
 		uc.held = false
 	}
@@ -253,7 +258,7 @@ func (dw *dirWorld) userCreate(p *sim.Proc, cfg dirlease.Config, path string, wa
 func isBusy(err error) bool { return errors.Is(err, dirlease.ErrBusy) }
 
 func (dw *dirWorld) userRelease(p *sim.Proc, held *dirlease.Lease, uc *userClaim) {
-	uc.releasing = true
+	uc.releasing, uc.releaseFrom = true, dw.world.Step()
 	if held.Release(context.Background()) == nil {
 		uc.held = false
 		dw.world.Probe("dirlease-user-released")
@@ -283,7 +288,7 @@ func (f *dirFS) judgeUserDir(name, verb string) {
 	}
 	for _, uc := range f.dw.userClaims[name] {
 		switch {
-		case !uc.holds(f.dw.volume.Root()), uc.legacy && uc.since >= f.passStep:
+		case !uc.holds(f.dw.volume.Root()), uc.legacy && uc.since >= f.passStep, uc.releaseFrom > 0:
 		case f.dw.Alive(uc.owner):
 			f.dw.fail(fmt.Errorf("%s's recovery %s %s, which the live claim of %s names", f.p.Name(), verb, name, uc.owner.Name()), false)
 		case uc.child != nil && f.dw.Alive(uc.child):
