@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -79,6 +80,44 @@ const (
 	humanNotDirectory   lease.HumanState    = "namespace-not-directory"
 )
 
+// The refusal of an existing directory that holds files and no lease: the
+// idiom `flock DIR cmd` locks a directory without writing into it, while
+// leasereal makes its --dir the lease's namespace and writes its records
+// there. Adopting a project or spool directory silently would mix them.
+const (
+	refusalForeignDirectory lease.RefusalReason = "namespace-foreign-directory"
+	humanForeignDirectory   lease.HumanState    = "namespace-foreign-directory"
+)
+
+// leaseEntry reports whether name is one the lease engine creates in a
+// namespace (its records, directories and temporaries).
+func leaseEntry(name string) bool {
+	switch name {
+	case "receiver.lock", "receiver.epoch.json", "receiver.lifecycle.guard.json", "lifecycle-reclaims", "quarantine":
+		return true
+	}
+	return strings.HasPrefix(name, ".tmp-") || strings.HasPrefix(name, ".receiver.")
+}
+
+// foreignDirectoryRefusal refuses a non-empty directory with no lease entry
+// in it: not a namespace yet, and not leasereal's to fill. A directory with
+// any lease entry is a namespace (whatever else an operator put there).
+func foreignDirectoryRefusal(fsys lease.FS, namespace string) (lease.Refusal, error) {
+	entries, err := fsys.ReadDir(namespace)
+	if err != nil || len(entries) == 0 {
+		return lease.Refusal{}, nil // an unreadable directory is the engine's to report
+	}
+	for _, entry := range entries {
+		if leaseEntry(entry.Name) {
+			return lease.Refusal{}, nil
+		}
+	}
+	return lease.Refusal{Reason: refusalForeignDirectory, Human: humanForeignDirectory, Diagnostic: fmt.Sprintf(
+		"%s is a non-empty directory that holds no lease (%d entries, e.g. %q); leasereal writes the lease's records into its --dir, "+
+			"where `flock DIR` only locks DIR: name a new or empty directory for the lease (e.g. %s.lease)",
+		namespace, len(entries), entries[0].Name, namespace)}, nil
+}
+
 // namespaceRefusal refuses a namespace whose path is taken by a
 // non-directory (a regular file, a FIFO...: `leasereal reclaim` moves it
 // aside), or lies below one (the operator must move that away or choose
@@ -87,7 +126,9 @@ const (
 func namespaceRefusal(fsys lease.FS, namespace string) (lease.Refusal, error) {
 	info, err := fsys.Lstat(namespace)
 	switch {
-	case err == nil && (info.IsDir() || info.IsSymlink()):
+	case err == nil && info.IsDir():
+		return foreignDirectoryRefusal(fsys, namespace)
+	case err == nil && info.IsSymlink():
 		return lease.Refusal{}, nil
 	case err == nil:
 		return lease.Refusal{Reason: refusalNotDirectory, Human: humanNotDirectory, Diagnostic: fmt.Sprintf(
@@ -200,10 +241,12 @@ func refusalOf(namespace string, refusal lease.Refusal) *refusalJSON {
 // blockers that `leasereal inspect` lists and `leasereal reclaim --force`
 // moves into quarantine/ (lease.Manager.ForceReclaim). "" for a refusal
 // that needs none (a retry may help), for a namespace-not-directory, whose
-// diagnostic names its own command, and for an unsafe namespace, which
-// only chmod/chown (or moving it away) fixes.
+// diagnostic names its own command, for an unsafe namespace, which
+// only chmod/chown (or moving it away) fixes, and for a foreign directory,
+// which is the user's (another --dir is the fix).
 func operatorCommand(namespace string, refusal lease.Refusal) string {
-	if refusal.Human == lease.HumanNone || refusal.Human == lease.HumanUnsafeNamespace || refusal.Reason == refusalNotDirectory {
+	if refusal.Human == lease.HumanNone || refusal.Human == lease.HumanUnsafeNamespace || refusal.Reason == refusalNotDirectory ||
+		refusal.Reason == refusalForeignDirectory {
 		return ""
 	}
 	return fmt.Sprintf("leasereal inspect --dir %s lists what blocks the namespace; leasereal reclaim --dir %s "+

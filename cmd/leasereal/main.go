@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/leasekit/leasekit/lease"
 )
@@ -29,6 +30,10 @@ const (
 	exitUsage    = 2 // bad flags or arguments
 	exitRefused  = 3 // the engine refused: an operator must act, or retry
 	exitError    = 4 // an I/O or unexpected error
+	// run only, after its command ended: the release found that the lease
+	// had been taken (another owner, or none), or could not release it.
+	exitLeaseLost      = 5
+	exitReleaseRefused = 6
 	// exitNoCommand is the shell's code for a command that cannot run.
 	exitNoCommand = 127
 )
@@ -71,11 +76,18 @@ const usageText = `usage:
   leasereal dirlease run         --state-home H --path P [-w SECS] [--recover-after DUR] -- CMD [ARGS...]
   leasereal dirlease inspect     --state-home H
   leasereal dirlease quarantine  --state-home H --claim NAME [--sha256 X] (operator; without --sha256 a dry run)
-  leasereal stress   [--engine lease|admission|dirlease] --procs N --ops M --kill-rate R [--seed S] [--work-dir W] [--no-inspect] [--json]
+  leasereal stress   [--engine lease|admission|dirlease] --procs N --ops M --kill-rate R [--seed S] [--work-dir W] [--no-inspect]
+                     [--check-timeout D] [--quiesce-every D] [--compare-check] [--verbose] [--json]
 exit codes: 0 ok, 1 held/not-owner/violation (run: -E N), 2 usage, 3 refused (operator or retry),
 4 error; run passes the child's code through (128+N when a signal N killed it, 127 when it cannot
-start).
+start), except 5 when the lease was lost while the command ran and 6 when the release was refused.
 `
+
+// readOnlyAdvice follows an EROFS: every lease call writes (the
+// lifecycle guard, the owner record), where flock(1) only opens an
+// existing lock file, so no lease command works on a read-only mount.
+const readOnlyAdvice = "the lease's directory is on a read-only filesystem: a lease writes its records there " +
+	"(flock only opens an existing file); remount it read-write or choose a --dir on a writable filesystem (e.g. under /run/lock)"
 
 func main() {
 	os.Exit(mainCode(os.Args[1:], os.Stdout, os.Stderr))
@@ -108,6 +120,9 @@ func mainCode(args []string, stdout, stderr io.Writer) int {
 		return coded.code
 	case errors.As(err, &refused):
 		fmt.Fprintf(stderr, "leasereal: %v\n", err)
+		return exitRefused
+	case errors.Is(err, syscall.EROFS):
+		fmt.Fprintf(stderr, "leasereal: %v\n%s\n", err, readOnlyAdvice)
 		return exitRefused
 	}
 	fmt.Fprintf(stderr, "leasereal: %v\n", err)

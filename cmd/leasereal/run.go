@@ -117,11 +117,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if f.jsonOut {
 		writeJSONLine(stderr, map[string]any{"release": releaseOf(manager.Namespace(), released)})
 	}
-	switch {
-	case releaseErr != nil && released.Kind != lease.Released:
-		fmt.Fprintf(stderr, "leasereal: releasing %s failed (the lease is stale once leasereal exits and the next run reclaims it): %v\n", manager.Namespace(), releaseErr)
-	case released.Kind != lease.Released:
-		fmt.Fprintf(stderr, "leasereal: release of generation %s: %s %s%s\n", owner.Generation, released.Kind, released.Why, released.Refusal.Diagnostic)
+	if err := releaseOutcome(manager.Namespace(), owner, released, releaseErr, code, runErr); err != nil {
+		return err
 	}
 	if runErr != nil {
 		return &codeError{code: code, err: runErr}
@@ -350,4 +347,33 @@ func signalOf(exitErr *exec.ExitError) int {
 		return 0
 	}
 	return int(status.Signal())
+}
+
+// releaseOutcome is run's exit after its command when the release did not
+// release: the command's code would hide that the lease was not held to
+// the end, so the run exits with its own code, never the child's and never
+// 0. A release that found another owner, or none, means the lease was lost
+// while the command ran (exitLeaseLost: an operator forced it, or the run
+// was judged dead); a refused or failed release leaves this run's record
+// in place (exitReleaseRefused: the next run reclaims it once leasereal has
+// exited, or an operator resolves the refusal). nil when released.
+func releaseOutcome(namespace string, owner lease.Owner, released lease.ReleaseResult, releaseErr error, childCode int, runErr error) error {
+	if releaseErr == nil && released.Kind == lease.Released {
+		return nil
+	}
+	command := fmt.Sprintf("the command exited %d", childCode)
+	if runErr != nil {
+		command = fmt.Sprintf("the command failed: %v", runErr)
+	}
+	switch {
+	case releaseErr != nil:
+		return &codeError{code: exitReleaseRefused, err: fmt.Errorf("releasing %s failed after the command (%s): %w; the lease is stale once leasereal exits and the next run reclaims it",
+			namespace, command, releaseErr)}
+	case released.Kind == lease.NotOwner:
+		return &codeError{code: exitLeaseLost, err: fmt.Errorf("the lease on %s was lost while the command ran (%s): generation %s is not the owner: %s",
+			namespace, command, owner.Generation, released.Why)}
+	default:
+		return &codeError{code: exitReleaseRefused, err: fmt.Errorf("the release of %s was refused after the command (%s): %s%s; this run's record stays until an operator resolves it",
+			namespace, command, released.Why, released.Refusal.Diagnostic)}
+	}
 }

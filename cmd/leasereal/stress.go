@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,22 +13,47 @@ import (
 	"github.com/leasekit/leasekit/realstress"
 )
 
+// stressFlags are the stress command's flags (every one is in usageText:
+// TestUsageNamesEveryStressFlag).
+type stressFlags struct {
+	engine       *string
+	procs        *int
+	ops          *int
+	killRate     *float64
+	seed         *uint64
+	workDir      *string
+	checkTimeout *time.Duration
+	quiesceEvery *time.Duration
+	compareCheck *bool
+	jsonOut      *bool
+	verbose      *bool
+	noInspect    *bool
+}
+
+// newStressFlags defines the stress command's flags.
+func newStressFlags() (*flag.FlagSet, stressFlags) {
+	flags := newFlagSet("stress")
+	return flags, stressFlags{
+		engine:       flags.String("engine", "lease", "engine under test: lease, admission or dirlease"),
+		procs:        flags.Int("procs", 8, "worker processes running at once"),
+		ops:          flags.Int("ops", 1000, "operations started in all"),
+		killRate:     flags.Float64("kill-rate", 10, "mean SIGKILLs per second (Poisson); 0 disables kills"),
+		seed:         flags.Uint64("seed", 1, "seed of the workers' choices and of the kill schedule"),
+		workDir:      flags.String("work-dir", "", "directory for the namespace, logs and reports (default: a new temp dir)"),
+		checkTimeout: flags.Duration("check-timeout", time.Minute, "porcupine time bound; running out is check=unknown: no verdict, exit 4"),
+		quiesceEvery: flags.Duration("quiesce-every", realstress.DefaultQuiesceEvery, "pause every worker between two operations this often, so the check can cut the history there (0: never)"),
+		compareCheck: flags.Bool("compare-check", false, "also check the history in one piece, unsegmented, and print both check times"),
+		jsonOut:      flags.Bool("json", false, "print the report as JSON"),
+		verbose:      flags.Bool("verbose", false, "print every kill"),
+		noInspect:    flags.Bool("no-inspect", false, "leave the lock-free Inspect out of the workload (Inspect is included by default)"),
+	}
+}
+
 // cmdStress runs a real multi-process stress campaign (package realstress)
 // and prints its knobs up front and its report after.
 func cmdStress(args []string, stdout, stderr io.Writer) error {
-	flags := newFlagSet("stress")
-	engine := flags.String("engine", "lease", "engine under test: lease, admission or dirlease")
-	procs := flags.Int("procs", 8, "worker processes running at once")
-	ops := flags.Int("ops", 1000, "operations started in all")
-	killRate := flags.Float64("kill-rate", 10, "mean SIGKILLs per second (Poisson); 0 disables kills")
-	seed := flags.Uint64("seed", 1, "seed of the workers' choices and of the kill schedule")
-	workDir := flags.String("work-dir", "", "directory for the namespace, logs and reports (default: a new temp dir)")
-	checkTimeout := flags.Duration("check-timeout", time.Minute, "porcupine time bound; running out is check=unknown: no verdict, exit 4")
-	quiesceEvery := flags.Duration("quiesce-every", realstress.DefaultQuiesceEvery, "pause every worker between two operations this often, so the check can cut the history there (0: never)")
-	compareCheck := flags.Bool("compare-check", false, "also check the history in one piece, unsegmented, and print both check times")
-	jsonOut := flags.Bool("json", false, "print the report as JSON")
-	verbose := flags.Bool("verbose", false, "print every kill")
-	noInspect := flags.Bool("no-inspect", false, "leave the lock-free Inspect out of the workload (Inspect is included by default)")
+	flags, f := newStressFlags()
+	engine, procs, ops, killRate, seed, workDir, checkTimeout, quiesceEvery, compareCheck, jsonOut, verbose, noInspect := f.engine, f.procs, f.ops, f.killRate, f.seed, f.workDir, f.checkTimeout, f.quiesceEvery, f.compareCheck, f.jsonOut, f.verbose, f.noInspect
 	if err := parseFlags(flags, args); err != nil {
 		return err
 	}
