@@ -30,15 +30,10 @@ const quarantinesMax = 4
 // placeOf is where p runs.
 func placeOf(p *sim.Proc) workkit.Place { return workkit.Place{Host: p.Host(), NS: p.Table().NS} }
 
-// slotOwner reads the slot record's owner from outside; ok is false for no
-// record, a corrupt one, or a seed-era owner (read as the caller's own
-// host and namespace by design).
-func (aw *admissionWorld) slotOwner() (owner admission.Claim, ok bool) {
-	return aw.ownerAt(admissionFile)
-}
-
 // ownerAt reads the owner of the record at path (the slot, or the name an
-// Acquire moved it aside to before unlinking it), as slotOwner does.
+// Acquire moved it aside to before unlinking it) from outside; ok is false
+// for no record, a corrupt one, or an owner from the original
+// implementation (read as the caller's own host and namespace by design).
 func (aw *admissionWorld) ownerAt(path string) (owner admission.Claim, ok bool) {
 	data, err := workkit.ReadRoot(aw.volume.Root(), path)
 	if err != nil {
