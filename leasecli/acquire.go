@@ -7,16 +7,35 @@ import (
 )
 
 // Env is what run's acquire reads besides the lease: the caller's own
-// identity, its view of the process table, and its process groups.
+// identity, its view of the process table, its process groups, and the
+// filesystem the lease lives on (for the records in quarantine/).
 type Env struct {
 	Self      lease.ProcessIdentity
 	Inspector lease.Inspector
 	Groups    Groups
+	FS        lease.FS
+}
+
+// HeldByTree judges, before an acquire, every command tree that may still
+// hold the lease: the recorded owner's (when the owner is gone), then
+// those of the owners the engine reclaimed into quarantine/
+// (QuarantinedTreeRuns). Runs is true when one still runs; owner is the
+// record whose tree it is.
+func HeldByTree(projection lease.Projection, namespace string, env Env) (lease.Owner, TreeVerdict, error) {
+	if projection.Kind == lease.Owned {
+		verdict, err := HolderTreeRuns(projection.Owner, env.Self, env.Inspector, env.Groups)
+		if err != nil || verdict.Runs {
+			return projection.Owner, verdict, err
+		}
+	}
+	return QuarantinedTreeRuns(env.FS, namespace, env.Self, env.Inspector, env.Groups)
 }
 
 // AcquireOnce is one acquire attempt of `leasereal run`: a lease whose
-// dead owner's command tree still runs is Held (Owner is that record,
-// Tree says why), and is not reclaimed. The engine judges the rest.
+// dead owner's command tree still runs, or that the engine took from an
+// owner whose tree still runs (its record is in quarantine/), is Held
+// (Owner is that record, Tree says why), and is not reclaimed. The engine
+// judges the rest.
 //
 // A wrapper that dies between the tree check and the engine's judgement
 // is reclaimed by the engine; the result's Tree then names the reclaimed
@@ -27,19 +46,17 @@ func AcquireOnce(ctx context.Context, m *lease.Manager, req lease.AcquireRequest
 	if err != nil {
 		return lease.AcquireResult{}, TreeVerdict{}, err
 	}
-	if projection.Kind == lease.Owned {
-		verdict, err := HolderTreeRuns(projection.Owner, env.Self, env.Inspector, env.Groups)
-		if err != nil {
-			return lease.AcquireResult{}, TreeVerdict{}, err
-		}
-		if verdict.Runs {
-			return lease.AcquireResult{Kind: lease.Held, Owner: projection.Owner}, verdict, nil
-		}
+	owner, verdict, err := HeldByTree(projection, m.Namespace(), env)
+	if err != nil {
+		return lease.AcquireResult{}, TreeVerdict{}, err
+	}
+	if verdict.Runs {
+		return lease.AcquireResult{Kind: lease.Held, Owner: owner}, verdict, nil
 	}
 	result, err := m.Acquire(ctx, req)
 	if err != nil || result.Kind != lease.Acquired {
 		return result, TreeVerdict{}, err
 	}
-	verdict, err := ReclaimedTreeRuns(result, env.Self, env.Inspector, env.Groups)
+	verdict, err = ReclaimedTreeRuns(result, env.Self, env.Inspector, env.Groups)
 	return result, verdict, err
 }

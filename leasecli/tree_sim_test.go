@@ -71,7 +71,7 @@ func (w *treeWorld) manager(t *testing.T, p *simproc.Proc) (*lease.Manager, leas
 	require.NoError(t, err)
 	self, err := inspector.Current()
 	require.NoError(t, err)
-	return m, leasecli.Env{Self: self, Inspector: inspector, Groups: w.host.Groups(p)}
+	return m, leasecli.Env{Self: self, Inspector: inspector, Groups: w.host.Groups(p), FS: w.fsys}
 }
 
 // acquirer is one way to take the lease for a run.
@@ -234,4 +234,54 @@ func TestTreeCampaign(t *testing.T) {
 	}
 	require.Greater(t, broken, seeds/4, "the unfixed acquire should break the rule often")
 	t.Logf("unfixed acquire broke the rule in %d of %d seeds", broken, seeds)
+}
+
+// A run whose acquire reclaimed a killed run with a running tree holds
+// the lease while that tree runs; when it is killed before its wait, the
+// lease's record names it (its own group is empty) and only the record in
+// quarantine/ still names the running tree. The next run must find the
+// lease held. Campaign seed lease violation-d0870ac5830df32f found this
+// ('cli-0-1 got the lease and started its command while 1 descendant(s)
+// of the killed cli-0-0 still run in its process group') before
+// QuarantinedTreeRuns.
+func TestKilledReclaimerLeavesTheTreeHoldingTheLease(t *testing.T) {
+	ctx := context.Background()
+	w := newTreeWorld(t)
+	first := w.wrapper(t)
+	m, env := w.manager(t, first)
+	result, _, err := leasecli.AcquireOnce(ctx, m, lease.AcquireRequest{}, env)
+	require.NoError(t, err)
+	require.Equal(t, lease.Acquired, result.Kind)
+	command, err := w.host.Fork(first, simproc.ForkSpec{Exe: "/bin/sh"})
+	require.NoError(t, err)
+	w.host.SetPdeathsig(command, 9)
+	job, err := w.host.Fork(command, simproc.ForkSpec{Exe: "/usr/bin/job"})
+	require.NoError(t, err)
+	w.host.Kill(first)
+
+	// The second run's engine acquire reclaims the first run (its tree
+	// check saw the first wrapper alive), and it is killed before its wait.
+	second := w.wrapper(t)
+	m2, env2 := w.manager(t, second)
+	reclaimed, err := m2.Acquire(ctx, lease.AcquireRequest{})
+	require.NoError(t, err)
+	require.Equal(t, lease.Acquired, reclaimed.Kind)
+	tree, err := leasecli.ReclaimedTreeRuns(reclaimed, env2.Self, env2.Inspector, env2.Groups)
+	require.NoError(t, err)
+	require.True(t, tree.Runs, "the reclaimed run's tree runs")
+	w.host.Kill(second)
+
+	third := w.wrapper(t)
+	m3, env3 := w.manager(t, third)
+	result, tree, err = leasecli.AcquireOnce(ctx, m3, lease.AcquireRequest{}, env3)
+	require.NoError(t, err)
+	require.Equal(t, lease.Held, result.Kind, "a run got the lease while the first run's job runs")
+	require.True(t, tree.Runs)
+	require.Equal(t, first.PID, result.Owner.PID, "the held verdict names the first run's record")
+	require.Contains(t, tree.Why, "quarantine/")
+
+	w.host.Kill(job)
+	result, tree, err = leasecli.AcquireOnce(ctx, m3, lease.AcquireRequest{}, env3)
+	require.NoError(t, err)
+	require.Equal(t, lease.Acquired, result.Kind, "the tree is gone: %s", tree.Why)
 }

@@ -337,7 +337,7 @@ func (h *Host) pidFor(ns *namespace, chosen int) (int, error) {
 	if chosen < 1 || chosen >= h.pidMax {
 		panic(fmt.Sprintf("simproc: host %s: PID %d is outside 1..%d", h.name, chosen, h.pidMax-1))
 	}
-	if _, used := ns.procs[chosen]; used {
+	if _, used := ns.procs[chosen]; used || ns.namesGroup(chosen) {
 		return 0, ErrPIDInUse
 	}
 	return chosen, nil
@@ -350,17 +350,39 @@ func (h *Host) allocate(ns *namespace) (int, error) {
 		return 0, ErrPIDExhausted
 	}
 	pid := ns.cursor
+	groupNumbers := 0
 	for probe := 1; probe < h.pidMax; probe++ {
 		pid++
 		if pid >= h.pidMax {
 			pid = 1
 		}
-		if _, used := ns.procs[pid]; !used {
-			ns.cursor = pid
-			return pid, nil
+		if _, used := ns.procs[pid]; used {
+			continue
 		}
+		if ns.namesGroup(pid) {
+			groupNumbers++
+			continue
+		}
+		ns.cursor = pid
+		return pid, nil
+	}
+	if groupNumbers > 0 {
+		return 0, ErrPIDExhausted // every free PID still numbers a group or session
 	}
 	panic(fmt.Sprintf("simproc: %d PIDs in use of %d yet none free", len(ns.procs), h.pidMax-1))
+}
+
+// namesGroup reports whether pid is still the number of a process group or
+// session with a member in ns: Linux hands out no such PID (a group's
+// number names it for as long as it has a member). Only forked processes
+// and those that called setpgid or setsid can carry another's number.
+func (ns *namespace) namesGroup(pid int) bool {
+	for _, q := range ns.procs {
+		if q.inTree && (q.PGID == pid || q.SID == pid) {
+			return true
+		}
+	}
+	return false
 }
 
 // TicksNow is the current time since boot in start-time ticks: the start

@@ -133,3 +133,32 @@ func TestTreeZombieParentOrphans(t *testing.T) {
 	h.Reap(child)
 	treeEqual(t, 0, len(h.Children(parent)), "h.Children(parent) is empty")
 }
+
+// A killed group leader's PID is not handed out while its group has a
+// member (Linux's rule, which makes a group's number name the group): the
+// allocator skips it, and a chosen PID equal to it is in use. Once the
+// group is empty the PID is free again.
+func TestPIDOfALiveGroupIsNotReused(t *testing.T) {
+	h := NewHost(HostConfig{Name: "h", BootID: "b", PIDMax: 8, SinceBoot: func() time.Duration { return 0 }})
+	leader := spawnShell(t, h)
+	job := fork(t, h, leader)
+	group := leader.PID
+	h.Kill(leader)
+	_, err := h.Spawn(SpawnSpec{Exe: "/bin/x", UID: 1, PID: group})
+	isError(t, err, ErrPIDInUse, "a chosen PID that numbers a live group")
+	var spawned []*Proc
+	for {
+		p, err := h.Spawn(SpawnSpec{Exe: "/bin/x", UID: 1})
+		if err != nil {
+			isError(t, err, ErrPIDExhausted, "only the group's number is left")
+			break
+		}
+		treeEqual(t, false, p.PID == group, "a spawn got the live group's number")
+		spawned = append(spawned, p)
+	}
+	treeEqual(t, 5, len(spawned), "free PIDs besides the group's number")
+	h.Kill(job)
+	p, err := h.Spawn(SpawnSpec{Exe: "/bin/x", UID: 1})
+	treeNoError(t, err, "spawn after the group emptied")
+	treeEqual(t, group, p.PID, "the emptied group's number")
+}

@@ -201,6 +201,12 @@ var rules = []Rule{
 		Probes:   []string{"dirlease-operator-quarantined", "dirlease-operator-active-refused", "dirlease-operator-window-refused"},
 		Mutants:  []string{"dirlease-quarantine-window"}},
 
+	// leasereal's run: the command's process tree.
+	{Rule: "leasereal run: the lease covers the command's process tree: no run starts its command while a killed run's descendants that stayed in its process group still run (reclaimed records in quarantine/ included)",
+		Exercise: "simulated `leasereal run` invocations beside the lease workload: background jobs, pipelines, double forks and setsid escapes; kill -9 of the wrapper at any step; reruns",
+		Probes:   []string{"lease-cli-killed-tree-runs", "lease-cli-held-by-tree", "lease-cli-acquired-after-tree-exit", "lease-cli-waited-descendants"},
+		Mutants:  []string{"leasecli-ignores-process-tree"}},
+
 	// Cancellation and failed calls.
 	{Rule: "a cancelled or failed call leaves nothing of its own behind: no guard, claim, temp or open file, no product for a determinate outcome",
 		Exercise: "cancellable contexts at every scheduling point; injected FS errors",

@@ -30,21 +30,23 @@ func newTreeWatch() (*treeWatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &treeWatch{env: leasecli.Env{Self: self, Inspector: inspector, Groups: commandGroups()}}, nil
+	return &treeWatch{env: leasecli.Env{Self: self, Inspector: inspector, Groups: commandGroups(), FS: osenv.NewFS()}}, nil
 }
 
 // waitHolderTree waits, within the run's wait, while the lease's recorded
-// owner is gone but its command tree runs; at the end of the wait that is
+// owner is gone but its command tree runs, or while the tree of an owner
+// the engine reclaimed into quarantine/ runs (a run that reclaimed it was
+// killed before it waited for that tree); at the end of the wait that is
 // a holder (the conflict code, as flock).
 func (t *treeWatch) waitHolderTree(manager *lease.Manager, f runFlags, signals <-chan os.Signal, stderr io.Writer) error {
 	deadline := time.Now().Add(f.wait)
 	backoff := waitBackoffMin
 	for range treePollsMax {
 		projection, err := manager.Inspect(context.Background())
-		if err != nil || projection.Kind != lease.Owned {
+		if err != nil {
 			return nil // the acquire reports it
 		}
-		verdict, err := leasecli.HolderTreeRuns(projection.Owner, t.env.Self, t.env.Inspector, t.env.Groups)
+		_, verdict, err := leasecli.HeldByTree(projection, manager.Namespace(), t.env)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 func (lw *leaseWorld) stateKey() uint64 {
 	var k keyHash
 	k.ints(lw.workers, lw.respawns, lw.sessions, boolInt(lw.failure != nil))
+	lw.cli.key(&k)
 	if lw.failure != nil {
 		k.str(lw.failure.Error())
 	}

@@ -145,6 +145,10 @@ type LeaseOptions struct {
 	// PIDImpostors: 0 lets a crashed worker's PID be taken by an impostor
 	// presenting its lease (pidimpostor.go) in some runs, -1 never.
 	PIDImpostors int
+	// CLITerminals is how many terminals on the first host run simulated
+	// `leasereal run` invocations on a lease of their own (clirun.go):
+	// 0 means 2, -1 none.
+	CLITerminals int
 	// CotenantSymlinks: 0 lets the co-tenant plant symlinks at the
 	// namespace's entries (symlinks.go), -1 leaves it hard links only (the
 	// world before symlinks.go, run for run).
@@ -166,6 +170,7 @@ func (o LeaseOptions) withDefaults() LeaseOptions {
 	o.LivenessStepsMax = cmp.Or(o.LivenessStepsMax, 20_000)
 	o.RespawnsMax = cmp.Or(o.RespawnsMax, 2*o.Hosts*o.ProcsPerHost)
 	o.HostileCallers = cmp.Or(o.HostileCallers, 1)
+	o.CLITerminals = cmp.Or(o.CLITerminals, 2)
 	o.Impostors = max(o.Impostors, 0)
 	o.HostileCallers = max(o.HostileCallers, 0)
 	o.GuardOperators = max(cmp.Or(o.GuardOperators, 1), 0)
@@ -374,6 +379,8 @@ type leaseWorld struct {
 	guardOperators map[*sim.Proc]bool
 	// guardOperatorsExited are the guard operators that exited.
 	guardOperatorsExited []*sim.Proc
+	// cli are the simulated `leasereal run` invocations (clirun.go).
+	cli cliRuns
 }
 
 func (lw *leaseWorld) setup() error {
@@ -429,6 +436,9 @@ func (lw *leaseWorld) setup() error {
 	}
 	lw.guardOperators = map[*sim.Proc]bool{}
 	if err := lw.spawnGuardOperators(); err != nil {
+		return err
+	}
+	if err := lw.cli.start(lw); err != nil {
 		return err
 	}
 	w.FaultHook(sim.FaultCorrupt, lw.corrupt)
@@ -496,6 +506,9 @@ func (lw *leaseWorld) fail(err error, liveness bool) {
 // crashed workers, and starts the liveness phase after the last worker.
 func (lw *leaseWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 	w := lw.world
+	if lw.cli.exited(p) {
+		return // a CLI wrapper: not a worker, no lane of lease calls
+	}
 	if lw.paused.operatorExited(p) {
 		// Its clear, if ForceReclaim never answered. Not a worker: no lane
 		// of lease calls, no restart.
@@ -575,6 +588,7 @@ func (lw *leaseWorld) recordDeath(p *sim.Proc) {
 // check is the per-step invariant: ground-truth failures, the fenced
 // section, the quarantine records, and the liveness phase.
 func (lw *leaseWorld) check() error {
+	lw.cli.expire()
 	for _, c := range lw.checks {
 		if err := lw.checkQuarantine(c); err != nil {
 			lw.fail(err, false)
