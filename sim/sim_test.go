@@ -567,6 +567,37 @@ func TestInjectedErrors(t *testing.T) {
 	}
 }
 
+// TestUnfaultedLookIsNotInjected: under fserror=1 a process's own Lstat
+// fails, but a harness's look at the volume in the same step (Unfaulted)
+// neither fails nor draws: the process's next call fails as if the look
+// had not been made.
+func TestUnfaultedLookIsNotInjected(t *testing.T) {
+	run := func(look bool) (lookErr, after error, decisions int) {
+		plan := &FaultPlan{}
+		plan.Set(FaultFSError, 1)
+		r := Run(Config{Seed: 2, Faults: plan, Setup: func(w *World) error {
+			v := w.AddVolume("disk")
+			h := w.AddHost(HostSpec{Name: "alpha", Volume: v})
+			_, err := w.Spawn(h, ProcSpec{}, func(p *Proc) {
+				if look {
+					w.Unfaulted(func() { _, lookErr = v.Root().Lstat("/") })
+				}
+				_, after = p.FS().Lstat("/")
+			})
+			return err
+		}})
+		return lookErr, after, len(r.Decisions)
+	}
+	lookErr, after, decisions := run(true)
+	_, plainAfter, plainDecisions := run(false)
+	if lookErr != nil {
+		t.Fatalf("Unfaulted look under fserror=1: %v", lookErr)
+	}
+	if after == nil || after.Error() != plainAfter.Error() || decisions != plainDecisions {
+		t.Fatalf("the look changed the process's draws: %v (%d decisions) vs %v (%d)", after, decisions, plainAfter, plainDecisions)
+	}
+}
+
 // countingFilesystem checks the runtime's contract with a filesystem: every
 // view a process got is closed exactly once, whether the process finished,
 // crashed, lost power, or was cut off by the end of the run.

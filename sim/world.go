@@ -237,6 +237,9 @@ type World struct {
 	// noKills names the code running that must not kill a process (an
 	// invariant, a reap hook), "" otherwise.
 	noKills string
+	// unfaulted is set while a harness looks at a volume in a process's
+	// step (Unfaulted): no FS fault is drawn or injected.
+	unfaulted bool
 	// keyer is the step observer and state key (statekey.go), nil unless
 	// an explorer or a workload asked for one.
 	keyer *stateKeyer

@@ -157,6 +157,7 @@ func (f *dirFS) noteMovedBack(oldpath, newpath string) {
 		t.claimed = true
 		f.dw.world.RecordEvent("claim-return", models.DirClaimReturn{Path: t.path})
 		f.dw.world.Tracef("%s put %s's claim back after an unconfirmed quarantine", f.p.Name(), t.path)
+		f.dw.world.Probe("dirlease-operator-move-undone")
 	}
 }
 
@@ -167,9 +168,11 @@ func (f *dirFS) operatorMove(name string) (data []byte, claim bool) {
 	if !f.operator || fspath.Dir(name) != dirClaimsPath || !isClaimFile(name[len(dirClaimsPath)+1:]) {
 		return nil, false
 	}
-	// The read can fail (the sim's injected FS errors reach a root read
-	// made in a process's step): the move is still followed, its bytes not.
-	data, err := workkit.ReadRoot(f.dw.volume.Root(), name)
+	// The read is the harness's, not the operator's I/O: no injected error
+	// may blind the ground truth to the move (dirlease seed 61005594). A
+	// read that fails all the same leaves the move followed, its bytes not.
+	var err error
+	f.dw.world.Unfaulted(func() { data, err = workkit.ReadRoot(f.dw.volume.Root(), name) })
 	if err != nil {
 		return nil, true
 	}
