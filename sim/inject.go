@@ -297,6 +297,7 @@ func (w *World) injectFSError(kind, path string) error {
 	}
 	errno := fsErrnos[w.running.draws.io.Intn(len(fsErrnos))]
 	w.running.calls.noteFault(kind, path)
+	w.running.fsFaults++
 	w.Probe("fserror")
 	w.Tracef("fault=fserror proc=%s op=%s path=%s errno=%v", w.running.name, kind, path, errno)
 	return errno

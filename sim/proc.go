@@ -74,6 +74,8 @@ type Proc struct {
 	stoppedUntil int64
 	// result is the outcome code of the last operation (0 = success).
 	result uint64
+	// fsFaults counts the FS errors injected into this process's calls.
+	fsFaults int
 	// resultText, when set, is the trace's rendering of the last
 	// operation's outcome in place of result's errno name (an inspection:
 	// "live pid=7 state=Z threads=2"); set only while tracing.
@@ -106,6 +108,13 @@ type Proc struct {
 
 // Name returns the process's label.
 func (p *Proc) Name() string { return p.name }
+
+// FSFaults returns how many FS errors the fserror fault has injected into
+// the process's calls so far. An oracle compares two readings to tell
+// whether a call's view of the disk was blinded by an injected error
+// between them (a decision the engine took without the facts is then its
+// documented fallback, not a finding).
+func (p *Proc) FSFaults() int { return p.fsFaults }
 
 // ID returns the process's world-unique number (spawn order).
 func (p *Proc) ID() int { return p.id }

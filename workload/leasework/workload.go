@@ -258,6 +258,11 @@ type leaseSpace struct {
 	// place (O_TRUNC, data never fsynced) since the space's last power
 	// loss (powerloss.go, reviveHostileDebris).
 	hostileInPlace []string
+	// guardMovedIn maps a quarantine path a guard was moved to onto the
+	// mover's injected-fault count at the move (guardreclaim.go): a
+	// give-back after an injected error blinded the mover is its
+	// documented fallback, not a finding.
+	guardMovedIn map[string]int
 	// mootLinks are the co-tenant's links an engine moved off their names
 	// (dropped from the ledger as moot) since the space's last power loss,
 	// which may undo the move (powerloss.go, reviveSymlinks).
