@@ -27,7 +27,7 @@ var RootDir = []string{"recovery", "beeper-message-like-me-export-admission"}
 // (an existing absolute directory of this user, not group- or
 // world-writable), FS, Clock, Inspector and IDs, and MessagePrefix, the
 // product wording refusals start with ("" is statecas.DefaultMessagePrefix,
-// "leasekit recovery"; statecas.SeedMessagePrefix is the seed's). It is
+// "leasekit recovery"; statecas.SeedMessagePrefix is the original's). It is
 // statecas.Config, the same type as dirlease.Config; admission does not use
 // its BootClock.
 type Config = statecas.Config
@@ -132,7 +132,7 @@ func statusFunc(config Config, current lease.ProcessIdentity) func(statecas.Owne
 }
 
 // Acquire takes the export admission, in at most AcquireAttemptsMax
-// attempts. A prior admission is judged by the seed's disposition rules:
+// attempts. A prior admission is judged by the original's disposition rules:
 // active refuses with ErrActive, indeterminate with ErrIndeterminate, and
 // recoverable is removed (compare-and-swap) before a fresh schema-3 record
 // is created. Contention (a concurrent mutation, a record that changed
@@ -262,7 +262,7 @@ func (a *Admission) MarkCleanupUnsafe(ctx context.Context) error {
 	return a.update(ctx, PhaseCleanupUnsafe, a.claim.HelperOwner)
 }
 
-// Transition reports whether the seed's table allows moving from phase
+// Transition reports whether the original's table allows moving from phase
 // current to next with the given helper (present or not):
 //
 //	parent-owned     → helper-launching (no helper)

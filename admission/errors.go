@@ -66,7 +66,7 @@ func fail(kind Kind, path, msg string, cause error) *Error {
 }
 
 // wrapUnexpected passes an *Error through and wraps anything else as
-// ErrUnsafe with the seed's "could not ... safely" message.
+// ErrUnsafe with the original's "could not ... safely" message.
 func wrapUnexpected(err error, path, msg string) error {
 	return seederr.WrapUnexpected(err, ErrUnsafe, path, msg)
 }

@@ -18,7 +18,7 @@ import (
 // QuarantineDir, and the slot is free.
 
 // QuarantineDir is the operator's quarantine, under the admission
-// directory (a leasekit addition: the seed has no operator path).
+// directory (a leasekit addition: the original has no operator path).
 const QuarantineDir = "quarantine"
 
 // DispositionCorrupt is InspectState's verdict on a file that is not a

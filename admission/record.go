@@ -8,17 +8,17 @@ import (
 	"github.com/leasekit/leasekit/internal/statefile"
 )
 
-// On-disk names and limits, kept from the seed.
+// On-disk names and limits, kept from the original.
 const (
 	// RecordKind is the record's "kind".
 	RecordKind = "beeper-message-like-me-export-admission"
-	// SchemaVersion is what Acquire writes: the seed's schema 2 with
+	// SchemaVersion is what Acquire writes: the original's schema 2 with
 	// revision, whose owner objects gain hostname and pidNamespace.
 	SchemaVersion = 3
 	FileName      = "active.json"
-	// AcquireAttemptsMax is the seed's MAX_EXPORT_ADMISSION_ACQUIRE_ATTEMPTS.
+	// AcquireAttemptsMax is the original's MAX_EXPORT_ADMISSION_ACQUIRE_ATTEMPTS.
 	AcquireAttemptsMax = 8
-	// RecordBytesMax is the seed's MAX_CLAIM_BYTES.
+	// RecordBytesMax is the original's MAX_CLAIM_BYTES.
 	RecordBytesMax = 16 * 1024
 )
 
@@ -176,7 +176,7 @@ const (
 	DispositionRecoverable   Disposition = "recoverable"
 )
 
-// dispose is the seed's exportAdmissionDisposition, rule for rule. status
+// dispose is the original's exportAdmissionDisposition, rule for rule. status
 // gives an owner's liveness; currentBoot is this host's boot digest.
 // "Same boot" below means "not provably another boot", so an unknown boot
 // id never proves a reboot.

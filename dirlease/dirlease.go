@@ -85,7 +85,7 @@ type CreateRequest struct {
 	// RecoverAfterMs is the wall time (Unix ms), not before now, after which
 	// a launching lease of a dead owner may be recovered. Only its distance
 	// from the creation time is used (the window, measured on the boot
-	// clock); the wall time itself is recorded as the seed records it.
+	// clock); the wall time itself is recorded as the original records it.
 	RecoverAfterMs int64
 }
 
@@ -100,7 +100,7 @@ func currentIdentity(config Config) (lease.ProcessIdentity, error) {
 	return current, nil
 }
 
-// physicalIdentity is the seed's physicalDirectoryIdentity: name must be
+// physicalIdentity is the original's physicalDirectoryIdentity: name must be
 // canonical (no component is a symlink, as realpath(name) == name), a
 // directory owned by uid, with a birth time, and mode 0700 (private) or at
 // least not group- or world-writable.
@@ -229,7 +229,7 @@ func create(config Config, uid uint32, claim Claim) (*Lease, error) {
 	return held, nil
 }
 
-// RawTransition reports whether the seed allows a raw-working lease to move
+// RawTransition reports whether the original allows a raw-working lease to move
 // from current to next: launching from preparing or settled; running from
 // launching; settled from launching or running.
 func RawTransition(current, next Phase) bool {

@@ -10,7 +10,7 @@ import (
 type Kind int
 
 const (
-	// ErrInvalidRequest: Create's request breaks the seed's rules.
+	// ErrInvalidRequest: Create's request breaks the original's rules.
 	ErrInvalidRequest Kind = iota + 1
 	// ErrNotOwnedDirectory: a lease path (target, parent, output) is not an
 	// owned physical directory: not canonical, a symlink in the way, another
@@ -18,7 +18,7 @@ const (
 	ErrNotOwnedDirectory
 	// ErrDuplicate: the lease ID was already present.
 	ErrDuplicate
-	// ErrInvalidTransition: a phase change the seed's table refuses, or a
+	// ErrInvalidTransition: a phase change the original's table refuses, or a
 	// change of a released or bundle-stage lease.
 	ErrInvalidTransition
 	// ErrChildIdentity: the child PID is missing, invalid or not capturable.
@@ -76,7 +76,7 @@ func fail(kind Kind, path, msg string, cause error) *Error {
 }
 
 // wrapUnexpected passes an *Error through and wraps anything else as
-// ErrUnsafe with the seed's "could not ... safely" message.
+// ErrUnsafe with the original's "could not ... safely" message.
 func wrapUnexpected(err error, path, msg string) error {
 	return seederr.WrapUnexpected(err, ErrUnsafe, path, msg)
 }

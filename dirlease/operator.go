@@ -24,7 +24,7 @@ import (
 
 // QuarantineDir is the operator's quarantine for claim files, a sibling of
 // the claim directory (which must hold claims only); a leasekit addition,
-// the seed has no operator path.
+// the original has no operator path.
 var QuarantineDir = []string{"recovery", "beeper-message-like-me-directory-leases.quarantine"}
 
 // DispositionCorrupt is Inspect's verdict on an entry of the claim
@@ -172,7 +172,7 @@ func waitResolves(claim Claim, at clocks, status func(statecas.Owner) statecas.S
 
 // launchWindowMeasurable reports whether claim is a launching lease whose
 // window this judge can see end: on a boot clock both sides read, or, for
-// a legacy claim, on the wall clock (the seed's rule).
+// a legacy claim, on the wall clock (the original's rule).
 func launchWindowMeasurable(claim Claim, at clocks) bool {
 	if claim.Role != RoleRawWorking || claim.Phase != PhaseLaunching {
 		return false

@@ -14,25 +14,25 @@ import (
 	"github.com/leasekit/leasekit/lease"
 )
 
-// On-disk names and limits, kept from the seed.
+// On-disk names and limits, kept from the original.
 const (
 	ClaimKind = "beeper-message-like-me-directory-lease"
-	// SchemaVersion is what Create writes: the seed's schema 2 with owner
+	// SchemaVersion is what Create writes: the original's schema 2 with owner
 	// objects that gain hostname and pidNamespace (schema 3), plus a
 	// revision rotated on every write and the creation time on the boot
 	// clock (schema 4). Schemas 2 and 3 are still read, as legacy claims.
 	SchemaVersion = 4
-	// schemaLegacyOwners is the last schema with the seed's owner objects.
+	// schemaLegacyOwners is the last schema with the original's owner objects.
 	schemaLegacyOwners = 2
 	// NoBootTime is Claim.CreatedAtBootMs when the creator had no boot
 	// clock (null on disk), and in every legacy claim.
 	NoBootTime = -1
-	// ClaimsMax and ClaimBytesMax are the seed's MAX_CLAIMS and
+	// ClaimsMax and ClaimBytesMax are the original's MAX_CLAIMS and
 	// MAX_CLAIM_BYTES.
 	ClaimsMax     = 64
 	ClaimBytesMax = 16 * 1024
 	pathBytesMax  = 4096
-	// safeIntegerMax is JavaScript's Number.MAX_SAFE_INTEGER, the seed's
+	// safeIntegerMax is JavaScript's Number.MAX_SAFE_INTEGER, the original's
 	// bound on millisecond times.
 	safeIntegerMax = 1<<53 - 1
 )
@@ -97,7 +97,7 @@ func (i Identity) wire() map[string]any {
 	return map[string]any{"device": i.Device, "inode": i.Inode, "birthtimeNs": i.BirthtimeNs}
 }
 
-// Claim is a parsed directory lease claim: schema 2 (the seed's), 3
+// Claim is a parsed directory lease claim: schema 2 (the original's), 3
 // (5-key owners) or 4 (3 with revision and createdAtBootMs).
 type Claim struct {
 	SchemaVersion     int
@@ -116,7 +116,7 @@ type Claim struct {
 	RecoverAfterMs int64
 	// Revision is a v4 UUID that every write rotates, so that the bytes of
 	// a claim never repeat (no ABA for a stale compare-and-swap); "" in a
-	// legacy claim (schema 2 or 3), which the seed wrote without one.
+	// legacy claim (schema 2 or 3), which the original wrote without one.
 	Revision string
 	// CreatedAtBootMs is Config.BootClock at creation, in milliseconds, in
 	// the owner's boot: the launching window is measured from it, as
@@ -172,7 +172,7 @@ var (
 	errNotCanonical = "directory lease is not canonical"
 )
 
-// validPath is the seed's boundedPath: absolute, already resolved (clean),
+// validPath is the original's boundedPath: absolute, already resolved (clean),
 // at most 4096 bytes, no NUL, CR or LF.
 func validPath(value string) bool {
 	return path.IsAbs(value) && fspath.Clean(value) == value && len(value) <= pathBytesMax &&
@@ -315,7 +315,7 @@ func parseIdentity(raw json.RawMessage, record string) (Identity, error) {
 	return identity, nil
 }
 
-// isDecimal reports whether s is 1 to 40 ASCII digits, no sign (the seed's
+// isDecimal reports whether s is 1 to 40 ASCII digits, no sign (the original's
 // /^\d{1,40}$/).
 func isDecimal(s string) bool {
 	if len(s) < 1 || len(s) > 40 {

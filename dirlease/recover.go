@@ -12,7 +12,7 @@ import (
 
 // Report counts what Recover did with each claim. A claim whose directory
 // was already gone (and not published) is released without being counted,
-// as in the seed.
+// as in the original.
 type Report struct {
 	// Recovered: directories removed (including interrupted quarantines).
 	Recovered int
@@ -25,7 +25,7 @@ type Report struct {
 	Indeterminate int
 }
 
-// Disposition is the seed's verdict on one claim.
+// Disposition is the original's verdict on one claim.
 type Disposition string
 
 const (
@@ -74,7 +74,7 @@ func launchWindowPassed(claim Claim, at clocks) bool {
 	return at.bootMs-claim.CreatedAtBootMs > claim.LaunchWindowMs()
 }
 
-// dispose is the seed's recovery decision for one claim, rule for rule: a
+// dispose is the original's recovery decision for one claim, rule for rule: a
 // live owner is active, an uninspectable one indeterminate; then a
 // raw-working lease is judged by its phase (preparing and settled are
 // recoverable; running follows its child; launching waits for its window,

@@ -13,7 +13,7 @@ import (
 )
 
 // AcquireRequest names the session that wants the lease. Both fields are
-// the seed's vocabulary (piSessionId, piSessionFile) and both are optional:
+// the original's vocabulary (piSessionId, piSessionFile) and both are optional:
 // the owner record needs them, so an empty one is filled in (see Acquire).
 type AcquireRequest struct {
 	// SessionID is piSessionId; "" means the new owner's generation.
@@ -57,7 +57,7 @@ func (r AcquireRequest) validate() error {
 //
 // An empty req.SessionID is recorded as the new owner's generation and an
 // empty req.SessionFile as the caller's executable path, so the record
-// stays one the seed reads. To wait for a held lease, use AcquireWait.
+// stays one the original reads. To wait for a held lease, use AcquireWait.
 func (m *Manager) Acquire(ctx context.Context, req AcquireRequest) (AcquireResult, error) {
 	if err := req.validate(); err != nil {
 		return AcquireResult{}, err

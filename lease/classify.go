@@ -6,11 +6,11 @@ import (
 	"github.com/leasekit/leasekit/internal/fspath"
 )
 
-// classify applies ClassifyRecord to a record. Schema-1 records (the seed's)
+// classify applies ClassifyRecord to a record. Schema-1 records (the original's)
 // carry neither the executable's inode nor a PID namespace; for them the
 // seed's rules apply: the record is assumed to be in the caller's namespace,
 // and the executable is compared by cleaned path, so an upgraded owner whose
-// /proc/PID/exe reads "... (deleted)" is judged stale, exactly as the seed
+// /proc/PID/exe reads "... (deleted)" is judged stale, exactly as the original
 // judged it.
 func (m *Manager) classify(rec ProcessIdentity, legacy bool, current ProcessIdentity) OwnerState {
 	if !legacy {
@@ -21,7 +21,7 @@ func (m *Manager) classify(rec ProcessIdentity, legacy bool, current ProcessIden
 	return ClassifyRecord(rec, current, pathInspector{inner: m.inspector, executable: rec.Executable})
 }
 
-// pathInspector turns ClassifyRecord's inode comparison into the seed's
+// pathInspector turns ClassifyRecord's inode comparison into the original's
 // path comparison: a live inspection reports inode 0:0 when its executable
 // path equals the record's, and 0:1 (a mismatch with the record's 0:0)
 // otherwise.

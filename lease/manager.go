@@ -34,7 +34,7 @@ const (
 const (
 	// DefaultGuardWait is how long a call waits for a busy guard.
 	DefaultGuardWait = time.Second
-	// pollInterval is the seed's 5 ms poll between guard attempts.
+	// pollInterval is the original's 5 ms poll between guard attempts.
 	pollInterval = 5 * time.Millisecond
 	// guardAttemptsMin is the attempt bound when GuardWait is tiny; the
 	// bound grows with GuardWait so that the deadline, not the counter,
@@ -69,7 +69,7 @@ type Config struct {
 }
 
 // Manager is the generation-fenced, epoch-numbered single-owner lease of one
-// namespace directory: a Go port of the seed's ReceiverLeaseManager. All
+// namespace directory: a Go port of the original's ReceiverLeaseManager. All
 // mutations happen under the lifecycle guard file; Inspect reads without it.
 // A Manager holds no lease state between calls (only a cache of the last
 // records it parsed, keyed by their bytes), so any number of Managers (in
@@ -427,7 +427,7 @@ func syncAncestorDir(fsys FS, dir string) error {
 
 var errNotDirectory = errors.New("exists and is not a directory; an operator must move it away")
 
-// safePathPart keeps a value usable inside a file name, as the seed does:
+// safePathPart keeps a value usable inside a file name, as the original does:
 // every rune but ASCII letters, digits, '.', '_' and '-' becomes '_'. A
 // value made only of those (a generation, an ID) is returned as it is.
 func safePathPart(value string) string {
@@ -452,7 +452,7 @@ func safePathRune(r rune) bool {
 }
 
 // quarantineEntry returns a fresh name in quarantine/ for a record of kind
-// ("receiver" or "lifecycle") and generation, as the seed names them.
+// ("receiver" or "lifecycle") and generation, as the original names them.
 func (m *Manager) quarantineEntry(kind, generation, suffix string) string {
 	return fspath.Join(m.quarantinePath(), fmt.Sprintf("%s.%s.%d.%s%s", kind, safePathPart(generation),
 		m.clock.Now().UnixMilli(), safePathPart(m.ids.NewID()), suffix))

@@ -14,12 +14,12 @@ import (
 
 // Record schemas. docs/FORMAT-lease.md describes every field.
 const (
-	// ownerSchemaLegacy is the seed's owner format: no executable inode, no
+	// ownerSchemaLegacy is the original's owner format: no executable inode, no
 	// PID namespace, no epoch, no uid. Still read and honoured.
 	ownerSchemaLegacy = 1
 	// OwnerSchema is the owner format this package writes.
 	OwnerSchema = 2
-	// guardSchemaLegacy is the seed's guard and intent format.
+	// guardSchemaLegacy is the original's guard and intent format.
 	guardSchemaLegacy = 1
 	// GuardSchema is the guard and intent format this package writes.
 	GuardSchema = 2
@@ -35,12 +35,12 @@ const (
 	epochBytesMax = 4 << 10
 )
 
-// timestampLayout is JavaScript's Date.toISOString, as the seed writes it.
+// timestampLayout is JavaScript's Date.toISOString, as the original writes it.
 const timestampLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // Owner is the record in receiver.lock/owner.json: who holds the lease.
 type Owner struct {
-	// Schema is 2 for records this package writes, 1 for the seed's.
+	// Schema is 2 for records this package writes, 1 for the original's.
 	Schema int
 	// Generation is a fresh UUID per acquire: the release capability.
 	Generation string
@@ -85,7 +85,7 @@ func (o Owner) Identity() ProcessIdentity {
 }
 
 // legacy reports whether the record predates executable inodes and PID
-// namespaces (schema 1): the seed's identity rules apply to it.
+// namespaces (schema 1): the original's identity rules apply to it.
 func (o Owner) legacy() bool { return o.Schema == ownerSchemaLegacy }
 
 var (
@@ -289,9 +289,9 @@ func decodeVersionedSlowly(data []byte, record string, schemas []schemaKeys) (*s
 // validUTF8 refuses a record that is not UTF-8 (RFC 8259, section 8.1).
 // The JSON decoder would turn each invalid byte into U+FFFD, so a record
 // would parse to fields that are not its bytes (and two different files
-// to one record). Nothing valid is lost: the seed's JSON.stringify and
+// to one record). Nothing valid is lost: the original's JSON.stringify and
 // this package's writer only ever write UTF-8. Non-canonical JSON, by
-// contrast, is read: every record the seed wrote is non-canonical
+// contrast, is read: every record the original wrote is non-canonical
 // (docs/FORMAT-lease.md, "Records").
 func validUTF8(data []byte, record string) error {
 	if utf8.Valid(data) {
@@ -454,5 +454,5 @@ func parseEpoch(data []byte) (uint64, error) {
 	return epoch, object.Err()
 }
 
-// formatTimestamp renders t as the seed's Date.toISOString does.
+// formatTimestamp renders t as the original's Date.toISOString does.
 func formatTimestamp(t time.Time) string { return t.UTC().Format(timestampLayout) }

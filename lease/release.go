@@ -10,7 +10,7 @@ import (
 
 // Release removes the lease if generation is current and the owner's rootId
 // is this Manager's. The generation is a capability: whoever presents it
-// (any process, any session) may release, exactly as in the seed; Release
+// (any process, any session) may release, exactly as in the original; Release
 // does not check that the caller is the owning process. Keep generations
 // private to the holder.
 //

@@ -54,7 +54,7 @@ type Reclaim struct {
 // RefusalReason says why an operation refused to act.
 type RefusalReason string
 
-// Refusal reasons. The first five are the seed's; RefusalCorruptEpoch is
+// Refusal reasons. The first five are the original's; RefusalCorruptEpoch is
 // new with the epoch counter.
 const (
 	// RefusalRemoteOwner: the owner record names another host; it can be

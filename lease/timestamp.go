@@ -9,7 +9,7 @@ import (
 
 // timestamp reads a record's createdAt. Schema 2 records are the port's
 // own and hold Date.toISOString text, so RFC 3339 is required. Schema 1
-// records are the seed's, which accepted whatever Date.parse accepts; the
+// records are the original's, which accepted whatever Date.parse accepts; the
 // port accepts the part of that every ECMAScript engine must accept (the
 // Date Time String Format, date-only forms such as "2025-01-02" included:
 // seedTimestamp) and RFC 3339. Engine-specific fallbacks of V8's legacy

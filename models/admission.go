@@ -37,7 +37,7 @@ import (
 //	                              without a helper (no effect).
 //	           released / changed  as for Transition; released empties the slot.
 //
-// Disposition of a claim, the seed's exportAdmissionDisposition evaluated on
+// Disposition of a claim, the original's exportAdmissionDisposition evaluated on
 // the ground truth instead of an inspection:
 //
 //	owner alive                              active
@@ -49,7 +49,7 @@ import (
 //	    no helper recorded                   indeterminate
 //	    helper alive                         active, else indeterminate
 //
-// "Owner boot gone" is the truth the seed approximates with "recorded boot
+// "Owner boot gone" is the truth the original approximates with "recorded boot
 // ID differs from mine": an acquirer on another host sharing the file must
 // not treat a live remote owner as rebooted. The bug "a lost update on the
 // admission slot" shows as an acquire over a claim that is not recoverable,
@@ -84,7 +84,7 @@ func (p AdmissionPhase) String() string {
 	return fmt.Sprintf("AdmissionPhase(%d)", int(p))
 }
 
-// AdmissionTransitionValid is the seed's transition table (`valid` in
+// AdmissionTransitionValid is the original's transition table (`valid` in
 // updateExportAdmission), written out again here on purpose: the model
 // must not share it with the engine.
 func AdmissionTransitionValid(current, next AdmissionPhase, helper bool) bool {
@@ -183,7 +183,7 @@ type AdmissionCorruption struct{}
 // AdmissionClear is the environment event "an operator removed active.json".
 type AdmissionClear struct{}
 
-// AdmissionLegacy is the environment event "active.json holds a seed-era
+// AdmissionLegacy is the environment event "active.json holds an original-implementation
 // (legacy) record whose owner is dead, written on Host in its current boot"
 // (a simulator's setup). Phase gives its meaning: PhaseCleanupUnsafe for a
 // schema-1 record (its detached helper may outlive the owner: recoverable

@@ -49,7 +49,7 @@ import (
 //	           failed / unknown   any recoverable claim not foreign becomes
 //	                              "maybe gone" (its directory too).
 //
-// A claim is recoverable, following the seed's recovery on ground truth:
+// A claim is recoverable, following the original's recovery on ground truth:
 // its owner is dead and it is a bundle stage, or a raw working directory
 // that is preparing or settled, running with a dead child, or launching
 // with NowMs >= RecoverAfterMs. A recovery that removes anything else is the
@@ -113,7 +113,7 @@ func (p DirPhase) String() string {
 	return fmt.Sprintf("DirPhase(%d)", int(p))
 }
 
-// DirTransitionValid is the seed's transition table
+// DirTransitionValid is the original's transition table
 // (updateBeeperMessageLikeMeDirectoryLease), restated for the model: only a
 // raw working lease changes phase; launching from preparing or settled,
 // running from launching, settled from launching or running; a child
@@ -196,7 +196,7 @@ type DirReleaseResult struct {
 }
 
 // DirRecover is the input of a recovery pass run at wall time NowMs (the
-// engine takes the time as a parameter, like the seed's nowMs).
+// engine takes the time as a parameter, like the original's nowMs).
 type DirRecover struct {
 	Proc  int
 	Host  string

@@ -38,7 +38,7 @@ type dirContent struct {
 }
 
 // recoverable reports whether a pass at nowMs may remove a claim of role
-// holding c whose owner is dead (the seed's rules on ground truth).
+// holding c whose owner is dead (the original's rules on ground truth).
 func (c dirContent) recoverable(role DirRole, recoverAfterMs, nowMs int64) bool {
 	if role == RoleBundleStage {
 		return true

@@ -18,7 +18,7 @@ type Kind interface {
 // DefaultPrefix is the prefix of an Error whose Prefix is "".
 const DefaultPrefix = "leasekit recovery"
 
-// Error is every refusal of an engine package. Msg is the seed's message;
+// Error is every refusal of an engine package. Msg is the original's message;
 // Err, when set, the cause (errors.Unwrap reaches *fs.PathError and
 // friends); Prefix the product wording the text starts with ("" is
 // DefaultPrefix).
@@ -60,7 +60,7 @@ func New[K Kind](kind K, path, msg string, cause error) *Error[K] {
 }
 
 // WrapUnexpected passes an *Error[K] through and wraps anything else as
-// kind unsafe with the seed's "could not ... safely" message.
+// kind unsafe with the original's "could not ... safely" message.
 func WrapUnexpected[K Kind](err error, unsafe K, path, msg string) error {
 	var own *Error[K]
 	if errors.As(err, &own) {

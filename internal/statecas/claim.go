@@ -39,7 +39,7 @@ type Config struct {
 const (
 	// DefaultMessagePrefix is neutral: the engines are not one product's.
 	DefaultMessagePrefix = seederr.DefaultPrefix
-	// SeedMessagePrefix is the seed's wording, for programs that match it.
+	// SeedMessagePrefix is the original's wording, for programs that match it.
 	SeedMessagePrefix = "Beeper Message Like Me recovery"
 )
 

@@ -66,7 +66,7 @@ func (k Kind) String() string {
 func (k Kind) Error() string { return "statecas: " + k.String() }
 
 // MutationActiveText is part of the message of every ErrMutationActive, as
-// the seed's contention test matches it by text.
+// the original's contention test matches it by text.
 const MutationActiveText = "state file mutation is already active"
 
 // Error is every refusal of this package. Err, when set, is the underlying

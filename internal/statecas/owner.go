@@ -10,10 +10,10 @@ import (
 )
 
 // Owner is the process identity that admission and dirlease records carry:
-// the seeds' {pid, bootId, processStartId} digests, extended (schema 3) with
+// the originals' {pid, bootId, processStartId} digests, extended (schema 3) with
 // the hostname and PID namespace that the digests cannot express. Legacy
 // records (Legacy true) have only the three seed keys; they are read as if
-// written on this host and in this PID namespace, as the seed assumed.
+// written on this host and in this PID namespace, as the original assumed.
 type Owner struct {
 	PID int
 	// BootID is BootDigest of the raw kernel boot id.
@@ -22,8 +22,8 @@ type Owner struct {
 	ProcessStartID string
 	Hostname       string
 	PIDNamespace   string
-	// Legacy marks a seed-era owner (three keys). Its digests were made by
-	// the seed's process-identity module, whose preimage is not ours.
+	// Legacy marks an original-implementation owner (three keys). Its digests were made by
+	// the original's process-identity module, whose preimage is not ours.
 	Legacy bool
 }
 
@@ -33,7 +33,7 @@ var (
 	LegacyOwnerKeys = []string{"bootId", "pid", "processStartId"}
 )
 
-// PIDMax is the largest PID a record may hold (the seeds' 2^31-1).
+// PIDMax is the largest PID a record may hold (the originals' 2^31-1).
 const PIDMax = 2_147_483_647
 
 // hostnameBytesMax and namespaceBytesMax bound the free-text owner fields.
@@ -140,11 +140,11 @@ func ParseOwner(raw []byte, record string, legacy bool) (Owner, error) {
 	return owner, nil
 }
 
-// Status is an owner's liveness: the seeds' ProcessOwnerStatus.
+// Status is an owner's liveness: the originals' ProcessOwnerStatus.
 type Status int
 
 const (
-	// StatusLive is the seeds' "exact-live-owner".
+	// StatusLive is the originals' "exact-live-owner".
 	StatusLive Status = iota + 1
 	// StatusDead: the recorded process is provably gone.
 	StatusDead
@@ -206,7 +206,7 @@ func Capture(inspector lease.Inspector, pid int) (Owner, error) {
 //     reuse, another executable inode, another user).
 //
 // A legacy owner is taken to be on this host and namespace. Its
-// processStartId was made by the seed's own preimage, which cannot be
+// processStartId was made by the original's own preimage, which cannot be
 // recomputed, so a live PID under a legacy record is unknown, never dead
 // and never live: only absence, a dead zombie or a reboot proves it gone.
 func OwnerStatus(owner Owner, current lease.ProcessIdentity, inspector lease.Inspector) OwnerState {

@@ -27,7 +27,7 @@ import (
 )
 
 // Canonical returns the canonical JSON encoding of v followed by one newline:
-// object keys sorted in byte order (the seeds' canonicalJson order for the
+// object keys sorted in byte order (the originals' canonicalJson order for the
 // ASCII keys every schema uses), no insignificant whitespace, no HTML
 // escaping, numbers as written. The same record always
 // has the same bytes, so a SHA-256 of them is a compare-and-swap token.
