@@ -210,7 +210,8 @@ type Quarantined struct {
 // ErrChanged and nothing moves), under the file's mutation claim, and
 // provided it is not active (a live owner or running child is ErrActive)
 // and not inside a launching window that provably still runs, whatever
-// its owner's inspection answered (ErrWaiting).
+// its owner's inspection answered, nor a claim whose directory another
+// claim holds (ErrWaiting: what Inspect says time resolves).
 // The leased directory is not touched.
 func Quarantine(ctx context.Context, config Config, name, contentSHA256 string) (moved Quarantined, err error) {
 	defer func() { err = label(config, err) }()
@@ -239,6 +240,14 @@ func Quarantine(ctx context.Context, config Config, name, contentSHA256 string) 
 	}
 	if judged.Claim != nil && launchWindowRunning(*judged.Claim, at) {
 		return Quarantined{}, fail(ErrWaiting, judged.Path, waitingMessage(*judged), nil)
+	}
+	if judged.Disposition == DispositionIndeterminate && !judged.OperatorNeeded {
+		// Inspect says time resolves it: another claim holds its
+		// directory (judgeHeldElsewhere), and recovery takes it once that
+		// claim ends. Quarantine refuses what Inspect tells the operator
+		// to leave, so the two never disagree.
+		return Quarantined{}, fail(ErrWaiting, judged.Path, "directory lease names a directory another claim holds; "+
+			"recovery takes it once that claim ends", nil)
 	}
 	return quarantineEntry(config, *judged)
 }

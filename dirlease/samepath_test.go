@@ -123,3 +123,31 @@ func TestCreateFailsClosedOnAClaimItCannotRead(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 2, "the refused Create withdrew its claim; the others are untouched")
 }
+
+// TestQuarantineWaitsWhileAnotherClaimHoldsTheDirectory: Inspect judges a
+// dead owner's claim whose directory another claim holds as that claim
+// (here indeterminate: its owner cannot be inspected) and says no operator
+// is needed, since recovery takes it once the other claim ends. Quarantine
+// refuses what Inspect says time resolves, as it refuses a running launch
+// window: the dirlease campaign found a Quarantine that moved such a claim
+// (seed 17740, "operator-0-t2's Quarantine moved ..., which its own
+// Inspect judged resolved by time").
+func TestQuarantineWaitsWhileAnotherClaimHoldsTheDirectory(t *testing.T) {
+	w := newWorld(t)
+	_, dead := w.deadBesideLiveTwin()
+	w.inspector.Set(ownerPID+1, leasetest.Unknown("permission denied"))
+	states, err := Inspect(ctx, w.recoverer())
+	require.NoError(t, err)
+	var judged ClaimState
+	for _, state := range states {
+		if state.Name == dead.Claim().ID+".json" {
+			judged = state
+		}
+	}
+	require.Equal(t, DispositionIndeterminate, judged.Disposition)
+	require.False(t, judged.OperatorNeeded)
+	_, err = Quarantine(ctx, w.recoverer(), judged.Name, judged.ContentSHA256)
+	require.ErrorIs(t, err, ErrWaiting)
+	require.Contains(t, err.Error(), "another claim")
+	require.True(t, exists(t, dead.ClaimPath()), "a refused quarantine moves nothing")
+}
