@@ -377,12 +377,15 @@ func (m *Manager) forceRecordFile(c *call, file, kind, record, generation string
 	if same {
 		return ForceResult{Kind: ForceMoved, QuarantinePath: target, Evidence: read.data}, nil
 	}
-	if moved, err := statefile.ReadFile(m.fs, target, guardBytesMax); err == nil && m.unparsableGuard(moved, record) {
-		// Garbage written over the judged record in between is nobody's
-		// guard or intent: giving it back would block the namespace
-		// again. It stays in quarantine/ as evidence (as in quarantineGuard).
+	if moved, err := statefile.ReadFile(m.fs, target, guardBytesMax); (err == nil && m.unparsableGuard(moved, record)) || isNobodysEntry(err) {
+		// Garbage written over the judged record in between, or an entry
+		// that is no regular file of a sane size (a planted symlink), is
+		// nobody's guard or intent: giving it back would block the
+		// namespace again. It stays in quarantine/ as evidence (as in
+		// quarantineGuard). An entry that could not be read (an I/O
+		// error) may be a holder's new guard, and is given back.
 		return ForceResult{Kind: ForceMoved, QuarantinePath: target, Evidence: moved, Why: fmt.Sprintf(
-			"%s was overwritten with bytes that are no record between the judgement and the move; %s holds them",
+			"%s was replaced by an entry that is no record between the judgement and the move; %s holds it",
 			file, target)}, nil
 	}
 	// Another record took the name between the judgement and the move (a
@@ -421,6 +424,15 @@ func (m *Manager) forceGuard(c *call, generation string) (ForceResult, error) {
 }
 
 // unparsableGuard reports whether data is no guard or intent record.
+// isNobodysEntry reports whether a read failed because the entry is not a
+// record any process wrote: not a regular file, or past the size bound
+// (the engine writes neither).
+func isNobodysEntry(err error) bool {
+	var notRegular *statefile.NotRegularError
+	var tooLarge *statefile.TooLargeError
+	return errors.As(err, &notRegular) || errors.As(err, &tooLarge)
+}
+
 func (m *Manager) unparsableGuard(data []byte, record string) bool {
 	_, err := m.parseGuardCached(data, record)
 	return err != nil

@@ -376,3 +376,43 @@ func TestForcedGuardNeverRunsBesideAHolder(t *testing.T) {
 		func(context.Context, lease.Owner) error { entered = true; return nil }))
 	require.True(t, entered)
 }
+
+// TestForcedGuardKeepsASymlinkPlantedAfterTheJudgement: between the
+// operator's judgement of a remote guard and its move, a co-tenant replaces
+// the guard with a symlink. What moved is no process's guard (the engine
+// never writes a symlink), so it stays in quarantine/, as garbage written
+// over the guard does. Before, the force could not read it as a record,
+// took it for a holder's new guard and put it back, and the namespace
+// stayed blocked with nothing left for the operator's next look to judge
+// by generation: lease seed 8899 of a mutant hunt's real-build check
+// ended in a liveness failure ("lifecycle guard is corrupt: ... is not a
+// regular file (mode Lrwxrwxrwx)").
+func TestForcedGuardKeepsASymlinkPlantedAfterTheJudgement(t *testing.T) {
+	w := newWorld(t)
+	operator, remote := leasetest.Identity(1), leasetest.Identity(9)
+	remote.Hostname = "host-b"
+	const judged = "00000000-0000-4000-8000-0000000000cd"
+	guard := w.path("receiver.lifecycle.guard.json")
+	w.write("receiver.lifecycle.guard.json", guardJSON(remote, judged))
+	m := w.manager(operator)
+	forcing, swapped := false, false
+	w.fs.After(func(op leasetest.Op, err error) {
+		if !forcing || swapped || err != nil || op.Name != "OpenFile" || op.Paths[0] != guard {
+			return
+		}
+		swapped = true
+		require.NoError(t, os.Remove(guard))
+		require.NoError(t, os.Symlink("/etc/passwd", guard))
+	})
+	forcing = true
+	result, err := m.ForceReclaim(context.Background(), lease.ForceRequest{Kind: lease.BlockerGuard, Generation: judged})
+	forcing = false
+	require.NoError(t, err)
+	require.True(t, swapped)
+	require.Equal(t, lease.ForceMoved, result.Kind, "%+v", result)
+	_, err = os.Lstat(guard)
+	require.ErrorIs(t, err, os.ErrNotExist, "the planted symlink was given back to the guard's name")
+	info, err := os.Lstat(result.QuarantinePath)
+	require.NoError(t, err)
+	require.Equal(t, os.ModeSymlink, info.Mode().Type(), "quarantine/ keeps the symlink as evidence")
+}
