@@ -214,7 +214,7 @@ func parseFlags(set *flag.FlagSet, args []string) (int, bool) {
 // runFlags are run's own flags beyond the spec knobs.
 type runFlags struct {
 	seeds, workers, determinism, shrinkRuns, shrinkMax int
-	duration, shrinkTime                               time.Duration
+	duration, shrinkTime, progress                     time.Duration
 	baseSeed                                           uint64
 	shard, out, resume                                 string
 	json, probes                                       bool
@@ -232,6 +232,7 @@ func (f *runFlags) register(set *flag.FlagSet) {
 	set.IntVar(&f.determinism, "determinism-sample", 100, "run every K-th index twice and compare hash streams (0: never)")
 	set.BoolVar(&f.json, "json", false, "print the mergeable JSON report instead of the summary")
 	set.BoolVar(&f.probes, "probes", false, "also list every probe hit with its count (the --json report has them too)")
+	set.DurationVar(&f.progress, "progress", 0, "print a progress line to stderr this often (e.g. 30s) when stdout is not a terminal, as in CI logs (on a terminal a live line is always shown)")
 	set.StringVar(&f.out, "out", "testdata/seeds", "directory for shrunk seed files (<out>/<engine>/<name>.seed)")
 	set.IntVar(&f.shrinkRuns, "shrink-runs", campaign.ShrinkRunsDefault, "run budget of each shrink")
 	set.IntVar(&f.shrinkMax, "shrink-max", 3, "shrink at most this many distinct failures (0: none)")
@@ -278,8 +279,13 @@ func (c *Command) cmdRun(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	progress := isTerminal(stdout) && !flags.json
-	if progress {
-		o.Progress = func(p campaign.Progress) { writeProgress(stdout, p, o.Seeds*len(o.Engines)/o.Shards) }
+	planned := o.Seeds * len(o.Engines) / o.Shards
+	switch {
+	case progress:
+		o.Progress = func(p campaign.Progress) { writeProgress(stdout, p, planned) }
+	case flags.progress > 0:
+		o.ProgressPeriod = flags.progress
+		o.Progress = func(p campaign.Progress) { writeProgressLine(stderr, p, planned) }
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -372,6 +378,15 @@ func isTerminal(w io.Writer) bool {
 }
 
 func writeProgress(w io.Writer, p campaign.Progress, planned int) {
+	fmt.Fprint(w, "\r\033[K"+progressText(p, planned))
+}
+
+// writeProgressLine is writeProgress for a log: one plain line a call.
+func writeProgressLine(w io.Writer, p campaign.Progress, planned int) {
+	fmt.Fprintln(w, "progress: "+progressText(p, planned))
+}
+
+func progressText(p campaign.Progress, planned int) string {
 	rate := 0.0
 	if p.Elapsed > 0 {
 		rate = float64(p.Runs) / p.Elapsed.Seconds()
@@ -380,7 +395,7 @@ func writeProgress(w io.Writer, p campaign.Progress, planned int) {
 	if planned > 0 {
 		of = fmt.Sprintf("/%d", planned)
 	}
-	fmt.Fprintf(w, "\r\033[K%d%s seeds  %.0f/s  violations %d  liveness %d  nondeterminism %d  probes hit %d  %s",
+	return fmt.Sprintf("%d%s seeds  %.0f/s  violations %d  liveness %d  nondeterminism %d  probes hit %d  %s",
 		p.Runs, of, rate, p.Violations, p.Liveness, p.Nondeterminism, p.ProbesHit, p.Elapsed.Round(time.Second))
 }
 

@@ -66,3 +66,19 @@ func TestKnobArgsKeepOnlyWhatDecidesARun(t *testing.T) {
 		knobArgs([]string{"--seeds", "200", "--faults=swarm,crash=0", "--workers", "2", "--param", "roots=1", "-scheduler", "pct", "--json"}))
 	require.Equal(t, []string{"--param", "'a b'"}, knobArgs([]string{"--param", "a b"}))
 }
+
+// TestRunPrintsProgressLinesToALog: with --progress and stdout not a
+// terminal (a CI log), a long campaign prints plain progress lines to
+// stderr; without it, nothing but the summary.
+func TestRunPrintsProgressLinesToALog(t *testing.T) {
+	c := &Command{Catalog: workload.Catalog(), Package: "./cmd/leasesim"}
+	args := []string{"run", "--engine", "admission", "--seeds", "300", "--workers", "1", "--shrink-max", "0", "--out", t.TempDir()}
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, c.Run(append(args, "--progress", "1ms"), &stdout, &stderr), stderr.String())
+	require.Regexp(t, `(?m)^progress: \d+/300 seeds  \d+/s  violations 0  liveness 0  nondeterminism 0  probes hit \d+  \d+s$`, stderr.String())
+	require.NotContains(t, stdout.String(), "progress:")
+	stdout.Reset()
+	stderr.Reset()
+	require.Equal(t, 0, c.Run(args, &stdout, &stderr), stderr.String())
+	require.NotContains(t, stderr.String(), "progress:")
+}
