@@ -150,6 +150,7 @@ func (f *procFS) Rename(oldpath, newpath string) error {
 	f.p.point(opRename, oldpath)
 	err := f.p.view.Rename(oldpath, newpath)
 	f.p.result = resultCode(err)
+	f.p.traceSecondPath("to", newpath)
 	f.p.calls.noteCreated(newpath, err)
 	f.p.noteRename(oldpath, newpath, err)
 	return err
@@ -159,6 +160,7 @@ func (f *procFS) RenameNoReplace(oldpath, newpath string) error {
 	f.p.point(opRenameNoReplace, oldpath)
 	err := f.p.view.RenameNoReplace(oldpath, newpath)
 	f.p.result = resultCode(err)
+	f.p.traceSecondPath("to", newpath)
 	f.p.calls.noteCreated(newpath, err)
 	f.p.noteRename(oldpath, newpath, err)
 	return err
@@ -168,6 +170,7 @@ func (f *procFS) Link(oldname, newname string) error {
 	f.p.point(opLink, oldname)
 	err := f.p.view.Link(oldname, newname)
 	f.p.result = resultCode(err)
+	f.p.traceSecondPath("to", newname)
 	f.p.calls.noteCreated(newname, err)
 	return err
 }
@@ -176,6 +179,7 @@ func (f *procFS) Symlink(oldname, newname string) error {
 	f.p.point(opSymlink, newname)
 	err := f.p.view.Symlink(oldname, newname)
 	f.p.result = resultCode(err)
+	f.p.traceSecondPath("target", oldname)
 	f.p.calls.noteCreated(newname, err)
 	return err
 }
@@ -259,6 +263,7 @@ func (f *procFile) Read(b []byte) (int, error) {
 	f.p.point(opFileRead, f.inner.Name())
 	n, err := f.inner.Read(b)
 	f.p.result = resultCode(err)
+	f.p.traceEOF(err)
 	f.p.observeBytes(b[:max(n, 0)])
 	return n, err
 }
@@ -470,4 +475,21 @@ func mix64(x uint64) uint64 {
 	x *= 0x94d049bb133111eb
 	x ^= x >> 31
 	return x
+}
+
+// traceSecondPath shows a two-path call's other path in the trace (the
+// new name of a rename or link, a symlink's target) beside the path the
+// step announced.
+func (p *Proc) traceSecondPath(key, path string) {
+	if p.world.trace != nil {
+		p.traceExtra = " " + key + "=" + path
+	}
+}
+
+// traceEOF shows a read at end of file as EOF in the trace, not as the
+// "error" of a failed call: io.EOF is how a read reports the file's end.
+func (p *Proc) traceEOF(err error) {
+	if err == io.EOF && p.world.trace != nil {
+		p.resultText = "EOF"
+	}
 }

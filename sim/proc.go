@@ -80,6 +80,10 @@ type Proc struct {
 	// operation's outcome in place of result's errno name (an inspection:
 	// "live pid=7 state=Z threads=2"); set only while tracing.
 	resultText string
+	// traceExtra, when set, is the trace's second path of the last
+	// operation (" to=NEW" of a rename or link), printed after its path;
+	// set only while tracing. The run hash folds the first path only.
+	traceExtra string
 	priority   int
 	// openOps indexes the process's history operations not yet returned.
 	openOps []int

@@ -400,7 +400,8 @@ func (w *World) resume(p *Proc) {
 		if p.resultText != "" {
 			result, p.resultText = p.resultText, ""
 		}
-		w.Tracef("proc=%s op=%v path=%s result=%s", p.name, ev.kind, ev.path, result)
+		w.Tracef("proc=%s op=%v path=%s%s result=%s", p.name, ev.kind, ev.path, p.traceExtra, result)
+		p.traceExtra = ""
 	}
 	if !p.ended {
 		return

@@ -115,6 +115,7 @@ func (f *procFile) ReadAt(b []byte, off int64) (int, error) {
 	}
 	n, err := ra.ReadAt(b, off)
 	f.p.result = resultCode(err)
+	f.p.traceEOF(err)
 	f.p.observeBytes(b[:max(n, 0)])
 	return n, err
 }
