@@ -48,6 +48,7 @@ func HolderTreeRuns(owner lease.Owner, self lease.ProcessIdentity, inspector lea
 		return TreeVerdict{Why: "owner of another host, boot or PID namespace"}, nil
 	}
 	seen := inspector.Inspect(owner.PID)
+	uninspectable := false
 	switch seen.Kind {
 	case lease.InspectLive:
 		if seen.State != lease.StateZombie {
@@ -55,14 +56,26 @@ func HolderTreeRuns(owner lease.Owner, self lease.ProcessIdentity, inspector lea
 		}
 	case lease.InspectAbsent:
 	default:
-		return TreeVerdict{Why: "the owner's PID cannot be inspected: the engine judges it"}, nil
+		uninspectable = true
 	}
 	runs, err := groups.GroupRuns(owner.PID)
 	if err != nil {
 		return TreeVerdict{}, fmt.Errorf("leasecli: process group %d of the lease's owner: %w", owner.PID, err)
 	}
-	if !runs {
+	switch {
+	case !runs && uninspectable:
+		return TreeVerdict{Group: owner.PID, Why: "the owner's PID cannot be inspected and its process group is empty: the engine judges it"}, nil
+	case !runs:
 		return TreeVerdict{Group: owner.PID, Why: "the owner and its process group are gone"}, nil
+	case uninspectable:
+		// The owner (a member of its own group) may be gone and its
+		// command's descendants running, or it may run: either way the
+		// tree holds the lease. Deferring to the engine here let a run
+		// that reclaimed a dead owner start its command beside that
+		// owner's descendants when one inspection drew EACCES (lease
+		// seed 81010115).
+		return TreeVerdict{Runs: true, Group: owner.PID, Why: fmt.Sprintf(
+			"the owner (pid %d) cannot be inspected and its process group %d still has a member: it holds the lease", owner.PID, owner.PID)}, nil
 	}
 	return TreeVerdict{Runs: true, Group: owner.PID,
 		Why: fmt.Sprintf("the owner (pid %d) is gone but its process group %d still runs: its command's descendants hold the lease", owner.PID, owner.PID)}, nil
