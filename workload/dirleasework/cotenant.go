@@ -441,10 +441,25 @@ func (f *dirFS) OpenFile(name string, flag lease.OpenFlag, perm fs.FileMode) (le
 	if err != nil || !f.recovering {
 		return file, err
 	}
-	if fspath.Dir(name) == dirClaimsPath && f.dw.swappedClaimFile(name) {
-		f.readSwapped = true
+	if fspath.Dir(name) == dirClaimsPath {
+		f.noteClaimRead(name)
 	}
 	return judgedDir{File: file, fs: f, name: name}, nil
+}
+
+// noteClaimRead records whether the pass's latest read of a claim file
+// found another claim's bytes there.
+func (f *dirFS) noteClaimRead(name string) {
+	switch {
+	case f.dw.swappedClaimFile(name):
+		if f.swappedReads == nil {
+			f.swappedReads = map[string]bool{}
+		}
+		f.swappedReads[name] = true
+	case f.swappedReads[name]:
+		delete(f.swappedReads, name)
+		f.dw.world.Probe("dirlease-swapped-claim-read-again")
+	}
 }
 
 // judgedDir is an open file of a recovery whose unlinks are judged.

@@ -15,10 +15,16 @@ type dirFS struct {
 	lease.FS
 	dw *dirWorld
 	p  *sim.Proc
-	// recovering is set while the process runs Recover; readSwapped once
-	// that pass opened a claim file holding another claim's bytes; operator
-	// for an operator process (operators.go).
-	recovering, readSwapped, operator bool
+	// recovering is set while the process runs Recover; operator for an
+	// operator process (operators.go).
+	recovering, operator bool
+	// swappedReads are the claim files the running recovery pass last
+	// opened while they held another claim's bytes (cotenant.go): a pass
+	// that read such a file again after the swap was undone judged that
+	// file on its own bytes (a compare that failed on the swapped bytes is
+	// retried), and only a pass whose last read of some file was swapped
+	// must fail (models.DirRecoverResult.ReadSwapped).
+	swappedReads map[string]bool
 	// lastMove is an operator's last move of a claim file, until it is
 	// moved back (operators.go).
 	lastMove operatorMove

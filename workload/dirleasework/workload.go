@@ -629,7 +629,7 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 	if dw.creating > 0 {
 		dw.world.Probe("dirlease-recover-raced-create")
 	}
-	fsys.recovering, fsys.readSwapped = true, false
+	fsys.recovering, fsys.swappedReads = true, nil
 	dw.noteThreadRecover(p)
 	swapped := dw.anySwappedIn()
 	op := p.Begin("recover", in)
@@ -654,7 +654,7 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 		return report, err, false
 	}
 	p.End(op, models.DirRecoverResult{Recovered: report.Recovered, Published: report.Published, Active: report.Active,
-		Indeterminate: report.Indeterminate, ReadSwapped: fsys.readSwapped})
+		Indeterminate: report.Indeterminate, ReadSwapped: len(fsys.swappedReads) > 0})
 	if report.Recovered > 0 {
 		w.Probe("dirlease-stale-owner-recovered")
 		w.Probe("dirlease-disposition-recoverable")
