@@ -27,6 +27,10 @@ var errNoModel = errors.New("no porcupine model")
 // history (Engine.Visualize).
 func (e *Engine) HistoryVerdict(result sim.Result, message string, visualize bool) Verdict {
 	verdict := Verdict{OK: message == "", Message: message}
+	if message != "" && e.History != nil {
+		history := result.History
+		verdict.Explain = func() string { return e.ExplainHistory(history) }
+	}
 	if visualize {
 		history := result.History
 		verdict.Visualize = func(w io.Writer) error { return e.Visualize(history, w) }
@@ -69,17 +73,26 @@ func (e *Engine) WriteFailureArtifacts(dir string, r sim.Result) (string, error)
 	if err := os.WriteFile(base+".html", page.Bytes(), 0o644); err != nil {
 		return "", err
 	}
-	text := r.Summary()
-	ops, model := e.History(r.History)
-	if result, info := porcupine.CheckOperationsVerbose(model, ops, visualizeTimeout); result == porcupine.Illegal {
-		text += "\n" + models.ExplainIllegal(model, ops, info)
-	} else if result == porcupine.Unknown {
-		text += "\nporcupine: timed out, verdict unknown\n"
-	}
+	text := r.Summary() + "\n" + e.ExplainHistory(r.History)
 	if err := os.WriteFile(base+".txt", []byte(text), 0o644); err != nil {
 		return "", err
 	}
 	return base + ".html", nil
+}
+
+// ExplainHistory checks history and, when it is not linearizable, returns
+// the model's plain-text story of the longest partial linearization: which
+// operation could not be placed after which, and the model's state there.
+// It returns "" for a linearizable history.
+func (e *Engine) ExplainHistory(history []sim.Operation) string {
+	ops, model := e.History(history)
+	switch result, info := porcupine.CheckOperationsVerbose(model, ops, visualizeTimeout); result {
+	case porcupine.Illegal:
+		return models.ExplainIllegal(model, ops, info)
+	case porcupine.Unknown:
+		return "porcupine: timed out, verdict unknown\n"
+	}
+	return ""
 }
 
 // MissingProbes returns the engine's declared probes (Engine.Probes) that

@@ -43,6 +43,9 @@ type Verdict struct {
 	// Visualize, when not nil, writes porcupine's HTML visualization of
 	// the checked history.
 	Visualize func(w io.Writer) error
+	// Explain, when not nil, says in words why the history failed its
+	// check (Engine.ExplainHistory); the replay report prints it.
+	Explain func() string
 }
 
 // Engine is the one definition of an engine the harness runs: how to build

@@ -137,6 +137,9 @@ func (r *Replay) WriteText(w io.Writer) {
 		fmt.Fprintln(w, "porcupine: linearizable (or not checked)")
 	default:
 		fmt.Fprintf(w, "porcupine: NOT linearizable: %s\n", r.Verdict.Message)
+		if r.Verdict.Explain != nil {
+			io.WriteString(w, r.Verdict.Explain())
+		}
 	}
 	r.WriteVerdict(w)
 }
