@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/leasekit/leasekit/sim"
@@ -28,7 +29,40 @@ func (c *Catalog) ReplaySpec(spec Spec, visualize bool) (*Replay, error) {
 	if err != nil {
 		return nil, err
 	}
+	if visualize && verdict.Visualize == nil {
+		verdict.Visualize = c.visualizeHistory(spec.Engine, result.History)
+	}
 	return &Replay{Spec: spec, Result: result, Finding: finding, Verdict: verdict, Trace: annotate(raw.Bytes())}, nil
+}
+
+// visualizeHistory is the porcupine visualization of a run's history when
+// the engine has a model, nil otherwise. A run the simulator itself failed
+// (an invariant, a panic, liveness) never reached the history check, yet
+// its history is what a reader wants to see beside the failure.
+func (c *Catalog) visualizeHistory(engine string, history []sim.Operation) func(io.Writer) error {
+	e, err := c.Lookup(engine)
+	if err != nil || e.History == nil {
+		return nil
+	}
+	return func(w io.Writer) error { return e.Visualize(history, w) }
+}
+
+// WriteHTMLFile replays spec with porcupine's visualization and writes its
+// one-page report (WriteHTML) to path: the page of `leasesim replay --html`
+// and of simtest's -simtest.html.
+func (c *Catalog) WriteHTMLFile(path string, spec Spec) (*Replay, error) {
+	replay, err := c.ReplaySpec(spec, true)
+	if err != nil {
+		return nil, err
+	}
+	var page bytes.Buffer
+	if err := replay.WriteHTML(&page); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	return replay, nil
 }
 
 // ReplayTwice replays spec twice and reports whether the traces, decision
@@ -199,7 +233,7 @@ func (r *Replay) WriteHTML(w io.Writer) error {
 	}
 	b.WriteString("</table>\n<h2>Linearizability (porcupine)</h2>\n")
 	if r.Verdict.Visualize == nil {
-		b.WriteString("<p>No visualization: the engine's history check passed or the engine has none.</p>\n")
+		b.WriteString("<p>No visualization: the engine has no porcupine model (Engine.History).</p>\n")
 	} else {
 		var viz bytes.Buffer
 		if err := r.Verdict.Visualize(&viz); err != nil {

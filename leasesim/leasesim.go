@@ -501,19 +501,7 @@ func (c *Command) cmdReplay(args []string, stdout, stderr io.Writer) int {
 }
 
 func (c *Command) writeHTML(path string, target campaign.Spec, stderr io.Writer) int {
-	replay, err := c.Catalog.ReplaySpec(target, true)
-	if err != nil {
-		return fail(stderr, err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fail(stderr, err)
-	}
-	if err := replay.WriteHTML(f); err != nil {
-		f.Close()
-		return fail(stderr, err)
-	}
-	if err := f.Close(); err != nil {
+	if _, err := c.Catalog.WriteHTMLFile(path, target); err != nil {
 		return fail(stderr, err)
 	}
 	return 0

@@ -40,11 +40,11 @@ func Fuzz(f *testing.F, engine *campaign.Engine) {
 func FuzzWith(f *testing.F, engine *campaign.Engine, o Options) {
 	f.Helper()
 	catalog := campaign.NewCatalog(engine)
+	o = o.resolve()
 	if *flagReplay != "" {
-		replayOne(f, catalog, *flagReplay)
+		replayOne(f, catalog, *flagReplay, &htmlPages{path: o.HTML, catalog: catalog})
 		return
 	}
-	o = o.resolve()
 	options, err := o.campaign(catalog, engine, func(string, ...any) {})
 	if err != nil {
 		f.Fatal(err)

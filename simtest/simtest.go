@@ -41,6 +41,7 @@ var (
 	flagDuration = flag.Duration("simtest.duration", 0, "simtest: campaign time budget (0: Options.Duration, or $LEASEKIT_DURATION)")
 	flagShard    = flag.String("simtest.shard", "", "simtest: run shard i/n of the seeds (or $LEASEKIT_SHARD)")
 	flagReplay   = flag.String("simtest.replay", "", "simtest: replay this seed file with its trace instead of a campaign")
+	flagHTML     = flag.String("simtest.html", "", "simtest: on a failure, write the failing run's page (porcupine's visualization of its history, fault timeline, trace) to this file (or $LEASEKIT_HTML)")
 )
 
 // Defaults of Options.
@@ -80,6 +81,12 @@ type Options struct {
 	// the failing test. An engine that leasesim's catalog also holds can
 	// name `leasesim replay` instead (see workload's fuzz targets).
 	ReplayCommand campaign.ReplayCommand
+	// HTML, when set, is the file a failure's page is written to: the
+	// failing run's porcupine visualization of its history, its fault
+	// timeline and trace (the page of `leasesim replay --html`). A second
+	// failure's page is named with -2 before the extension, and so on.
+	// -simtest.html and $LEASEKIT_HTML set it too.
+	HTML string
 }
 
 // Failure is a failure a campaign found, shrunk and stored.
@@ -95,24 +102,43 @@ type Failure struct {
 	SeedFile string
 	// Choices is the shrunk run's number of non-zero decisions.
 	Choices int
+	// HTML is the absolute path of the failure's page (Options.HTML), if
+	// one was written.
+	HTML string
 }
 
 // Run replays the engine's stored seed files, then runs a campaign, and
 // fails t on any failure (shrunk and written as a seed file first).
 func Run(t *testing.T, engine *campaign.Engine, o Options) {
 	t.Helper()
+	run(t, engine, o)
+}
+
+// reporter is the part of testing.TB that Run uses.
+type reporter interface {
+	Helper()
+	Name() string
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Failed() bool
+}
+
+func run(t reporter, engine *campaign.Engine, o Options) {
+	t.Helper()
 	o = o.resolve()
 	catalog := campaign.NewCatalog(engine)
+	pages := &htmlPages{path: o.HTML, catalog: catalog}
 	if *flagReplay != "" {
-		replayOne(t, catalog, *flagReplay)
+		replayOne(t, catalog, *flagReplay, pages)
 		return
 	}
-	ReplaySeeds(t, engine, o)
+	replaySeeds(t, engine, o, pages)
 	if t.Failed() {
 		return
 	}
 	command := o.replayCommand(t)
-	failures, err := find(catalog, engine, o, t.Logf, command)
+	failures, err := find(catalog, engine, o, t.Logf, command, pages)
 	if err != nil {
 		t.Fatalf("simtest: %v", err)
 	}
@@ -121,21 +147,24 @@ func Run(t *testing.T, engine *campaign.Engine, o Options) {
 			t.Errorf("simtest: %s found %s at seed %d: %s", engine.Name, f.Class, f.Seed, firstLine(f.Message))
 			continue
 		}
-		t.Errorf("simtest: %s found %s (seed %d, shrunk to %d choices): %s; replay: %s",
-			engine.Name, f.Class, f.Seed, f.Choices, firstLine(f.Message), command(f.SeedFile))
+		t.Errorf("simtest: %s found %s (seed %d, shrunk to %d choices): %s; replay: %s%s",
+			engine.Name, f.Class, f.Seed, f.Choices, firstLine(f.Message), command(f.SeedFile), htmlNote(f.HTML))
 	}
 }
 
 // Find runs a campaign of the engine with o (the test flags and variables
 // applied) and returns every distinct failure it found, each shrunk and
-// written as a seed file under o.SeedDir. It is Run without the testing.T:
-// for tests that expect a lock to be broken. log receives progress lines.
+// written as a seed file under o.SeedDir (and its page to o.HTML). It is
+// Run without the testing.T: for tests that expect a lock to be broken.
+// log receives progress lines.
 func Find(engine *campaign.Engine, o Options, log func(format string, args ...any)) ([]Failure, error) {
-	return find(campaign.NewCatalog(engine), engine, o.resolve(), log, nil)
+	o = o.resolve()
+	catalog := campaign.NewCatalog(engine)
+	return find(catalog, engine, o, log, nil, &htmlPages{path: o.HTML, catalog: catalog})
 }
 
 func find(catalog *campaign.Catalog, engine *campaign.Engine, o Options, log func(string, ...any),
-	command campaign.ReplayCommand) ([]Failure, error) {
+	command campaign.ReplayCommand, pages *htmlPages) ([]Failure, error) {
 	options, err := o.campaign(catalog, engine, log)
 	if err != nil {
 		return nil, err
@@ -164,20 +193,34 @@ func find(catalog *campaign.Catalog, engine *campaign.Engine, o Options, log fun
 			failures = append(failures, Failure{Class: f.Outcome + " (" + f.Class + ")", Message: f.Message, Seed: f.Seed})
 			continue
 		}
-		file, err := campaign.ReadSeedFile(f.SeedFile)
-		if err != nil {
-			return nil, err
-		}
-		_, finding, _, err := catalog.Execute(file.Spec, nil, false)
+		failure, err := storedFailure(catalog, f, pages)
 		if err != nil {
 			return nil, err
 		}
 		log("simtest: %s seed %d: %s, shrunk to %d decisions (%d choices) in %s", engine.Name, f.Seed, f.Class,
 			f.DecisionsShrunk, f.ChoicesShrunk, f.SeedFile)
-		failures = append(failures, Failure{Class: finding.Class, Message: finding.Message, Seed: f.Seed,
-			SeedFile: f.SeedFile, Choices: campaign.Choices(file.Spec.Decisions)})
+		failures = append(failures, failure)
 	}
 	return failures, nil
+}
+
+// storedFailure is the Failure of a campaign failure shrunk into a seed
+// file, with the shrunk run's finding, and its page written if asked.
+func storedFailure(catalog *campaign.Catalog, f *campaign.Failure, pages *htmlPages) (Failure, error) {
+	file, err := campaign.ReadSeedFile(f.SeedFile)
+	if err != nil {
+		return Failure{}, err
+	}
+	_, finding, _, err := catalog.Execute(file.Spec, nil, false)
+	if err != nil {
+		return Failure{}, err
+	}
+	page, err := pages.write(file.Spec)
+	if err != nil {
+		return Failure{}, err
+	}
+	return Failure{Class: finding.Class, Message: finding.Message, Seed: f.Seed, SeedFile: f.SeedFile,
+		Choices: campaign.Choices(file.Spec.Decisions), HTML: page}, nil
 }
 
 // ReplaySeeds replays every seed file under <SeedDir>/<engine>/ and fails t
@@ -186,6 +229,11 @@ func find(catalog *campaign.Catalog, engine *campaign.Engine, o Options, log fun
 func ReplaySeeds(t *testing.T, engine *campaign.Engine, o Options) {
 	t.Helper()
 	o = o.resolve()
+	replaySeeds(t, engine, o, &htmlPages{path: o.HTML, catalog: campaign.NewCatalog(engine)})
+}
+
+func replaySeeds(t reporter, engine *campaign.Engine, o Options, pages *htmlPages) {
+	t.Helper()
 	catalog := campaign.NewCatalog(engine)
 	paths, _ := filepath.Glob(filepath.Join(o.SeedDir, engine.Name, "*.seed"))
 	sort.Strings(paths)
@@ -200,7 +248,12 @@ func ReplaySeeds(t *testing.T, engine *campaign.Engine, o Options) {
 		case err != nil:
 			t.Errorf("simtest: %s: %v", path, err)
 		case !finding.OK():
-			t.Errorf("simtest: %s still finds %v: %s; replay: %s", path, finding, firstLine(finding.Message), o.replayCommand(t)(path))
+			page, err := pages.write(file.Spec)
+			if err != nil {
+				t.Errorf("simtest: %s: %v", path, err)
+			}
+			t.Errorf("simtest: %s still finds %v: %s; replay: %s%s", path, finding, firstLine(finding.Message),
+				o.replayCommand(t)(path), htmlNote(page))
 		default:
 			t.Logf("simtest: %s passes (it found %v when written)", path, file.Expect)
 		}
@@ -208,7 +261,7 @@ func ReplaySeeds(t *testing.T, engine *campaign.Engine, o Options) {
 }
 
 // replayOne replays one seed file with its trace into the test log.
-func replayOne(t testing.TB, catalog *campaign.Catalog, path string) {
+func replayOne(t reporter, catalog *campaign.Catalog, path string, pages *htmlPages) {
 	file, err := campaign.ReadSeedFile(path)
 	if err != nil {
 		t.Fatalf("simtest: %v", err)
@@ -219,14 +272,52 @@ func replayOne(t testing.TB, catalog *campaign.Catalog, path string) {
 	}
 	var text strings.Builder
 	replay.WriteText(&text)
-	t.Log("\n" + text.String())
+	t.Logf("\n%s", text.String())
 	if !replay.Finding.OK() {
-		t.Fatalf("simtest: %s: %v: %s", path, replay.Finding, firstLine(replay.Finding.Message))
+		page, err := pages.write(file.Spec)
+		if err != nil {
+			t.Errorf("simtest: %s: %v", path, err)
+		}
+		t.Fatalf("simtest: %s: %v: %s%s", path, replay.Finding, firstLine(replay.Finding.Message), htmlNote(page))
 	}
 }
 
+// htmlPages writes the failure pages of one Run or Find: the first to
+// Options.HTML, the next ones beside it as NAME-2.EXT, NAME-3.EXT, ...
+type htmlPages struct {
+	path    string
+	catalog *campaign.Catalog
+	written int
+}
+
+// write writes spec's page and returns its absolute path; "" when no page
+// was asked for.
+func (p *htmlPages) write(spec campaign.Spec) (string, error) {
+	if p.path == "" {
+		return "", nil
+	}
+	p.written++
+	path := p.path
+	if p.written > 1 {
+		ext := filepath.Ext(path)
+		path = fmt.Sprintf("%s-%d%s", strings.TrimSuffix(path, ext), p.written, ext)
+	}
+	if _, err := p.catalog.WriteHTMLFile(path, spec); err != nil {
+		return "", err
+	}
+	return filepath.Abs(path)
+}
+
+// htmlNote is the failure message's pointer to its page.
+func htmlNote(page string) string {
+	if page == "" {
+		return ""
+	}
+	return "; html: " + page
+}
+
 // replayCommand is the one-line command that replays a seed file of t.
-func replayCommand(t testing.TB) campaign.ReplayCommand {
+func replayCommand(t reporter) campaign.ReplayCommand {
 	name := strings.SplitN(t.Name(), "/", 2)[0]
 	return func(path string) string {
 		return fmt.Sprintf("go test -run '^%s$' -simtest.replay=%s", name, path)
@@ -235,7 +326,7 @@ func replayCommand(t testing.TB) campaign.ReplayCommand {
 
 // replayCommand is o.ReplayCommand, or else the go test command replaying
 // a seed file in t's test.
-func (o Options) replayCommand(t testing.TB) campaign.ReplayCommand {
+func (o Options) replayCommand(t reporter) campaign.ReplayCommand {
 	if o.ReplayCommand != nil {
 		return o.ReplayCommand
 	}
@@ -254,12 +345,18 @@ func (o Options) resolve() Options {
 			o.Duration = d
 		}
 	}
+	if v := os.Getenv("LEASEKIT_HTML"); v != "" {
+		o.HTML = v
+	}
 	shard := os.Getenv("LEASEKIT_SHARD")
 	if *flagSeeds != 0 {
 		o.Seeds = *flagSeeds
 	}
 	if *flagDuration != 0 {
 		o.Duration = *flagDuration
+	}
+	if *flagHTML != "" {
+		o.HTML = *flagHTML
 	}
 	if *flagShard != "" {
 		shard = *flagShard

@@ -1,10 +1,14 @@
 package simtest
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/leasekit/leasekit/campaign"
 	"github.com/leasekit/leasekit/lockwork"
 	"github.com/leasekit/leasekit/sim"
 )
@@ -14,14 +18,15 @@ func TestResolveTakesEnvironmentThenFlags(t *testing.T) {
 	t.Setenv("LEASEKIT_SEEDS", "77")
 	t.Setenv("LEASEKIT_DURATION", "3s")
 	t.Setenv("LEASEKIT_SHARD", "2/5")
-	o := Options{Seeds: 10}.resolve()
-	if o.Seeds != 77 || o.Duration != 3*time.Second || o.Shard != 2 || o.Shards != 5 {
+	t.Setenv("LEASEKIT_HTML", "env.html")
+	o := Options{Seeds: 10, HTML: "options.html"}.resolve()
+	if o.Seeds != 77 || o.Duration != 3*time.Second || o.Shard != 2 || o.Shards != 5 || o.HTML != "env.html" {
 		t.Fatalf("environment not applied: %+v", o)
 	}
-	*flagSeeds, *flagShard = 9, "1/3"
-	defer func() { *flagSeeds, *flagShard = 0, "" }()
+	*flagSeeds, *flagShard, *flagHTML = 9, "1/3", "flag.html"
+	defer func() { *flagSeeds, *flagShard, *flagHTML = 0, "", "" }()
 	o = Options{}.resolve()
-	if o.Seeds != 9 || o.Shard != 1 || o.Shards != 3 {
+	if o.Seeds != 9 || o.Shard != 1 || o.Shards != 3 || o.HTML != "flag.html" {
 		t.Fatalf("flags do not win: %+v", o)
 	}
 }
@@ -65,5 +70,86 @@ func TestFindReportsMissingProbes(t *testing.T) {
 	failures, err := Find(engine, Options{Seeds: 20, SeedDir: t.TempDir()}, t.Logf)
 	if err != nil || len(failures) != 1 || failures[0].Class != "missing probes" {
 		t.Fatalf("failures %+v, err %v", failures, err)
+	}
+}
+
+// fakeT records what run reports; Fatalf ends the run by panicking.
+type fakeT struct {
+	name         string
+	logs, errors []string
+}
+
+type fatal struct{}
+
+func (f *fakeT) Helper()      {}
+func (f *fakeT) Name() string { return f.name }
+func (f *fakeT) Logf(format string, args ...any) {
+	f.logs = append(f.logs, fmt.Sprintf(format, args...))
+}
+func (f *fakeT) Errorf(format string, args ...any) {
+	f.errors = append(f.errors, fmt.Sprintf(format, args...))
+}
+func (f *fakeT) Fatalf(format string, args ...any) { f.Errorf(format, args...); panic(fatal{}) }
+func (f *fakeT) Failed() bool                      { return len(f.errors) > 0 }
+
+// runFake is Run reporting into a fakeT.
+func runFake(engine *campaign.Engine, o Options) (f *fakeT) {
+	f = &fakeT{name: "TestFake"}
+	defer func() {
+		if r := recover(); r != nil && r != (fatal{}) {
+			panic(r)
+		}
+	}()
+	run(f, engine, o)
+	return f
+}
+
+// With Options.HTML, each failure's message names its page: the first at
+// the given name, the next ones numbered beside it; a stored seed that
+// still fails gets its page the same way.
+func TestRunNamesEachFailurePage(t *testing.T) {
+	engine := lockwork.Engine(lockwork.Spec{Name: "grab", Open: func(*sim.Proc) lockwork.Lock { return grabLock{} }})
+	dir, seeds := t.TempDir(), t.TempDir()
+	page := filepath.Join(dir, "grab.html")
+	f := runFake(engine, Options{Seeds: 20, SeedDir: seeds, HTML: page})
+	if len(f.errors) == 0 {
+		t.Fatalf("no failure reported: %v", f.logs)
+	}
+	for i, message := range f.errors {
+		want := page
+		if i > 0 {
+			want = filepath.Join(dir, fmt.Sprintf("grab-%d.html", i+1))
+		}
+		if !strings.HasSuffix(message, "; html: "+want) {
+			t.Errorf("failure %d does not end in its page %s: %s", i, want, message)
+		}
+		if _, err := os.Stat(want); err != nil {
+			t.Errorf("failure %d: %v", i, err)
+		}
+	}
+	stored, _ := filepath.Glob(filepath.Join(seeds, "grab", "*.seed"))
+	if len(stored) != 1 {
+		t.Fatalf("stored seeds %v", stored)
+	}
+	copyFile(t, stored[0], filepath.Join(seeds, "grab", "zz-copy.seed"))
+	again := runFake(engine, Options{Seeds: 20, SeedDir: seeds, HTML: page}) // both stored seeds fail
+	want := []string{page, filepath.Join(dir, "grab-2.html")}
+	if len(again.errors) != len(want) {
+		t.Fatalf("stored seed failures %v", again.errors)
+	}
+	for i, message := range again.errors {
+		if !strings.Contains(message, " still finds ") || !strings.HasSuffix(message, "; html: "+want[i]) {
+			t.Errorf("stored seed failure %d does not name its page %s: %s", i, want[i], message)
+		}
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
