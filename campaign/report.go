@@ -151,6 +151,12 @@ func (r *Report) FirstFailures() []*Failure {
 	return firsts
 }
 
+// Is reports whether f is a failure of the same kind as finding (same
+// outcome and class): the grouping of FirstFailures and Finding.Same.
+func (f *Failure) Is(finding Finding) bool {
+	return f.Outcome == finding.Outcome.String() && f.Class == finding.Class
+}
+
 // Merge combines shard reports: counts summed, probes unioned (counts
 // summed), failures kept, NextIndex the least (every shard ran every index
 // below it). Reports of different campaigns (engines, base seed, seed count,

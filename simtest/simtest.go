@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,6 +42,7 @@ var (
 	flagDuration = flag.Duration("simtest.duration", 0, "simtest: campaign time budget (0: Options.Duration, or $LEASEKIT_DURATION)")
 	flagShard    = flag.String("simtest.shard", "", "simtest: run shard i/n of the seeds (or $LEASEKIT_SHARD)")
 	flagReplay   = flag.String("simtest.replay", "", "simtest: replay this seed file with its trace instead of a campaign")
+	flagSkip     = flag.Bool("simtest.skip-stored", false, "simtest: run the campaign even while stored seeds still fail, reporting only findings unlike theirs (or $LEASEKIT_SKIP_STORED=1)")
 	flagHTML     = flag.String("simtest.html", "", "simtest: on a failure, write the failing run's page (porcupine's visualization of its history, fault timeline, trace) to this file (or $LEASEKIT_HTML)")
 )
 
@@ -87,6 +89,16 @@ type Options struct {
 	// failure's page is named with -2 before the extension, and so on.
 	// -simtest.html and $LEASEKIT_HTML set it too.
 	HTML string
+	// SkipStored lets Run look past stored seeds that still fail: they
+	// still fail the test, but the campaign runs anyway, and a failure of
+	// the same kind (outcome and class) as a still-failing stored seed's
+	// is a known finding: logged, not shrunk, not reported again.
+	// -simtest.skip-stored and $LEASEKIT_SKIP_STORED set it too.
+	SkipStored bool
+	// Known are findings the campaign treats as known (as SkipStored
+	// does a stored seed's): Run and Find log a failure of the same kind,
+	// and report only the others.
+	Known []campaign.Finding
 }
 
 // Failure is a failure a campaign found, shrunk and stored.
@@ -133,10 +145,11 @@ func run(t reporter, engine *campaign.Engine, o Options) {
 		replayOne(t, catalog, *flagReplay, pages)
 		return
 	}
-	replaySeeds(t, engine, o, pages)
-	if t.Failed() {
+	stored := replaySeeds(t, engine, o, pages)
+	if t.Failed() && !o.SkipStored {
 		return
 	}
+	o.Known = append(o.Known, stored...)
 	command := o.replayCommand(t)
 	failures, err := find(catalog, engine, o, t.Logf, command, pages)
 	if err != nil {
@@ -157,11 +170,37 @@ func run(t reporter, engine *campaign.Engine, o Options) {
 // written as a seed file under o.SeedDir (and its page to o.HTML). It is
 // Run without the testing.T: for tests that expect a lock to be broken.
 // log receives progress lines.
+//
+// With o.SkipStored, Find first replays the stored seed files under
+// <SeedDir>/<engine>/ (logging each) and takes the findings of those that
+// still fail as known (Options.Known): it returns only failures unlike
+// them.
 func Find(engine *campaign.Engine, o Options, log func(format string, args ...any)) ([]Failure, error) {
 	o = o.resolve()
 	catalog := campaign.NewCatalog(engine)
-	return find(catalog, engine, o, log, nil, &htmlPages{path: o.HTML, catalog: catalog})
+	pages := &htmlPages{path: o.HTML, catalog: catalog}
+	if o.SkipStored {
+		if o.ReplayCommand == nil { // Find knows no test name to run
+			o.ReplayCommand = func(path string) string { return "-simtest.replay=" + path }
+		}
+		o.Known = append(o.Known, replaySeeds(&logReporter{name: engine.Name, log: log}, engine, o, pages)...)
+	}
+	return find(catalog, engine, o, log, nil, pages)
 }
+
+// logReporter is Find's reporter: what Run would report goes to the log.
+type logReporter struct {
+	name   string
+	log    func(string, ...any)
+	failed bool
+}
+
+func (l *logReporter) Helper()                           {}
+func (l *logReporter) Name() string                      { return l.name }
+func (l *logReporter) Logf(format string, args ...any)   { l.log(format, args...) }
+func (l *logReporter) Errorf(format string, args ...any) { l.failed = true; l.log(format, args...) }
+func (l *logReporter) Fatalf(format string, args ...any) { l.Errorf(format, args...) }
+func (l *logReporter) Failed() bool                      { return l.failed }
 
 func find(catalog *campaign.Catalog, engine *campaign.Engine, o Options, log func(string, ...any),
 	command campaign.ReplayCommand, pages *htmlPages) ([]Failure, error) {
@@ -174,6 +213,9 @@ func find(catalog *campaign.Catalog, engine *campaign.Engine, o Options, log fun
 		return nil, err
 	}
 	log("simtest: %s: %d runs, %d failing, %.1fs", engine.Name, report.Runs, len(report.Failures), report.ElapsedSeconds)
+	if len(report.Failures) > 0 && setKnownAside(report, o.Known, engine.Name, log) {
+		return nil, nil
+	}
 	if len(report.Failures) == 0 {
 		if missing := engine.MissingProbes(report.Probes); len(missing) > 0 && o.Duration == 0 {
 			// A campaign that never reached a declared state tested nothing there.
@@ -204,6 +246,40 @@ func find(catalog *campaign.Catalog, engine *campaign.Engine, o Options, log fun
 	return failures, nil
 }
 
+// setKnownAside drops the report's failures of a known kind, logging each
+// kind with its count, and reports whether every failure was known.
+func setKnownAside(report *campaign.Report, known []campaign.Finding, engine string, log func(string, ...any)) bool {
+	if len(known) == 0 {
+		return false
+	}
+	counts := make([]int, len(known))
+	firsts := make([]uint64, len(known))
+	fresh := report.Failures[:0:0]
+	for _, f := range report.Failures {
+		i := slices.IndexFunc(known, func(k campaign.Finding) bool { return f.Is(k) })
+		if i < 0 {
+			fresh = append(fresh, f)
+			continue
+		}
+		if counts[i] == 0 {
+			firsts[i] = f.Seed
+		}
+		counts[i]++
+	}
+	for i, k := range known {
+		if counts[i] > 0 {
+			log("simtest: %s: known finding %v again in %d runs (first at seed %d); not reported again", engine, k,
+				counts[i], firsts[i])
+		}
+	}
+	report.Failures = fresh
+	if len(fresh) == 0 {
+		log("simtest: %s: the campaign found only known findings", engine)
+		return true
+	}
+	return false
+}
+
 // storedFailure is the Failure of a campaign failure shrunk into a seed
 // file, with the shrunk run's finding, and its page written if asked.
 func storedFailure(catalog *campaign.Catalog, f *campaign.Failure, pages *htmlPages) (Failure, error) {
@@ -232,8 +308,11 @@ func ReplaySeeds(t *testing.T, engine *campaign.Engine, o Options) {
 	replaySeeds(t, engine, o, &htmlPages{path: o.HTML, catalog: campaign.NewCatalog(engine)})
 }
 
-func replaySeeds(t reporter, engine *campaign.Engine, o Options, pages *htmlPages) {
+// replaySeeds replays the stored seeds (ReplaySeeds) and returns the
+// findings of those that still fail.
+func replaySeeds(t reporter, engine *campaign.Engine, o Options, pages *htmlPages) []campaign.Finding {
 	t.Helper()
+	var failing []campaign.Finding
 	catalog := campaign.NewCatalog(engine)
 	paths, _ := filepath.Glob(filepath.Join(o.SeedDir, engine.Name, "*.seed"))
 	sort.Strings(paths)
@@ -254,10 +333,12 @@ func replaySeeds(t reporter, engine *campaign.Engine, o Options, pages *htmlPage
 			}
 			t.Errorf("simtest: %s still finds %v: %s; replay: %s%s", path, finding, firstLine(finding.Message),
 				o.replayCommand(t)(path), htmlNote(page))
+			failing = append(failing, finding)
 		default:
 			t.Logf("simtest: %s passes (it found %v when written)", path, file.Expect)
 		}
 	}
+	return failing
 }
 
 // replayOne replays one seed file with its trace into the test log.
@@ -344,6 +425,12 @@ func (o Options) resolve() Options {
 		if d, err := time.ParseDuration(v); err == nil {
 			o.Duration = d
 		}
+	}
+	if v, err := strconv.ParseBool(os.Getenv("LEASEKIT_SKIP_STORED")); err == nil && v {
+		o.SkipStored = true
+	}
+	if *flagSkip {
+		o.SkipStored = true
 	}
 	if v := os.Getenv("LEASEKIT_HTML"); v != "" {
 		o.HTML = v

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +152,54 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A stored seed that still fails stops Run before its campaign; with
+// SkipStored the campaign runs past it, and a failure of the stored one's
+// kind is a known finding, logged and not shrunk or reported again.
+func TestSkipStoredLooksPastAStoredFailure(t *testing.T) {
+	engine := lockwork.Engine(lockwork.Spec{Name: "grab", Open: func(*sim.Proc) lockwork.Lock { return grabLock{} }})
+	seeds := t.TempDir()
+	if first := runFake(engine, Options{Seeds: 20, SeedDir: seeds}); len(first.errors) != 1 {
+		t.Fatalf("first campaign: %v", first.errors)
+	}
+	stored, _ := filepath.Glob(filepath.Join(seeds, "grab", "*.seed"))
+	campaignRan := func(f *fakeT) bool {
+		return slices.ContainsFunc(f.logs, func(line string) bool { return strings.HasPrefix(line, "simtest: grab: 20 runs,") })
+	}
+	stopped := runFake(engine, Options{Seeds: 20, SeedDir: seeds})
+	if len(stopped.errors) != 1 || !strings.Contains(stopped.errors[0], " still finds ") || campaignRan(stopped) {
+		t.Fatalf("without SkipStored: errors %v, campaign ran %v", stopped.errors, campaignRan(stopped))
+	}
+	skipped := runFake(engine, Options{Seeds: 20, SeedDir: seeds, SkipStored: true})
+	if len(skipped.errors) != 1 || !strings.Contains(skipped.errors[0], " still finds ") || !campaignRan(skipped) {
+		t.Fatalf("with SkipStored: errors %v, campaign ran %v", skipped.errors, campaignRan(skipped))
+	}
+	for _, want := range []string{"simtest: grab: known finding violation (invariant two holders) again in ",
+		"simtest: grab: the campaign found only known findings"} {
+		if !slices.ContainsFunc(skipped.logs, func(line string) bool { return strings.HasPrefix(line, want) }) {
+			t.Errorf("log lacks %q:\n%s", want, strings.Join(skipped.logs, "\n"))
+		}
+	}
+	if after, _ := filepath.Glob(filepath.Join(seeds, "grab", "*.seed")); len(after) != len(stored) {
+		t.Fatalf("a known finding was stored again: %v, before %v", after, stored)
+	}
+}
+
+// LEASEKIT_SKIP_STORED and -simtest.skip-stored set SkipStored.
+func TestSkipStoredFromEnvironmentAndFlag(t *testing.T) {
+	if (Options{}).resolve().SkipStored {
+		t.Fatal("SkipStored without flag or variable")
+	}
+	t.Setenv("LEASEKIT_SKIP_STORED", "1")
+	if !(Options{}).resolve().SkipStored {
+		t.Fatal("LEASEKIT_SKIP_STORED=1 not applied")
+	}
+	t.Setenv("LEASEKIT_SKIP_STORED", "")
+	*flagSkip = true
+	defer func() { *flagSkip = false }()
+	if !(Options{}).resolve().SkipStored {
+		t.Fatal("-simtest.skip-stored not applied")
 	}
 }

@@ -92,3 +92,38 @@ func porcupineHistories(page string) []string {
 	}
 	return histories
 }
+
+// While a stored seed still fails, SkipStored (-simtest.skip-stored) looks
+// past it: the campaign reports the PID-file lock's other bugs, and none of
+// the stored seed's kind.
+func TestSkipStoredFindsTheNextBug(t *testing.T) {
+	engine := pidfile.Engine()
+	all, err := simtest.Find(engine, simtest.Options{Seeds: 300, SeedDir: t.TempDir()}, t.Logf)
+	if err != nil || len(all) < 2 {
+		t.Fatalf("failures %v, err %v: want at least two distinct bugs", all, err)
+	}
+	known := all[0]
+	seeds := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(seeds, engine.Name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stored := filepath.Join(seeds, engine.Name, filepath.Base(known.SeedFile))
+	data, err := os.ReadFile(known.SeedFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stored, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	next, err := simtest.Find(engine, simtest.Options{Seeds: 300, SeedDir: seeds, SkipStored: true}, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var classes []string
+	for _, f := range next {
+		classes = append(classes, f.Class)
+	}
+	if len(next) != len(all)-1 || slices.Contains(classes, known.Class) {
+		t.Fatalf("past the stored %s: found %v; want the %d other classes of %v", known.Class, classes, len(all)-1, all)
+	}
+}
