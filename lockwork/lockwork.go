@@ -14,6 +14,26 @@
 // name, so shrinking keeps it. At the end, the whole history is checked by
 // porcupine against models.LockModel, which also catches what no single
 // answer proves.
+//
+// # Unknown outcomes
+//
+// A TryLock that returns an error other than ErrRefused (or whose process
+// is killed inside it) has an unknown outcome. The client then calls
+// TryLock again from the same process, within the round's attempts, and
+// never calls Unlock for an acquire it did not see succeed. The model
+// takes an unknown acquire as either no effect or a complete acquire, so
+// the retry may answer held (the process now waits on its own hold) or
+// acquired (the attempt changed nothing). Acquire is not re-entrant: once
+// another process was answered held because of the unknown attempt, an
+// acquired answer to the retry is two holders. A lock that recognises its
+// own hold must answer held, or release it and acquire anew.
+//
+// An unknown acquire that took effect consumed a fencing token: the model
+// gives it the token one above the last one seen, and every later answer
+// must be above it. Tokens may be skipped. Handing one out twice is caught
+// only when another answer proves the unknown acquire took the lock, so a
+// lock must make its counter's advance durable before anyone can see the
+// lock taken. TestUnknownAcquireStance holds these rules.
 package lockwork
 
 import (
