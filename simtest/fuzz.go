@@ -71,6 +71,9 @@ type FuzzFailure struct {
 	Shrunk campaign.ShrinkResult
 	// Replay is the command replaying SeedFile ("" when not stored).
 	Replay string
+	// HTML is the absolute path of the seed file's page (Options.HTML),
+	// "" when none was written.
+	HTML string
 	// engine and target (the fuzz target's name) name the failure.
 	engine, target string
 }
@@ -81,13 +84,13 @@ func (e *FuzzFailure) Error() string {
 			"<input> being the name go test gives it: seed#N, or the file name under testdata/fuzz/%s/) "+
 			"to shrink it into a seed file", e.engine, e.Finding, firstLine(e.Finding.Message), e.target, e.target)
 	}
-	return fmt.Sprintf("simtest: %s found %v (shrunk to %d choices, seed file %s): %s; replay: %s", e.engine,
-		e.Shrunk.Finding, e.Shrunk.ChoicesAfter, e.SeedFile, firstLine(e.Shrunk.Finding.Message), e.Replay)
+	return fmt.Sprintf("simtest: %s found %v (shrunk to %d choices, seed file %s): %s; replay: %s%s", e.engine,
+		e.Shrunk.Finding, e.Shrunk.ChoicesAfter, e.SeedFile, firstLine(e.Shrunk.Finding.Message), e.Replay, htmlNote(e.HTML))
 }
 
 // fuzzInput runs one fuzz input. A failing run is an error, a
 // *FuzzFailure; with store, the run is first shrunk and written as a seed
-// file under o.SeedDir.
+// file under o.SeedDir, and its page written to o.HTML if asked.
 func fuzzInput(catalog *campaign.Catalog, options campaign.Options, o Options, target string, data []byte, store bool,
 	command campaign.ReplayCommand) error {
 	engine := options.Engines[0]
@@ -111,6 +114,13 @@ func fuzzInput(catalog *campaign.Catalog, options campaign.Options, o Options, t
 		return fmt.Errorf("simtest: %s: %v (%s); shrinking: %v", engine, finding, firstLine(finding.Message), err)
 	}
 	failure.SeedFile, failure.Shrunk, failure.Replay = path, shrunk, command(path)
+	file, err := campaign.ReadSeedFile(path)
+	if err != nil {
+		return err
+	}
+	if failure.HTML, err = (&htmlPages{path: o.HTML, catalog: catalog}).write(file.Spec); err != nil {
+		return err
+	}
 	return failure
 }
 

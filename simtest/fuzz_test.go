@@ -99,6 +99,9 @@ func TestFuzzInputStoresShrunkSeedFile(t *testing.T) {
 	if !strings.Contains(err.Error(), "replay: leasesim replay "+paths[0]) {
 		t.Fatalf("error %q does not end in the replay command", err)
 	}
+	if failure.HTML != "" {
+		t.Fatalf("a page %s written without Options.HTML", failure.HTML)
+	}
 	file, err := campaign.ReadSeedFile(paths[0])
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +112,22 @@ func TestFuzzInputStoresShrunkSeedFile(t *testing.T) {
 	_, finding, _, err := catalog.Execute(file.Spec, nil, false)
 	if err != nil || finding.Class != failure.Finding.Class {
 		t.Fatalf("the seed file replays to %v (err %v), want %v", finding, err, failure.Finding)
+	}
+}
+
+// With Options.HTML the shrunk crasher's page is written, and the error
+// names it.
+func TestFuzzInputWritesItsPage(t *testing.T) {
+	catalog, options, o := interleaveOptions(t, true)
+	o.HTML = filepath.Join(t.TempDir(), "crasher.html")
+	err := fuzzInput(catalog, options, o, "FuzzInterleave", interleaveCrasher, true, leasesimReplay)
+	var failure *FuzzFailure
+	if !errors.As(err, &failure) || failure.HTML != o.HTML || !strings.HasSuffix(err.Error(), "; html: "+o.HTML) {
+		t.Fatalf("fuzzInput = %v, want a failure naming page %s", err, o.HTML)
+	}
+	page, err := os.ReadFile(o.HTML)
+	if err != nil || !strings.Contains(string(page), "invariant no abab") {
+		t.Fatalf("page %s (err %v) lacks the finding", o.HTML, err)
 	}
 }
 
