@@ -572,7 +572,7 @@ func TestInjectedErrors(t *testing.T) {
 // neither fails nor draws: the process's next call fails as if the look
 // had not been made.
 func TestUnfaultedLookIsNotInjected(t *testing.T) {
-	run := func(look bool) (lookErr, after error, decisions int) {
+	run := func(look bool) (decisions int, lookErr, after error) {
 		plan := &FaultPlan{}
 		plan.Set(FaultFSError, 1)
 		r := Run(Config{Seed: 2, Faults: plan, Setup: func(w *World) error {
@@ -586,10 +586,10 @@ func TestUnfaultedLookIsNotInjected(t *testing.T) {
 			})
 			return err
 		}})
-		return lookErr, after, len(r.Decisions)
+		return len(r.Decisions), lookErr, after
 	}
-	lookErr, after, decisions := run(true)
-	_, plainAfter, plainDecisions := run(false)
+	decisions, lookErr, after := run(true)
+	plainDecisions, _, plainAfter := run(false)
 	if lookErr != nil {
 		t.Fatalf("Unfaulted look under fserror=1: %v", lookErr)
 	}
