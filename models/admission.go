@@ -327,6 +327,8 @@ func admissionStep(state, input, output any) []any {
 		return s.swapped(in)
 	case AdmissionReturn:
 		return []any{s.returned()}
+	case AdmissionQuarantine:
+		return s.quarantined(output)
 	case PIDReuse:
 		return []any{s}
 	case AdmissionCorruption:
@@ -475,6 +477,8 @@ func ValidateAdmissionHistory(ops []porcupine.Operation) error {
 				in.FromRevision != "" && (in.Helper == 0 || in.HelperHost != "")
 		case AdmissionRelease:
 			return procOp{output: AdmissionReleaseResult{}, proc: in.Proc}, in.Proc > 0 && in.ClaimID != "" && in.Revision != ""
+		case AdmissionQuarantine:
+			return procOp{output: AdmissionQuarantineResult{}, proc: in.Proc}, in.Proc > 0
 		case ProcessDeath:
 			return procOp{deathProc: in.Proc}, in.Proc > 0
 		case Reboot:
@@ -513,6 +517,8 @@ func DescribeAdmissionOperation(input, output any) string {
 			in.Proc, in.ClaimID, in.FromRevision, in.FromPhase, in.ToPhase, in.Helper)
 	case AdmissionRelease:
 		call = fmt.Sprintf("p%d Release(claim %s, rev %s, %s, helper %t)", in.Proc, in.ClaimID, in.Revision, in.Phase, in.HasHelper)
+	case AdmissionQuarantine:
+		call = fmt.Sprintf("p%d Quarantine(active.json)", in.Proc)
 	case AdmissionCorruption:
 		return "Corruption(active.json)"
 	case AdmissionClear:
@@ -551,6 +557,11 @@ func describeAdmissionOutput(output any) string {
 			return "released"
 		}
 		return describeCAS(out.Kind)
+	case AdmissionQuarantineResult:
+		if out.Moved {
+			return "moved"
+		}
+		return "refused"
 	}
 	return fmt.Sprintf("%+v", output)
 }

@@ -21,7 +21,7 @@ func Engine() *campaign.Engine {
 		Doc:      "single-slot export admission with a helper lifecycle (package admission)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 1,
+		WorkloadVersion: 2,
 		Params: []campaign.Param{
 			{Name: "controllers", Default: 3, Min: 1, Max: 6, Doc: "controller processes"},
 			{Name: "ops_per_proc", Default: 10, Min: 1, Max: 64, Doc: "loop steps per controller"},
@@ -32,12 +32,15 @@ func Engine() *campaign.Engine {
 				Doc: "1: in some runs a crashed controller's PID is taken by an impostor with its handle; 0 never"},
 			{Name: "record_swaps", Default: 1, Min: 0, Max: 1, Fixed: true,
 				Doc: "1: the co-tenant may swap another live owner's earlier slot record in over the current one; 0 never"},
+			{Name: "operators", Default: 1, Min: 0, Max: 3,
+				Doc: "operator processes that inspect and quarantine the slot beside live traffic, on a stale judgement"},
 		},
 		Setup: func(p campaign.Params) func(w *sim.World) error {
 			return AdmissionWorkload(AdmissionOptions{
 				Controllers: p["controllers"], OpsPerProc: p["ops_per_proc"],
 				RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]), Legacy: p["legacy"],
 				PIDImpostors: p["pid_impostors"] - 1, RecordSwaps: p["record_swaps"] - 1,
+				Operators: workkit.NoneIsMinusOne(p["operators"]),
 			})
 		},
 		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
@@ -105,6 +108,13 @@ func Engine() *campaign.Engine {
 			"admission-foreign-namespace-holder",
 			"admission-operator-quarantined-elsewhere",
 			"admission-probe-rehost-claim",
+			// operators beside live traffic (operators.go): Quarantine on a
+			// judgement that may be stale, and the ground truth at its move
+			"admission-operator-quarantined",
+			"admission-operator-active-refused",
+			"admission-operator-stale-refused",
+			"admission-operator-moved-claim",
+			"admission-operator-moved-live-elsewhere",
 			sim.ProbeClockStepForward,
 			sim.ProbeClockStepBackward,
 			workkit.ProbePowerLossEmpty, // a claim temp left empty by a power loss

@@ -82,6 +82,9 @@ type AdmissionOptions struct {
 	// RecordSwaps: 0 lets the co-tenant swap another live owner's earlier
 	// record in over the slot (swapin.go), -1 never.
 	RecordSwaps int
+	// Operators is the number of operator processes that inspect and
+	// quarantine beside the controllers (operators.go; default 1, -1 none).
+	Operators int
 }
 
 func (o AdmissionOptions) withDefaults() AdmissionOptions {
@@ -91,6 +94,7 @@ func (o AdmissionOptions) withDefaults() AdmissionOptions {
 	o.PIDMax = cmp.Or(o.PIDMax, 40)
 	o.LivenessStepsMax = cmp.Or(o.LivenessStepsMax, 20_000)
 	o.RespawnsMax = max(o.RespawnsMax, 0)
+	o.Operators = max(cmp.Or(o.Operators, 1), 0)
 	return o
 }
 
@@ -165,6 +169,9 @@ type admissionWorld struct {
 	acquiring workkit.ThreadCalls
 	// left is the "a failed call leaves nothing behind" oracle.
 	left *workkit.LeftNothing
+	// owners and helpers are the processes a claim ID's records name: its
+	// acquirer and the helper its last BindHelper wrote (operators.go).
+	owners, helpers map[string]*sim.Proc
 }
 
 func (aw *admissionWorld) setup() error {
@@ -198,6 +205,9 @@ func (aw *admissionWorld) setup() error {
 		aw.controllers++
 	}
 	if err := aw.spawnThreads(); err != nil {
+		return err
+	}
+	if err := aw.spawnOperators(); err != nil {
 		return err
 	}
 	w.FaultHook(sim.FaultCorrupt, aw.corrupt)
@@ -260,6 +270,14 @@ type admissionFS struct {
 	p  *sim.Proc
 	// acquiring is set while the process runs Acquire.
 	acquiring bool
+	// operator is an operator process's inspector (nil for every other
+	// process); movedTo is where its last Quarantine moved the slot record
+	// ("" if nowhere).
+	operator *operatorInspector
+	movedTo  string
+	// clearedCorruption is the hostile corruption that move took out of
+	// the slot (nil if none), restored if the move is undone.
+	clearedCorruption []byte
 }
 
 func (f *admissionFS) Remove(name string) error {
@@ -303,14 +321,35 @@ func isSlotRemoval(name string) bool {
 
 func (f *admissionFS) RenameNoReplace(oldpath, newpath string) error {
 	err := f.FS.RenameNoReplace(oldpath, newpath)
+	f.noteSlotWrite(newpath, err)
+	f.noteOperatorMovedBack(oldpath, newpath, err)
+	if err == nil && f.isQuarantineMove(oldpath, newpath) {
+		f.movedTo, f.clearedCorruption = newpath, nil
+		f.aw.judgeOperatorMove(f, newpath)
+	}
 	f.aw.followLegacy(oldpath, newpath, err)
 	workkit.NoteClaimRename(f.aw.world, "admission", oldpath, newpath, err)
 	f.aw.claims.observeRename(f.p, oldpath, newpath, err)
 	return err
 }
 
+// Rename follows the slot's writes (an update's rename over it).
+func (f *admissionFS) Rename(oldpath, newpath string) error {
+	err := f.FS.Rename(oldpath, newpath)
+	f.noteSlotWrite(newpath, err)
+	return err
+}
+
+// noteSlotWrite learns a claim's owner when a controller publishes it.
+func (f *admissionFS) noteSlotWrite(newpath string, err error) {
+	if err == nil && newpath == admissionFile && f.operator == nil {
+		f.aw.noteSlotWritten(f.p)
+	}
+}
+
 func (f *admissionFS) Link(oldpath, newpath string) error {
 	err := f.FS.Link(oldpath, newpath)
+	f.noteSlotWrite(newpath, err)
 	if err == nil && newpath == admissionClaimPath {
 		f.aw.claims.published(f.p)
 	}
@@ -379,6 +418,7 @@ func (aw *admissionWorld) advance(p *sim.Proc, h *handle, choice int) bool {
 				return true
 			}
 			aw.world.Probe("admission-helper-spawned")
+			aw.noteHelper(h.a.Claim().ID, child)
 			if aw.transition(p, h, models.PhaseHelperActive, child.ID(), func(ctx context.Context) error { return h.a.BindHelper(ctx, child.Table().PID) }) {
 				h.helper = child.ID()
 				aw.world.Probe("admission-helper-bound")

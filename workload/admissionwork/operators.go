@@ -1,0 +1,259 @@
+package admissionwork
+
+// Operators at any moment (issue 29): operator processes, on the
+// controllers' host or another place the workload has, call InspectState
+// and then Quarantine on the judgement it gave (the record's sha256), kept
+// for a drawn delay while controllers, helpers, impostors and the co-tenant
+// run, so the judgement may be stale by the time it is used. The call is an
+// operation of the history (models.AdmissionQuarantine): a move empties the
+// slot for every caller, a refusal changes nothing.
+//
+// The ground truth at the move (judgeOperatorMove, the instant the record's
+// name is renamed into the quarantine): no process that the record names
+// (its owner, or the helper it records) may be alive where the operator
+// could judge it, its own host and PID namespace. Admission has no state
+// that time resolves (no launching window: only a reboot or an operator
+// resolves an indeterminate record), so that is the whole rule; a live
+// owner or helper of another place is moved on the operator's word, which
+// is what indeterminate asks of an operator (probe
+// admission-operator-moved-live-elsewhere), and the model holds what
+// follows: its next compare-and-swap loses.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/leasekit/leasekit/admission"
+	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
+)
+
+const (
+	// operatorOpsMax bounds an operator's Quarantine calls.
+	operatorOpsMax = 4
+	// operatorStaleMax bounds the delay between an operator's InspectState
+	// and the Quarantine it feeds (ms).
+	operatorStaleMax = 12
+)
+
+// admissionQuarantineDir is where Quarantine moves the slot record.
+var admissionQuarantineDir = fspath.Join(fspath.Dir(admissionFile), admission.QuarantineDir)
+
+// spawnOperators starts the operator processes, each at a drawn place.
+func (aw *admissionWorld) spawnOperators() error {
+	for i := 0; i < aw.opts.Operators; i++ {
+		place := aw.places.Deal(aw.world.Decisions().Intn(2 * len(aw.places.Hosts)))
+		if _, err := aw.spawnAt(place, fmt.Sprintf("operator-%d", i), aw.operator); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// operator inspects the slot and quarantines what it judged, sometimes on a
+// judgement several steps old.
+func (aw *admissionWorld) operator(p *sim.Proc) {
+	d := aw.world.Decisions()
+	cfg := aw.config(p)
+	inspector := &operatorInspector{Inspector: cfg.Inspector}
+	cfg.FS.(*admissionFS).operator, cfg.Inspector = inspector, inspector
+	var judged *admission.State
+	for i := 1 + d.Intn(operatorOpsMax); i > 0; i-- {
+		_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(8))*time.Millisecond)
+		if judged == nil || d.Intn(3) == 0 {
+			judged = aw.operatorInspect(p, cfg)
+		}
+		if judged == nil || !judged.Present {
+			continue
+		}
+		_ = p.Clock().Sleep(context.Background(), time.Duration(d.Intn(operatorStaleMax))*time.Millisecond)
+		inspector.unknown = nil
+		aw.quarantine(p, cfg, judged.ContentSHA256)
+	}
+}
+
+// operatorInspect is the operator's InspectState (read-only, not in the
+// history); nil when it is refused.
+func (aw *admissionWorld) operatorInspect(p *sim.Proc, cfg admission.Config) *admission.State {
+	state, err := admission.InspectState(context.Background(), cfg)
+	if err != nil {
+		aw.world.Probe("admission-operator-inspect-refused")
+		return nil
+	}
+	aw.world.Probe("admission-operator-inspected")
+	return &state
+}
+
+// quarantine records one operator Quarantine of the judged sha256.
+func (aw *admissionWorld) quarantine(p *sim.Proc, cfg admission.Config, sha string) {
+	w := aw.world
+	fsys := cfg.FS.(*admissionFS)
+	fsys.movedTo = ""
+	op := p.Begin("quarantine", models.AdmissionQuarantine{Proc: p.ProcessID()})
+	aw.slot.Begin()
+	aw.claims.begin(p)
+	moved, err := admission.Quarantine(context.Background(), cfg, sha)
+	aw.claims.end(p, "quarantine", err)
+	aw.slot.End(err == nil) // a reported move synced both directories: the empty slot is promised
+	refused := errors.Is(err, admission.ErrActive) || errors.Is(err, admission.ErrChanged)
+	switch {
+	case err == nil && fsys.movedTo != moved.Path:
+		aw.fail(fmt.Errorf("%s's Quarantine reports the admission moved to %s, but its move of the slot record was to %q",
+			p.Name(), moved.Path, fsys.movedTo), false)
+	case refused && fsys.movedTo != "":
+		aw.fail(fmt.Errorf("%s's Quarantine refused (%v), but the slot record it moved to %s was not put back",
+			p.Name(), err, fsys.movedTo), false)
+	}
+	if err != nil && !refused {
+		// Any other failure may come after the move (a directory sync):
+		// whether the record moved is unknown to the caller.
+		p.End(op, models.Unknown{})
+		w.Probe("admission-operator-quarantine-error")
+		return
+	}
+	p.End(op, models.AdmissionQuarantineResult{Moved: err == nil})
+	switch {
+	case err == nil:
+		w.Probe("admission-operator-quarantined")
+	case errors.Is(err, admission.ErrActive):
+		w.Probe("admission-operator-active-refused")
+	default:
+		w.Probe("admission-operator-stale-refused")
+	}
+}
+
+// noteOperatorMovedBack follows a Quarantine that put the record it moved
+// back (its look at the moved file failed or found another inode): the
+// slot holds it again, and a hostile corruption it had cleared is back.
+func (f *admissionFS) noteOperatorMovedBack(oldpath, newpath string, err error) {
+	if err != nil || f.operator == nil || f.movedTo == "" || oldpath != f.movedTo || newpath != admissionFile {
+		return
+	}
+	f.movedTo = ""
+	aw := f.aw
+	aw.world.Probe("admission-operator-move-undone")
+	if f.clearedCorruption != nil {
+		aw.corrupted, aw.corruption, aw.repairAt = true, f.clearedCorruption, aw.world.Step()
+		f.clearedCorruption = nil
+	}
+}
+
+// isQuarantineMove reports whether an operator's rename of oldpath to
+// newpath moves the slot record into the quarantine.
+func (f *admissionFS) isQuarantineMove(oldpath, newpath string) bool {
+	return f.operator != nil && oldpath == admissionFile && fspath.Dir(newpath) == admissionQuarantineDir
+}
+
+// judgeOperatorMove is the ground truth the instant an operator moved the
+// slot record to movedTo: it reads the bytes moved (a root read, unfaulted:
+// no injected error may blind it) and fails the run when a process the
+// record names is alive at the operator's own place.
+func (aw *admissionWorld) judgeOperatorMove(f *admissionFS, movedTo string) {
+	var data []byte
+	var err error
+	aw.world.Unfaulted(func() { data, err = workkit.ReadRoot(aw.volume.Root(), movedTo) })
+	if err != nil {
+		return
+	}
+	claim, parseErr := admission.Parse(data, admissionFile)
+	switch {
+	case parseErr != nil:
+		aw.world.Probe("admission-operator-moved-corrupt")
+		aw.noteCorruptionMoved(f, data)
+		return
+	case claim.Owner.Legacy:
+		aw.world.Probe("admission-operator-moved-legacy")
+		return
+	}
+	aw.world.Probe("admission-operator-moved-claim")
+	aw.judgeMovedProc(f, claim, "owner", aw.owners[claim.ID], claim.Owner.PID)
+	if claim.HelperOwner != nil {
+		aw.judgeMovedProc(f, claim, "helper", aw.helpers[claim.ID], claim.HelperOwner.PID)
+	}
+}
+
+// noteCorruptionMoved: an operator's Quarantine moved the hostile
+// corruption out of the slot, the repair the workload's own operator would
+// have made (faults.go): there is nothing left to repair.
+func (aw *admissionWorld) noteCorruptionMoved(f *admissionFS, data []byte) {
+	if !aw.corrupted || aw.symlinked || !bytes.Equal(data, aw.corruption) {
+		return
+	}
+	f.clearedCorruption = aw.corruption
+	aw.corrupted, aw.corruption = false, nil
+	aw.world.Probe("admission-operator-moved-hostile-corruption")
+}
+
+// judgeMovedProc judges one process a moved record names (q: nil when the
+// workload does not know it; pid: the PID the record gives it): alive at
+// the operator's own place, with a /proc entry the call could read, it is
+// an active export that no Quarantine may move.
+func (aw *admissionWorld) judgeMovedProc(f *admissionFS, claim admission.Claim, role string, q *sim.Proc, pid int) {
+	p := f.p
+	if q == nil || q.Table().PID != pid || !aw.Alive(q) {
+		return
+	}
+	if !placeOf(q).Same(p) {
+		aw.world.Probe("admission-operator-moved-live-elsewhere")
+		return
+	}
+	if f.operator.unknown[pid] {
+		// The call could not read q's /proc entry (EACCES): indeterminate,
+		// and the operator's word decides, as for another place's owner.
+		aw.world.Probe("admission-operator-moved-live-uninspectable")
+		return
+	}
+	aw.fail(fmt.Errorf("%s's Quarantine moved admission %s (%s) whose %s %s (PID %d) is alive in the operator's own "+
+		"host and PID namespace: a live owner or helper is refused (ErrActive)", p.Name(), claim.ID, claim.Phase,
+		role, q.Name(), pid), false)
+}
+
+// operatorInspector is an operator's Inspector that remembers the PIDs
+// whose inspection answered unknown during its current Quarantine call.
+type operatorInspector struct {
+	lease.Inspector
+	unknown map[int]bool
+}
+
+func (i *operatorInspector) Inspect(pid int) lease.Inspection {
+	got := i.Inspector.Inspect(pid)
+	if got.Kind == lease.InspectUnknown {
+		if i.unknown == nil {
+			i.unknown = map[int]bool{}
+		}
+		i.unknown[pid] = true
+	}
+	return got
+}
+
+// noteSlotWritten learns the owner of a claim the first time a process
+// publishes it: the acquirer (whatever its call's outcome).
+func (aw *admissionWorld) noteSlotWritten(p *sim.Proc) {
+	data, err := workkit.ReadRoot(aw.volume.Root(), admissionFile)
+	if err != nil {
+		return
+	}
+	claim, parseErr := admission.Parse(data, admissionFile)
+	if parseErr != nil || claim.Owner.Legacy || aw.owners[claim.ID] != nil ||
+		claim.Owner.PID != p.Table().PID || claim.Owner.Hostname != p.Host().Name() {
+		return
+	}
+	if aw.owners == nil {
+		aw.owners = map[string]*sim.Proc{}
+	}
+	aw.owners[claim.ID] = p
+}
+
+// noteHelper records child as the helper a BindHelper of claimID writes.
+func (aw *admissionWorld) noteHelper(claimID string, child *sim.Proc) {
+	if aw.helpers == nil {
+		aw.helpers = map[string]*sim.Proc{}
+	}
+	aw.helpers[claimID] = child
+}
