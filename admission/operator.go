@@ -107,6 +107,16 @@ func truncate(s string, n int) string {
 	return s
 }
 
+// helperLive reports whether the helper claim records is alive. A
+// cleanup-unsafe record (or one whose helper ran on another boot) is
+// indeterminate whatever its helper's fate, since only a reboot proves its
+// descendants gone; but a helper the record names that is still running
+// is an active export that an operator's move must never take the slot
+// from.
+func helperLive(claim *Claim, status func(statecas.Owner) statecas.Status) bool {
+	return claim != nil && claim.HelperOwner != nil && status(*claim.HelperOwner) == statecas.StatusLive
+}
+
 // Quarantined is what Quarantine moved.
 type Quarantined struct {
 	// Path is where the admission file now is.
@@ -119,8 +129,9 @@ type Quarantined struct {
 // it moves the admission file into StateHome/recovery/<root>/quarantine/
 // (never deleting it), provided its bytes still hash to contentSHA256 (the
 // State.ContentSHA256 the operator judged; anything else is ErrChanged and
-// nothing moves) and it is not active: a live owner or live helper is
-// ErrActive (its holder must release it). Indeterminate, recoverable,
+// nothing moves) and it is not active: a live owner, or a live helper the
+// record names (even in an indeterminate, cleanup-unsafe record), is
+// ErrActive (its holder must release it, its helper end). Indeterminate, recoverable,
 // legacy and corrupt files are moved. The move runs under the file's
 // mutation claim, so no Acquire, lifecycle write or Release interleaves.
 func Quarantine(ctx context.Context, config Config, contentSHA256 string) (moved Quarantined, err error) {
@@ -146,6 +157,10 @@ func Quarantine(ctx context.Context, config Config, contentSHA256 string) (moved
 	current, err := currentIdentity(config)
 	if err != nil {
 		return Quarantined{}, err
+	}
+	if helperLive(state.Claim, statusFunc(config, current)) {
+		return Quarantined{}, fail(ErrActive, state.Path, "another export's helper is still running (PID "+
+			strconv.Itoa(state.Claim.HelperOwner.PID)+"): stop it before quarantining its admission", nil)
 	}
 	uid := uint32(current.UID)
 	const message = "export admission could not be quarantined safely"

@@ -188,3 +188,36 @@ func TestQuarantineTellsAWrongConfirmation(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, state, after, "a refused quarantine moved nothing")
 }
+
+// TestQuarantineRefusesALiveRecordedHelper: a parent that died after
+// marking its active helper cleanup-unsafe leaves an indeterminate
+// admission (only a reboot proves the helper's descendants gone), but the
+// helper the record names is still running: Quarantine must refuse it
+// (ErrActive), as it refuses a live owner, and move nothing. Found by
+// simulation (testdata/seeds/admission/violation-960a7f0f3decaf8c.seed:
+// "operator-0's Quarantine moved admission ... (cleanup-unsafe) whose
+// helper controller-0-helper (PID 5) is alive in the operator's own host
+// and PID namespace").
+func TestQuarantineRefusesALiveRecordedHelper(t *testing.T) {
+	w := newWorld(t)
+	a := mustAcquire(t, w.controller(1000, "500"))
+	require.NoError(t, a.BeginHelperLaunch(ctx))
+	w.inspector.SetLive(leasetest.IdentityOf(helperPID, w.uid, "900"))
+	require.NoError(t, a.BindHelper(ctx, helperPID))
+	require.NoError(t, a.MarkCleanupUnsafe(ctx))
+	w.inspector.Kill(1000)
+	operator := w.controller(2000, "600")
+	state, err := InspectState(ctx, operator)
+	require.NoError(t, err)
+	require.Equal(t, DispositionIndeterminate, state.Disposition)
+	evidence := w.read()
+
+	_, err = Quarantine(ctx, operator, state.ContentSHA256)
+	require.ErrorIs(t, err, ErrActive)
+	require.Contains(t, err.Error(), "helper")
+	require.Equal(t, evidence, w.read(), "a refused quarantine moves nothing")
+
+	w.inspector.Kill(helperPID)
+	_, err = Quarantine(ctx, operator, state.ContentSHA256)
+	require.NoError(t, err, "once the recorded helper is gone the operator's judgement decides")
+}
