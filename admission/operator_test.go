@@ -194,7 +194,8 @@ func TestQuarantineTellsAWrongConfirmation(t *testing.T) {
 // admission (only a reboot proves the helper's descendants gone), but the
 // helper the record names is still running: Quarantine must refuse it
 // (ErrActive), as it refuses a live owner, and move nothing. Found by
-// simulation (testdata/seeds/admission/violation-960a7f0f3decaf8c.seed:
+// simulation (random admission seed 29100180, kept as
+// testdata/seeds/admission/ok-ee7d8c41fa8240a2.seed:
 // "operator-0's Quarantine moved admission ... (cleanup-unsafe) whose
 // helper controller-0-helper (PID 5) is alive in the operator's own host
 // and PID namespace").
