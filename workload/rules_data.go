@@ -200,10 +200,10 @@ var rules = []Rule{
 		Exercise: "operators quarantining claims at any moment of the dirlease workload",
 		Probes:   []string{"dirlease-operator-quarantined", "dirlease-operator-active-refused", "dirlease-operator-window-refused"},
 		Mutants:  []string{"dirlease-quarantine-window"}},
-	{Rule: "admission: the operator's Quarantine, on a judgement that may be stale, never moves a record whose owner or recorded helper it can see alive (ErrActive), nor one that changed since (ErrChanged); a moved record is gone for its holder",
+	{Rule: "admission: the operator's Quarantine, on a judgement that may be stale, moves only the bytes the operator judged (a changed record is ErrChanged) and never a record whose owner or recorded helper it can see alive (ErrActive); a moved record is gone for its holder",
 		Exercise: "operators on the controllers' host or another place inspecting and quarantining the slot beside live traffic",
 		Probes:   []string{"admission-operator-quarantined", "admission-operator-active-refused", "admission-operator-stale-refused", "admission-operator-moved-live-elsewhere"},
-		Mutants:  []string{"admission-quarantine-active-moved"}},
+		Mutants:  []string{"admission-quarantine-active-moved", "admission-quarantine-judgement-ignored"}},
 
 	// leasereal's run: the command's process tree.
 	{Rule: "leasereal run: the lease covers the command's process tree: no run starts its command while a killed run's descendants that stayed in its process group still run (reclaimed records in quarantine/ included)",

@@ -28,6 +28,7 @@ import (
 
 	"github.com/leasekit/leasekit/admission"
 	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
@@ -94,7 +95,7 @@ func (aw *admissionWorld) operatorInspect(p *sim.Proc, cfg admission.Config) *ad
 func (aw *admissionWorld) quarantine(p *sim.Proc, cfg admission.Config, sha string) {
 	w := aw.world
 	fsys := cfg.FS.(*admissionFS)
-	fsys.movedTo = ""
+	fsys.movedTo, fsys.judged = "", sha
 	op := p.Begin("quarantine", models.AdmissionQuarantine{Proc: p.ProcessID()})
 	aw.slot.Begin()
 	aw.claims.begin(p)
@@ -152,14 +153,19 @@ func (f *admissionFS) isQuarantineMove(oldpath, newpath string) bool {
 
 // judgeOperatorMove is the ground truth the instant an operator moved the
 // slot record to movedTo: it reads the bytes moved (a root read, unfaulted:
-// no injected error may blind it) and fails the run when a process the
-// record names is alive at the operator's own place.
+// no injected error may blind it) and fails the run when they are not the
+// bytes the operator judged (its sha256), or a process the record names is
+// alive at the operator's own place.
 func (aw *admissionWorld) judgeOperatorMove(f *admissionFS, movedTo string) {
 	var data []byte
 	var err error
 	aw.world.Unfaulted(func() { data, err = workkit.ReadRoot(aw.volume.Root(), movedTo) })
 	if err != nil {
 		return
+	}
+	if sha := statefile.SHA256Hex(data); sha != f.judged {
+		aw.fail(fmt.Errorf("%s's Quarantine moved a record of sha256 %s, not the one the operator judged (%s)",
+			f.p.Name(), sha, f.judged), false)
 	}
 	claim, parseErr := admission.Parse(data, admissionFile)
 	switch {

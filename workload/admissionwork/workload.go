@@ -275,6 +275,8 @@ type admissionFS struct {
 	// ("" if nowhere).
 	operator *operatorInspector
 	movedTo  string
+	// judged is the sha256 the operator's current Quarantine was given.
+	judged string
 	// clearedCorruption is the hostile corruption that move took out of
 	// the slot (nil if none), restored if the move is undone.
 	clearedCorruption []byte
