@@ -9,9 +9,11 @@
 //
 // Two checks judge a run. A Recorder watches the answers as they come and
 // stops the run at the first one that proves a bug, naming the hazard that
-// caused it (a clock step, a paused holder, PID reuse, a zombie, or one the
-// lock's author names in Spec.Hazards); the finding's class carries that
-// name, so shrinking keeps it. At the end, the whole history is checked by
+// caused it (a failed liveness check, a clock step, a paused holder, PID
+// reuse, a zombie, or one the lock's author names in Spec.Hazards), a
+// built-in one only when the lock observed it (it read the stepped clock,
+// it inspected the reused PID); the finding's class carries that name, so
+// shrinking keeps it. At the end, the whole history is checked by
 // porcupine against models.LockModel, which also catches what no single
 // answer proves.
 //

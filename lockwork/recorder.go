@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
 	"github.com/leasekit/leasekit/simproc"
@@ -58,12 +59,16 @@ type holding struct {
 	table      simproc.Proc // the process-table entry at acquire time
 	since      int64
 	wallOffset int64
+	clockSteps int // the host's wall-clock steps at acquire time
 }
 
 type flight struct {
 	op          string
 	sawOwner    bool
 	epochAtCall uint64
+	// observedAtCall is the caller's sim.Observed().Calls when the call
+	// began: later observations are the call's own.
+	observedAtCall int
 }
 
 // deadHeldsMax is how many held answers in a row, with no live possible
@@ -91,7 +96,8 @@ func (r *Recorder) findingNames() []string {
 	for _, h := range r.spec.Hazards {
 		names = append(names, findingTwoHolders+" ("+h.Name+")")
 	}
-	return append(names, findingTwoHolders+" (clock step)", findingTwoHolders+" (paused holder)", findingTwoHolders,
+	return append(names, findingTwoHolders+" ("+hazardLivenessFailed+")", findingTwoHolders+" (clock step)",
+		findingTwoHolders+" (paused holder)", findingTwoHolders,
 		findingDeadHolder+" (PID reuse)", findingDeadHolder+" (zombie)", findingDeadHolder, findingEpoch)
 }
 
@@ -162,7 +168,7 @@ func (r *Recorder) reaped(proc *simproc.Proc) {
 // answer: LockAcquired when p holds the lock now, 0 when the outcome is
 // unknown.
 func (r *Recorder) Acquire(p *sim.Proc, lock Lock) models.LockAcquireKind {
-	f := &flight{op: opAcquire, sawOwner: r.possibleOwner(p), epochAtCall: r.epochSeen}
+	f := &flight{op: opAcquire, sawOwner: r.possibleOwner(p), epochAtCall: r.epochSeen, observedAtCall: p.Observed().Calls}
 	r.markOwnersSeen(p)
 	r.inFlight[p] = f
 	handle := p.Begin(opAcquire, nil)
@@ -182,7 +188,7 @@ func (r *Recorder) Acquire(p *sim.Proc, lock Lock) models.LockAcquireKind {
 		if f.sawOwner || !r.spec.Rules.DeadHolderFree {
 			r.deadHelds[p] = 0
 		} else if r.deadHelds[p]++; r.deadHelds[p] == deadHeldsMax {
-			r.heldByDead(p)
+			r.heldByDead(p, f)
 		}
 		return models.LockHeld
 	}
@@ -260,46 +266,123 @@ func (r *Recorder) acquired(p *sim.Proc, epoch uint64, f *flight) {
 		if q == p {
 			continue
 		}
-		r.fail(r.twoHolderClass(h, p), fmt.Errorf("%s acquired the lock at %v while %s (pid %d) holds it since %v",
-			p.Name(), time.Duration(r.world.Now()), q.Name(), h.table.PID, time.Duration(h.since)))
+		class, why := r.twoHolderClass(h, p, f)
+		r.fail(class, fmt.Errorf("%s acquired the lock at %v while %s (pid %d) holds it since %v%s",
+			p.Name(), time.Duration(r.world.Now()), q.Name(), h.table.PID, time.Duration(h.since), why))
 	}
-	r.holders[p] = holding{proc: p, table: *p.Table(), since: r.world.Now(), wallOffset: wallOffset(host, r.world)}
+	r.holders[p] = holding{proc: p, table: *p.Table(), since: r.world.Now(), wallOffset: wallOffset(host, r.world),
+		clockSteps: host.ClockSteps()}
 }
 
 func wallOffset(h *sim.Host, w *sim.World) int64 { return h.Wall().UnixNano() - w.Now() }
 
-// twoHolderClass names the hazard that let newcomer in while h holds.
-func (r *Recorder) twoHolderClass(h holding, newcomer *sim.Proc) string {
+// hazardLivenessFailed names a newcomer that checked the live holder's PID,
+// got an error, and took the holder for gone.
+const hazardLivenessFailed = "liveness check failed (EACCES or ESRCH)"
+
+// twoHolderClass names the hazard that let newcomer in while h holds, from
+// what the lock observed during newcomer's acquire f, and says why. A
+// built-in hazard is named only when the lock saw it: a clock step when the
+// newcomer's or the holder's process read the wall clock after it, a
+// failed liveness check when the newcomer's own check of the holder's PID
+// answered unknown (EACCES) or absent (ESRCH).
+func (r *Recorder) twoHolderClass(h holding, newcomer *sim.Proc, f *flight) (class, why string) {
+	evidence := r.evidence(newcomer, f, h.table.PID)
 	for _, hazard := range r.spec.Hazards {
 		if hazard.Caused(h.proc, newcomer) {
-			return findingTwoHolders + " (" + hazard.Name + ")"
+			return findingTwoHolders + " (" + hazard.Name + ")", evidence
 		}
 	}
+	check, checked := newcomer.Inspection(h.table.PID)
 	switch {
-	case wallOffset(h.proc.Host(), r.world) != h.wallOffset:
-		return findingTwoHolders + " (clock step)"
+	case checked && check.Call > f.observedAtCall && check.Kind != lease.InspectLive:
+		return findingTwoHolders + " (" + hazardLivenessFailed + ")",
+			fmt.Sprintf("; %s's check of pid %d answered %s", newcomer.Name(), h.table.PID, inspectionAnswer(check))
+	case wallOffset(h.proc.Host(), r.world) != h.wallOffset && (r.readSteppedClock(newcomer, h) || r.readSteppedClock(h.proc, h)):
+		return findingTwoHolders + " (clock step)", evidence
 	case time.Duration(r.world.Now()-h.since) >= r.spec.PausedAfter:
-		return findingTwoHolders + " (paused holder)"
+		return findingTwoHolders + " (paused holder)", evidence
 	}
-	return findingTwoHolders
+	return findingTwoHolders, evidence
+}
+
+// readSteppedClock reports whether q read its wall clock (Clock().Now)
+// after a step of h's host clock that came after h acquired.
+func (r *Recorder) readSteppedClock(q *sim.Proc, h holding) bool {
+	seen := q.Observed()
+	return q.Host() == h.proc.Host() && seen.WallReads > 0 && seen.WallStepsSeen > h.clockSteps
+}
+
+// evidence says which PID the lock checked during newcomer's acquire when
+// that is not the holder's: the lock's own record of its holder (the PID
+// its file held) disagrees with the harness's.
+func (r *Recorder) evidence(newcomer *sim.Proc, f *flight, holderPID int) string {
+	last := newcomer.Observed().LastInspection
+	if last.Call <= f.observedAtCall || last.PID == holderPID {
+		return ""
+	}
+	return fmt.Sprintf("; the lock's record names pid %d (%s's check answered %s)", last.PID, newcomer.Name(), inspectionAnswer(last))
+}
+
+// inspectionAnswer renders a liveness check's answer: "live", "absent
+// (ESRCH)", "unknown (EACCES on ...)".
+func inspectionAnswer(in sim.Inspected) string {
+	switch in.Kind {
+	case lease.InspectAbsent:
+		return "absent (ESRCH)"
+	case lease.InspectUnknown:
+		return "unknown (" + in.Diagnostic + ")"
+	}
+	return in.Kind.String()
 }
 
 // heldByDead reports a held answer although no live process held, or
-// could have been taking, the lock while the acquire ran.
-func (r *Recorder) heldByDead(p *sim.Proc) {
+// could have been taking, the lock while the acquire ran. The dead holder
+// named is the one whose PID the lock checked during acquire f (the PID
+// its file holds), when it checked one; PID reuse is named only when that
+// check found another process on the dead holder's PID.
+func (r *Recorder) heldByDead(p *sim.Proc, f *flight) {
 	class, detail := findingDeadHolder, "no process holds it"
-	if n := len(r.dead); n > 0 {
-		d := r.dead[n-1]
+	last := p.Observed().LastInspection
+	checked := last.Call > f.observedAtCall
+	d, found := r.deadHolder(p, last.PID, checked)
+	if found {
 		detail = fmt.Sprintf("its holder %s (pid %d) is dead", d.proc.Name(), d.table.PID)
+		if latest := r.dead[len(r.dead)-1]; checked && latest.proc != d.proc {
+			detail += fmt.Sprintf(" (the pid the lock checked; the last holder to die was %s, pid %d)", latest.proc.Name(), latest.table.PID)
+		}
 		now := d.proc.Host().Table().Lookup(d.table.NS, d.table.PID)
 		switch {
-		case now != nil && (now.StartTicks != d.table.StartTicks || now.Boot != d.table.Boot):
-			class, detail = findingDeadHolder+" (PID reuse)", detail+fmt.Sprintf(" and pid %d now belongs to another process", d.table.PID)
-		case now != nil && now.State == simproc.Zombie:
+		case checked && last.Kind == lease.InspectLive && last.Found && !sameIncarnation(last.Entry, d.table):
+			class, detail = findingDeadHolder+" (PID reuse)", detail+fmt.Sprintf(" and pid %d, which the lock checked, belongs to another process", d.table.PID)
+		case now != nil && now.State == simproc.Zombie && sameIncarnation(*now, d.table):
 			class, detail = findingDeadHolder+" (zombie)", detail+", an unreaped zombie"
 		}
+	} else if checked && len(r.dead) > 0 {
+		latest := r.dead[len(r.dead)-1]
+		detail = fmt.Sprintf("the lock checked pid %d (answered %s), no holder's, and the last holder to die was %s (pid %d)",
+			last.PID, inspectionAnswer(last), latest.proc.Name(), latest.table.PID)
 	}
 	r.fail(class, fmt.Errorf("%s was told the lock is held %d times in a row, but %s", p.Name(), deadHeldsMax, detail))
+}
+
+// deadHolder is the dead holder the lock's check of pid points at (the
+// latest to die on that PID in p's namespace), or, when the lock checked no
+// PID, the latest to die.
+func (r *Recorder) deadHolder(p *sim.Proc, pid int, checked bool) (holding, bool) {
+	for i := len(r.dead) - 1; i >= 0; i-- {
+		d := r.dead[i]
+		if !checked || d.table.PID == pid && d.table.NS == p.Table().NS && d.proc.Host() == p.Host() {
+			return d, true
+		}
+	}
+	return holding{}, false
+}
+
+// sameIncarnation reports whether two process-table entries are one
+// process: the same PID, start tick and boot.
+func sameIncarnation(a, b simproc.Proc) bool {
+	return a.PID == b.PID && a.StartTicks == b.StartTicks && a.Boot == b.Boot
 }
 
 // fail records the first finding of a class; the class's invariant reports

@@ -353,6 +353,7 @@ func (c *procClock) Now() time.Time {
 	c.p.point(opNow, "")
 	now := c.p.host.Wall()
 	c.p.observeTime(now)
+	c.p.noteWallRead()
 	return now
 }
 
@@ -405,6 +406,7 @@ func (in *procInspector) Inspect(pid int) lease.Inspection {
 		in.p.resultText = inspectionText(pid, inspection)
 	}
 	in.p.observeInspection(inspection)
+	in.p.noteInspected(pid, inspection)
 	return inspection
 }
 

@@ -221,6 +221,7 @@ func (w *World) clockStep(h *Host) {
 		seconds = -seconds
 	}
 	h.wallOffset += seconds * int64(time.Second)
+	h.clockSteps++
 	w.Probe("clockstep")
 	w.Probe(clockStepProbe(seconds))
 	w.Tracef("fault=clockstep host=%s by=%ds", h.Name(), seconds)

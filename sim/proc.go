@@ -108,6 +108,10 @@ type Proc struct {
 	inspector        lease.Inspector
 	// calls is the watched engine call and its cancel stream (cancel.go).
 	calls procCalls
+	// observed and inspected record the clock reads and PID inspections
+	// the process made (observed.go), for oracles only.
+	observed  Observed
+	inspected map[int]Inspected
 }
 
 // Name returns the process's label.

@@ -95,6 +95,8 @@ type Host struct {
 	bootAt int64
 	// wallOffset is added to the host's wall clock; clock steps change it.
 	wallOffset int64
+	// clockSteps counts the wall-clock steps (ClockSteps).
+	clockSteps int
 	// exes lists the executables spawned on the host, in first-use order,
 	// for the upgrade fault.
 	exes []string
