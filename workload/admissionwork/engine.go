@@ -21,7 +21,7 @@ func Engine() *campaign.Engine {
 		Doc:      "single-slot export admission with a helper lifecycle (package admission)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 2,
+		WorkloadVersion: 3,
 		Params: []campaign.Param{
 			{Name: "controllers", Default: 3, Min: 1, Max: 6, Doc: "controller processes"},
 			{Name: "ops_per_proc", Default: 10, Min: 1, Max: 64, Doc: "loop steps per controller"},

@@ -99,10 +99,15 @@ func (aw *admissionWorld) quarantine(p *sim.Proc, cfg admission.Config, sha stri
 	op := p.Begin("quarantine", models.AdmissionQuarantine{Proc: p.ProcessID()})
 	aw.slot.Begin()
 	aw.claims.begin(p)
-	moved, err := admission.Quarantine(context.Background(), cfg, sha)
+	call := p.BeginCall()
+	moved, err := admission.Quarantine(call.Context(), cfg, sha)
+	aw.left.After(call, workkit.Outcome{Op: "quarantine", Err: err, Failed: err != nil})
 	aw.claims.end(p, "quarantine", err)
 	aw.slot.End(err == nil) // a reported move synced both directories: the empty slot is promised
-	refused := errors.Is(err, admission.ErrActive) || errors.Is(err, admission.ErrChanged)
+	// A cancelled context is honoured only before anything is read: a
+	// refusal that moved nothing, as ErrActive and ErrChanged are.
+	refused := errors.Is(err, admission.ErrActive) || errors.Is(err, admission.ErrChanged) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 	switch {
 	case err == nil && fsys.movedTo != moved.Path:
 		aw.fail(fmt.Errorf("%s's Quarantine reports the admission moved to %s, but its move of the slot record was to %q",
@@ -116,6 +121,7 @@ func (aw *admissionWorld) quarantine(p *sim.Proc, cfg admission.Config, sha stri
 		// whether the record moved is unknown to the caller.
 		p.End(op, models.Unknown{})
 		w.Probe("admission-operator-quarantine-error")
+		w.Tracef("admission-error proc=%s quarantine: %v", p.Name(), err)
 		return
 	}
 	p.End(op, models.AdmissionQuarantineResult{Moved: err == nil})
@@ -124,7 +130,7 @@ func (aw *admissionWorld) quarantine(p *sim.Proc, cfg admission.Config, sha stri
 		w.Probe("admission-operator-quarantined")
 	case errors.Is(err, admission.ErrActive):
 		w.Probe("admission-operator-active-refused")
-	default:
+	case errors.Is(err, admission.ErrChanged):
 		w.Probe("admission-operator-stale-refused")
 	}
 }
