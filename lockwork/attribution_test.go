@@ -16,33 +16,21 @@ import (
 // wallLock judges its holder stale by the wall clock: the holder stamps
 // Clock().Now, and a newcomer whose Now is staleAfter past the stamp takes
 // the lock. A clock step forward breaks it.
+// Its Unlock is memLock's.
 type wallLock struct {
-	state *wallState
-	p     *sim.Proc
-}
-
-type wallState struct {
-	holder *sim.Proc
-	stamp  time.Time
+	memLock
+	stamp *time.Time
 }
 
 const staleAfter = 300 * time.Millisecond
 
 func (l wallLock) TryLock() (bool, uint64, error) {
 	now := l.p.Clock().Now()
-	if l.state.holder != nil && now.Sub(l.state.stamp) < staleAfter {
+	if l.state.holder != nil && now.Sub(*l.stamp) < staleAfter {
 		return false, 0, nil
 	}
-	l.state.holder, l.state.stamp = l.p, now
+	l.state.holder, *l.stamp = l.p, now
 	return true, 0, nil
-}
-
-func (l wallLock) Unlock() error {
-	if l.state.holder != l.p {
-		return lockwork.ErrNotOwner
-	}
-	l.state.holder = nil
-	return nil
 }
 
 // pidLock is a PID lock in the run's memory: it records its holder's PID
@@ -85,11 +73,9 @@ func (l pidLock) Unlock() error {
 }
 
 // stuckLock never frees a dead holder's lock and looks at no PID: its
-// "held by a dead holder" findings have no PID reuse to blame.
-type stuckLock struct {
-	state *memState
-	p     *sim.Proc
-}
+// "held by a dead holder" findings have no PID reuse to blame. Its Unlock
+// is memLock's.
+type stuckLock struct{ memLock }
 
 func (l stuckLock) TryLock() (bool, uint64, error) {
 	if l.state.holder != nil {
@@ -99,16 +85,14 @@ func (l stuckLock) TryLock() (bool, uint64, error) {
 	return true, 0, nil
 }
 
-func (l stuckLock) Unlock() error {
-	if l.state.holder != l.p {
-		return lockwork.ErrNotOwner
-	}
-	l.state.holder = nil
-	return nil
+func absent(in lease.Inspection) bool  { return in.Kind == lease.InspectAbsent }
+func never(lease.Inspection) bool      { return false }
+func notLive(in lease.Inspection) bool { return in.Kind != lease.InspectLive }
+func openStuck() lockwork.Spec {
+	state := &memState{}
+	return lockwork.Spec{Open: func(p *sim.Proc) lockwork.Lock { return stuckLock{memLock{state: state, p: p}} }}
 }
 
-func absent(in lease.Inspection) bool  { return in.Kind == lease.InspectAbsent }
-func notLive(in lease.Inspection) bool { return in.Kind != lease.InspectLive }
 func openPID(gone func(lease.Inspection) bool, keep bool) func() lockwork.Spec {
 	return func() lockwork.Spec {
 		state := &pidState{}
@@ -128,39 +112,44 @@ func TestHazardsAreAttributedToWhatTheLockObserved(t *testing.T) {
 		faults string
 		// want must end the class of some finding, never no class;
 		// messages maps a class prefix to what every finding's message of
-		// such a class must say.
-		want, never string
-		messages    map[string]string
+		// such a class must say; said must be in some finding's message.
+		want, never, said string
+		messages          map[string]string
 	}{
 		{name: "clock step read by the lock", faults: "clockstep=0.2", want: "two holders (clock step)",
 			perRun: func() lockwork.Spec {
-				state := &wallState{}
-				return lockwork.Spec{Open: func(p *sim.Proc) lockwork.Lock { return wallLock{state: state, p: p} }}
+				state, stamp := &memState{}, &time.Time{}
+				return lockwork.Spec{Open: func(p *sim.Proc) lockwork.Lock { return wallLock{memLock{state: state, p: p}, stamp} }}
 			}},
 		{name: "clock step the lock never read", faults: "clockstep=0.2", want: "invariant two holders", never: "(clock step)",
 			perRun: func() lockwork.Spec {
 				return lockwork.Spec{Open: func(*sim.Proc) lockwork.Lock { return noLock{} }}
 			}},
-		{name: "PID reuse the lock inspected", faults: "crash=0.02,pidchurn=0.2", rules: models.LockRules{DeadHolderFree: true},
+		{name: "PID reuse the lock inspected", faults: "swarm", rules: models.LockRules{DeadHolderFree: true},
 			want: "held by a dead holder (PID reuse)", perRun: openPID(absent, false)},
 		{name: "PID reuse the lock never inspected", faults: "crash=0.02,pidchurn=0.2", rules: models.LockRules{DeadHolderFree: true},
 			want: "invariant held by a dead holder", never: "(PID reuse)",
-			perRun: func() lockwork.Spec {
-				state := &memState{}
-				return lockwork.Spec{Open: func(p *sim.Proc) lockwork.Lock { return stuckLock{state: state, p: p} }}
-			}},
+			perRun: openStuck},
+		{name: "zombie the lock inspected", faults: "crash=0.02,zombie=0.5", rules: models.LockRules{DeadHolderFree: true},
+			want: "held by a dead holder (zombie)", perRun: openPID(absent, false)},
+		{name: "zombie the lock never inspected", faults: "crash=0.02,zombie=0.5", rules: models.LockRules{DeadHolderFree: true},
+			want: "invariant held by a dead holder", never: "(zombie)",
+			perRun: openStuck},
 		{name: "liveness check failed", faults: "eacces=0.3", want: "two holders (liveness check failed (EACCES or ESRCH))",
 			perRun:   openPID(notLive, false),
 			messages: map[string]string{"invariant two holders (liveness": "answered unknown (permission denied"}},
 		{name: "the lock's record names another holder", faults: "crash=0.02", rules: models.LockRules{DeadHolderFree: true},
 			want: "invariant two holders", perRun: openPID(absent, true),
 			messages: map[string]string{"invariant two holders": "the lock's record names pid"}},
+		{name: "the lock's record names no dead holder", faults: "crash=0.05", rules: models.LockRules{DeadHolderFree: true},
+			want: "invariant held by a dead holder", perRun: openPID(never, true),
+			said: "is dead (the pid the lock checked; the last holder to die was"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			engine := lockwork.Engine(lockwork.Spec{Name: "attribution", PerRun: tt.perRun, Rules: tt.rules})
 			failures := campaignFailures(t, engine, tt.faults)
-			found, classes := false, map[string]int{}
+			found, said, classes := false, false, map[string]int{}
 			for _, f := range failures {
 				if strings.Contains(f.Class, tt.never) && tt.never != "" {
 					t.Errorf("seed %d found %s: %s; the lock did not observe %s", f.Seed, f.Class, f.Message, tt.never)
@@ -171,10 +160,14 @@ func TestHazardsAreAttributedToWhatTheLockObserved(t *testing.T) {
 					}
 				}
 				classes[f.Class]++
+				said = said || strings.Contains(f.Message, tt.said)
 				found = found || strings.HasSuffix(f.Class, tt.want)
 			}
 			if !found {
 				t.Fatalf("no finding of class %q among %d failures: %v", tt.want, len(failures), failures)
+			}
+			if !said {
+				t.Fatalf("no finding's message says %q: %v", tt.said, failures)
 			}
 			t.Logf("classes: %v", classes)
 		})

@@ -339,31 +339,43 @@ func inspectionAnswer(in sim.Inspected) string {
 // heldByDead reports a held answer although no live process held, or
 // could have been taking, the lock while the acquire ran. The dead holder
 // named is the one whose PID the lock checked during acquire f (the PID
-// its file holds), when it checked one; PID reuse is named only when that
-// check found another process on the dead holder's PID.
+// its file holds), when it checked one; the last holder to die is named
+// too when it is another.
 func (r *Recorder) heldByDead(p *sim.Proc, f *flight) {
 	class, detail := findingDeadHolder, "no process holds it"
 	last := p.Observed().LastInspection
 	checked := last.Call > f.observedAtCall
 	d, found := r.deadHolder(p, last.PID, checked)
-	if found {
+	switch {
+	case found:
 		detail = fmt.Sprintf("its holder %s (pid %d) is dead", d.proc.Name(), d.table.PID)
 		if latest := r.dead[len(r.dead)-1]; checked && latest.proc != d.proc {
 			detail += fmt.Sprintf(" (the pid the lock checked; the last holder to die was %s, pid %d)", latest.proc.Name(), latest.table.PID)
 		}
-		now := d.proc.Host().Table().Lookup(d.table.NS, d.table.PID)
-		switch {
-		case checked && last.Kind == lease.InspectLive && last.Found && !sameIncarnation(last.Entry, d.table):
-			class, detail = findingDeadHolder+" (PID reuse)", detail+fmt.Sprintf(" and pid %d, which the lock checked, belongs to another process", d.table.PID)
-		case now != nil && now.State == simproc.Zombie && sameIncarnation(*now, d.table):
-			class, detail = findingDeadHolder+" (zombie)", detail+", an unreaped zombie"
+		if checked {
+			class, detail = deadHolderHazard(last, d, detail)
 		}
-	} else if checked && len(r.dead) > 0 {
+	case checked && len(r.dead) > 0:
 		latest := r.dead[len(r.dead)-1]
 		detail = fmt.Sprintf("the lock checked pid %d (answered %s), no holder's, and the last holder to die was %s (pid %d)",
 			last.PID, inspectionAnswer(last), latest.proc.Name(), latest.table.PID)
 	}
 	r.fail(class, fmt.Errorf("%s was told the lock is held %d times in a row, but %s", p.Name(), deadHeldsMax, detail))
+}
+
+// deadHolderHazard names what the lock's check of dead holder d's PID
+// found: PID reuse when it answered live for another process, a zombie
+// when it answered live for d's unreaped zombie, else nothing.
+func deadHolderHazard(check sim.Inspected, d holding, detail string) (class, more string) {
+	switch {
+	case check.Kind != lease.InspectLive || !check.Found:
+		return findingDeadHolder, detail
+	case !sameIncarnation(check.Entry, d.table):
+		return findingDeadHolder + " (PID reuse)", detail + fmt.Sprintf(" and pid %d, which the lock checked, belongs to another process", d.table.PID)
+	case check.Entry.State == simproc.Zombie:
+		return findingDeadHolder + " (zombie)", detail + ", an unreaped zombie the lock's check found alive"
+	}
+	return findingDeadHolder, detail
 }
 
 // deadHolder is the dead holder the lock's check of pid points at (the
