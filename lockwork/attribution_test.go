@@ -143,7 +143,7 @@ func TestHazardsAreAttributedToWhatTheLockObserved(t *testing.T) {
 			messages: map[string]string{"invariant two holders": "the lock's record names pid"}},
 		{name: "the lock's record names no dead holder", faults: "crash=0.05", rules: models.LockRules{DeadHolderFree: true},
 			want: "invariant held by a dead holder", perRun: openPID(never, true),
-			said: "is dead (the pid the lock checked; the last holder to die was"},
+			said: "the PID the lock checked) is dead, as is the last holder to die"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -349,8 +349,11 @@ func (r *Recorder) heldByDead(p *sim.Proc, f *flight) {
 	switch {
 	case found:
 		detail = fmt.Sprintf("its holder %s (pid %d) is dead", d.proc.Name(), d.table.PID)
-		if latest := r.dead[len(r.dead)-1]; checked && latest.proc != d.proc {
-			detail += fmt.Sprintf(" (the pid the lock checked; the last holder to die was %s, pid %d)", latest.proc.Name(), latest.table.PID)
+		if checked {
+			detail = fmt.Sprintf("its holder %s (pid %d, the PID the lock checked) is dead", d.proc.Name(), d.table.PID)
+		}
+		if latest := r.dead[len(r.dead)-1]; latest.proc != d.proc {
+			detail += fmt.Sprintf(", as is the last holder to die, %s (pid %d),", latest.proc.Name(), latest.table.PID)
 		}
 		if checked {
 			class, detail = deadHolderHazard(last, d, detail)
@@ -371,9 +374,9 @@ func deadHolderHazard(check sim.Inspected, d holding, detail string) (class, mor
 	case check.Kind != lease.InspectLive || !check.Found:
 		return findingDeadHolder, detail
 	case !sameIncarnation(check.Entry, d.table):
-		return findingDeadHolder + " (PID reuse)", detail + fmt.Sprintf(" and pid %d, which the lock checked, belongs to another process", d.table.PID)
+		return findingDeadHolder + " (PID reuse)", detail + fmt.Sprintf(" and the lock's check found another process on pid %d", d.table.PID)
 	case check.Entry.State == simproc.Zombie:
-		return findingDeadHolder + " (zombie)", detail + ", an unreaped zombie the lock's check found alive"
+		return findingDeadHolder + " (zombie)", detail + " and the lock's check found it alive, an unreaped zombie"
 	}
 	return findingDeadHolder, detail
 }
