@@ -2,6 +2,7 @@ package lockwork_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +86,41 @@ func (l stuckLock) TryLock() (bool, uint64, error) {
 	return true, 0, nil
 }
 
+// recordLock is stuckLock that writes the PID of its first holder into a
+// file, once: its record names a process that may not hold the lock.
+type recordLock struct{ stuckLock }
+
+const recordPath = lockwork.DirDefault + "/owner.pid"
+
+func (l recordLock) TryLock() (bool, uint64, error) {
+	first := l.state.epoch == 0
+	if ok, _, _ := l.stuckLock.TryLock(); !ok || !first {
+		return ok, 0, nil
+	}
+	l.state.epoch = 1
+	f, err := l.p.FS().OpenFile(recordPath, lease.O_CREATE|lease.O_WRONLY|lease.O_TRUNC, 0o644)
+	if err != nil {
+		return false, 0, err
+	}
+	_, err = fmt.Fprintf(f, "owner pid=%d\n", l.p.Table().PID)
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	return err == nil, 0, err
+}
+
+// readRecord is recordLock's Spec.Record.
+func readRecord(root lease.FS) (int, bool) {
+	f, err := root.OpenFile(recordPath, lease.O_RDONLY, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	var pid int
+	_, err = fmt.Fscanf(f, "owner pid=%d", &pid)
+	return pid, err == nil
+}
+
 func absent(in lease.Inspection) bool  { return in.Kind == lease.InspectAbsent }
 func never(lease.Inspection) bool      { return false }
 func notLive(in lease.Inspection) bool { return in.Kind != lease.InspectLive }
@@ -108,6 +144,7 @@ func TestHazardsAreAttributedToWhatTheLockObserved(t *testing.T) {
 	tests := []struct {
 		name   string
 		perRun func() lockwork.Spec
+		record func(lease.FS) (int, bool)
 		rules  models.LockRules
 		faults string
 		// want must end the class of some finding, never no class;
@@ -130,6 +167,13 @@ func TestHazardsAreAttributedToWhatTheLockObserved(t *testing.T) {
 		{name: "PID reuse the lock never inspected", faults: "crash=0.02,pidchurn=0.2", rules: models.LockRules{DeadHolderFree: true},
 			want: "invariant held by a dead holder", never: "(PID reuse)",
 			perRun: openStuck},
+		{name: "the lock's file names the dead holder", faults: "crash=0.05", rules: models.LockRules{DeadHolderFree: true},
+			want: "invariant held by a dead holder", record: readRecord,
+			said: ", but the PID the lock's record holds is pid",
+			perRun: func() lockwork.Spec {
+				state := &memState{}
+				return lockwork.Spec{Open: func(p *sim.Proc) lockwork.Lock { return recordLock{stuckLock{memLock{state: state, p: p}}} }}
+			}},
 		{name: "zombie the lock inspected", faults: "crash=0.02,zombie=0.5", rules: models.LockRules{DeadHolderFree: true},
 			want: "held by a dead holder (zombie)", perRun: openPID(absent, false)},
 		{name: "zombie the lock never inspected", faults: "crash=0.02,zombie=0.5", rules: models.LockRules{DeadHolderFree: true},
@@ -147,7 +191,7 @@ func TestHazardsAreAttributedToWhatTheLockObserved(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			engine := lockwork.Engine(lockwork.Spec{Name: "attribution", PerRun: tt.perRun, Rules: tt.rules})
+			engine := lockwork.Engine(lockwork.Spec{Name: "attribution", PerRun: tt.perRun, Rules: tt.rules, Record: tt.record})
 			failures := campaignFailures(t, engine, tt.faults)
 			found, said, classes := false, false, map[string]int{}
 			for _, f := range failures {

@@ -46,6 +46,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
 )
@@ -121,6 +122,13 @@ type Spec struct {
 	// lock is free at the kill, and the Recorder counts the holder dead
 	// then instead of alive until reaped: no false "two holders".
 	DescriptorLocks bool
+	// Record, when not nil, reads the holder's PID from the lock's own
+	// files (the PID a PID file holds); root is the shared disk as root
+	// sees it, without scheduling points or injected errors, and Record
+	// must only read. A finding then names the holder from the lock's
+	// record when the lock checked no PID itself, and names both when the
+	// record and the harness disagree.
+	Record func(root lease.FS) (pid int, ok bool)
 	// PausedAfter is how long a holder must have held the lock for a
 	// second holder to be blamed on a paused holder; 0 means 500ms.
 	PausedAfter time.Duration

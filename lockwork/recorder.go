@@ -28,6 +28,7 @@ const (
 type Recorder struct {
 	spec     Spec
 	world    *sim.World
+	disk     *sim.Volume
 	rounds   int
 	clients  int
 	respawns int
@@ -69,6 +70,21 @@ type flight struct {
 	// observedAtCall is the caller's sim.Observed().Calls when the call
 	// began: later observations are the call's own.
 	observedAtCall int
+	// record is the holder's PID in the lock's record (Spec.Record) when
+	// the call began.
+	record evidence
+}
+
+// evidence is a holder's PID as the lock knows it: the PID it checked
+// during a call, or the one its record holds.
+type evidence struct {
+	pid int
+	// source says where the PID comes from, for messages; "" means the
+	// lock gave none.
+	source string
+	// check is the lock's liveness check of pid, when it made one.
+	check   sim.Inspected
+	checked bool
 }
 
 // deadHeldsMax is how many held answers in a row, with no live possible
@@ -104,6 +120,7 @@ func (r *Recorder) findingNames() []string {
 func (r *Recorder) setup() error {
 	w := r.world
 	disk := w.AddVolume("disk")
+	r.disk = disk
 	disk.FS().MkdirAll(r.spec.Dir, 0o700, clientUID)
 	host := w.AddHost(sim.HostSpec{Name: "alpha", PIDMax: 24, Volume: disk})
 	for i := range r.clients {
@@ -168,7 +185,8 @@ func (r *Recorder) reaped(proc *simproc.Proc) {
 // answer: LockAcquired when p holds the lock now, 0 when the outcome is
 // unknown.
 func (r *Recorder) Acquire(p *sim.Proc, lock Lock) models.LockAcquireKind {
-	f := &flight{op: opAcquire, sawOwner: r.possibleOwner(p), epochAtCall: r.epochSeen, observedAtCall: p.Observed().Calls}
+	f := &flight{op: opAcquire, sawOwner: r.possibleOwner(p), epochAtCall: r.epochSeen, observedAtCall: p.Observed().Calls,
+		record: r.readRecord()}
 	r.markOwnersSeen(p)
 	r.inFlight[p] = f
 	handle := p.Begin(opAcquire, nil)
@@ -287,7 +305,7 @@ const hazardLivenessFailed = "liveness check failed (EACCES or ESRCH)"
 // failed liveness check when the newcomer's own check of the holder's PID
 // answered unknown (EACCES) or absent (ESRCH).
 func (r *Recorder) twoHolderClass(h holding, newcomer *sim.Proc, f *flight) (class, why string) {
-	evidence := r.evidence(newcomer, f, h.table.PID)
+	evidence := r.twoHolderEvidence(newcomer, f, h.table.PID)
 	for _, hazard := range r.spec.Hazards {
 		if hazard.Caused(h.proc, newcomer) {
 			return findingTwoHolders + " (" + hazard.Name + ")", evidence
@@ -313,15 +331,39 @@ func (r *Recorder) readSteppedClock(q *sim.Proc, h holding) bool {
 	return q.Host() == h.proc.Host() && seen.WallReads > 0 && seen.WallStepsSeen > h.clockSteps
 }
 
-// evidence says which PID the lock checked during newcomer's acquire when
-// that is not the holder's: the lock's own record of its holder (the PID
-// its file held) disagrees with the harness's.
-func (r *Recorder) evidence(newcomer *sim.Proc, f *flight, holderPID int) string {
-	last := newcomer.Observed().LastInspection
-	if last.Call <= f.observedAtCall || last.PID == holderPID {
-		return ""
+// holderEvidence is the holder's PID as the lock knew it in acquire f of
+// p: the last PID p checked during f, else the PID the lock's record held
+// as f began.
+func (r *Recorder) holderEvidence(p *sim.Proc, f *flight) evidence {
+	if last := p.Observed().LastInspection; last.Call > f.observedAtCall {
+		return evidence{pid: last.PID, source: "the PID the lock checked", check: last, checked: true}
 	}
-	return fmt.Sprintf("; the lock's record names pid %d (%s's check answered %s)", last.PID, newcomer.Name(), inspectionAnswer(last))
+	return f.record
+}
+
+// readRecord reads the holder's PID from the lock's record (Spec.Record).
+func (r *Recorder) readRecord() evidence {
+	if r.spec.Record == nil {
+		return evidence{}
+	}
+	if pid, ok := r.spec.Record(r.disk.Root()); ok {
+		return evidence{pid: pid, source: "the PID the lock's record holds"}
+	}
+	return evidence{}
+}
+
+// twoHolderEvidence says which PID the lock knew as the holder during
+// newcomer's acquire when that is not the holder's: the lock's own record
+// of its holder disagrees with the harness's.
+func (r *Recorder) twoHolderEvidence(newcomer *sim.Proc, f *flight, holderPID int) string {
+	ev := r.holderEvidence(newcomer, f)
+	switch {
+	case ev.source == "" || ev.pid == holderPID:
+		return ""
+	case ev.checked:
+		return fmt.Sprintf("; the lock's record names pid %d (%s's check answered %s)", ev.pid, newcomer.Name(), inspectionAnswer(ev.check))
+	}
+	return fmt.Sprintf("; the lock's record names pid %d as %s's acquire began", ev.pid, newcomer.Name())
 }
 
 // inspectionAnswer renders a liveness check's answer: "live", "absent
@@ -338,30 +380,36 @@ func inspectionAnswer(in sim.Inspected) string {
 
 // heldByDead reports a held answer although no live process held, or
 // could have been taking, the lock while the acquire ran. The dead holder
-// named is the one whose PID the lock checked during acquire f (the PID
-// its file holds), when it checked one; the last holder to die is named
-// too when it is another.
+// named is the one on the PID the lock knows as its holder (the PID it
+// checked during acquire f, else the PID its record holds, Spec.Record),
+// when it knows one; the last holder to die is named too when it is
+// another.
 func (r *Recorder) heldByDead(p *sim.Proc, f *flight) {
 	class, detail := findingDeadHolder, "no process holds it"
-	last := p.Observed().LastInspection
-	checked := last.Call > f.observedAtCall
-	d, found := r.deadHolder(p, last.PID, checked)
+	ev := r.holderEvidence(p, f)
+	if ev.source == "" && r.spec.Record != nil {
+		ev = r.readRecord() // the record as the finding is made
+	}
+	d, found := r.deadHolder(p, ev)
 	switch {
 	case found:
 		detail = fmt.Sprintf("its holder %s (pid %d) is dead", d.proc.Name(), d.table.PID)
-		if checked {
-			detail = fmt.Sprintf("its holder %s (pid %d, the PID the lock checked) is dead", d.proc.Name(), d.table.PID)
+		if ev.source != "" {
+			detail = fmt.Sprintf("its holder %s (pid %d, %s) is dead", d.proc.Name(), d.table.PID, ev.source)
 		}
 		if latest := r.dead[len(r.dead)-1]; latest.proc != d.proc {
 			detail += fmt.Sprintf(", as is the last holder to die, %s (pid %d),", latest.proc.Name(), latest.table.PID)
 		}
-		if checked {
-			class, detail = deadHolderHazard(last, d, detail)
+		if ev.checked {
+			class, detail = deadHolderHazard(ev.check, d, detail)
 		}
-	case checked && len(r.dead) > 0:
+	case len(r.dead) > 0:
 		latest := r.dead[len(r.dead)-1]
-		detail = fmt.Sprintf("the lock checked pid %d (answered %s), no holder's, and the last holder to die was %s (pid %d)",
-			last.PID, inspectionAnswer(last), latest.proc.Name(), latest.table.PID)
+		detail = fmt.Sprintf("%s is pid %d, no holder's, and the last holder to die was %s (pid %d)",
+			ev.source, ev.pid, latest.proc.Name(), latest.table.PID)
+		if ev.checked {
+			detail += fmt.Sprintf("; the lock's check of pid %d answered %s", ev.pid, inspectionAnswer(ev.check))
+		}
 	}
 	r.fail(class, fmt.Errorf("%s was told the lock is held %d times in a row, but %s", p.Name(), deadHeldsMax, detail))
 }
@@ -381,13 +429,13 @@ func deadHolderHazard(check sim.Inspected, d holding, detail string) (class, mor
 	return findingDeadHolder, detail
 }
 
-// deadHolder is the dead holder the lock's check of pid points at (the
-// latest to die on that PID in p's namespace), or, when the lock checked no
-// PID, the latest to die.
-func (r *Recorder) deadHolder(p *sim.Proc, pid int, checked bool) (holding, bool) {
+// deadHolder is the dead holder the lock's evidence points at (the latest
+// to die on that PID in p's namespace), or, when the lock gave none, the
+// latest to die.
+func (r *Recorder) deadHolder(p *sim.Proc, ev evidence) (holding, bool) {
 	for i := len(r.dead) - 1; i >= 0; i-- {
 		d := r.dead[i]
-		if !checked || d.table.PID == pid && d.table.NS == p.Table().NS && d.proc.Host() == p.Host() {
+		if ev.source == "" || d.table.PID == ev.pid && d.table.NS == p.Table().NS && d.proc.Host() == p.Host() {
 			return d, true
 		}
 	}

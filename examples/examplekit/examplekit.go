@@ -48,6 +48,7 @@ func RequireFinds(t *testing.T, engine *campaign.Engine, o simtest.Options, haza
 func LeaseSpec(spec lockwork.Spec) lockwork.Spec {
 	spec.Name += "-lease"
 	spec.Hazards = nil
+	spec.Record = nil            // the lease keeps its own record
 	spec.DescriptorLocks = false // the lease's state is on disk
 	spec.Setup = nil
 	spec.PerRun = nil

@@ -78,11 +78,16 @@ func (l Lock) owner() (int, bool) {
 	return pid, err == nil
 }
 
+// path is the PID file.
+const path = "/locks/app.pid"
+
 // Spec is the lock's workload: lockwork's clients over one PID file; a PID
-// lock promises to see a dead holder at once.
+// lock promises to see a dead holder at once. Findings name the holder from
+// the file (Record).
 func Spec() lockwork.Spec {
 	return lockwork.Spec{Name: "pidfile", Rules: models.LockRules{DeadHolderFree: true},
-		Open: func(p *sim.Proc) lockwork.Lock { return Lock{FS: p.FS(), Proc: p.Inspector(), Path: "/locks/app.pid"} }}
+		Open:   func(p *sim.Proc) lockwork.Lock { return Lock{FS: p.FS(), Proc: p.Inspector(), Path: path} },
+		Record: func(root env.FS) (int, bool) { return Lock{FS: root, Path: path}.owner() }}
 }
 
 // Engine is the workload as the engine the harness runs.
