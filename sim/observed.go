@@ -63,7 +63,10 @@ func (p *Proc) noteWallRead() {
 	p.observed.WallStepsSeen = p.host.clockSteps
 }
 
-// noteInspected records a liveness check of pid and its answer.
+// noteInspected records a liveness check of pid and its answer. Every
+// wrapper through which a process probes another PID's liveness (today
+// Inspector.Inspect; a kill(pid, 0) in env would be another) records here,
+// so that oracles see the check.
 func (p *Proc) noteInspected(pid int, answer lease.Inspection) {
 	p.observed.Calls++
 	in := Inspected{Call: p.observed.Calls, PID: pid, Kind: answer.Kind, Diagnostic: answer.Diagnostic, At: p.world.now}
