@@ -50,6 +50,13 @@ func TestRuleMutantsHaveStoredSeeds(t *testing.T) {
 			seeds, _ := filepath.Glob(filepath.Join("../campaign/testdata/mutant-seeds", name, "*", "*.seed"))
 			require.NotEmpty(t, seeds, "rule %q names mutant %s, which has no stored seed", rule.Rule, name)
 		}
+		for _, name := range rule.MutantsByTest {
+			text, err := os.ReadFile(filepath.Join("../mutants", name, "mutation.txt"))
+			require.NoError(t, err)
+			require.Contains(t, string(text), "\ntest: ", "rule %q names %s as caught by go test, but it has no test: line", rule.Rule, name)
+			seeds, _ := filepath.Glob(filepath.Join("../campaign/testdata/mutant-seeds", name, "*", "*.seed"))
+			require.Empty(t, seeds, "rule %q names %s as caught by go test only, but a campaign found it: move it to Mutants", rule.Rule, name)
+		}
 	}
 }
 
