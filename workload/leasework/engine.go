@@ -21,7 +21,7 @@ func Engine() *campaign.Engine {
 		Doc:      "generation-fenced single-owner lease (package lease)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 4,
+		WorkloadVersion: 5,
 		Params: []campaign.Param{
 			{Name: "hosts", Default: 2, Min: 1, Max: 4, Doc: "hosts"},
 			{Name: "procs_per_host", Default: 2, Min: 1, Max: 4, Doc: "worker processes per host"},
@@ -36,6 +36,7 @@ func Engine() *campaign.Engine {
 				Doc: "1: in some runs a crashed worker's PID is taken by an impostor presenting its lease; 0 never"},
 			{Name: "hostile_callers", Default: 1, Min: 0, Max: 2, Doc: "processes calling the engine with arguments it must refuse"},
 			{Name: "guard_operators", Default: 1, Min: 0, Max: 2, Doc: "operators forcing remote lifecycle guards whose holder died (shared volume)"},
+			{Name: "epoch_operators", Default: 1, Min: 0, Max: 1, Doc: "operators forcing a torn epoch counter with an epoch floor"},
 			{Name: "cli_terminals", Default: 2, Min: 0, Max: 3,
 				Doc: "terminals running simulated `leasereal run` invocations with command trees (0 none)"},
 		},
@@ -46,6 +47,7 @@ func Engine() *campaign.Engine {
 				Layout: LeaseLayout(p["layout"]), Roots: p["roots"], PIDImpostors: p["pid_impostors"] - 1,
 				HostileCallers: workkit.NoneIsMinusOne(p["hostile_callers"]),
 				GuardOperators: workkit.NoneIsMinusOne(p["guard_operators"]),
+				EpochOperators: workkit.NoneIsMinusOne(p["epoch_operators"]),
 				CLITerminals:   workkit.NoneIsMinusOne(p["cli_terminals"]),
 			})
 		},
@@ -54,7 +56,7 @@ func Engine() *campaign.Engine {
 		},
 		Probes: declaredProbes,
 		Explore: campaign.Params{"hosts": 1, "procs_per_host": 2, "ops_per_proc": 2, "impostors": 0, "respawns": 0,
-			"layout": int(LeaseLayoutShared), "roots": 1, "pid_impostors": 0, "hostile_callers": 0, "guard_operators": 0, "cli_terminals": 0},
+			"layout": int(LeaseLayoutShared), "roots": 1, "pid_impostors": 0, "hostile_callers": 0, "guard_operators": 0, "epoch_operators": 0, "cli_terminals": 0},
 	}
 	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], threadProbes...) // threads.go
 	e.Probes = append(e.Probes, cliProbes...)                                  // clirun.go

@@ -265,6 +265,9 @@ func (lw *leaseWorld) trackReturn(space *leaseSpace) {
 func (lw *leaseWorld) repairDue(force bool) {
 	w := lw.world
 	for _, space := range lw.spaces {
+		if force {
+			lw.repairEpochTear(space)
+		}
 		if len(space.symlinks) > 0 {
 			lw.repairSymlinks(space, force)
 		}

@@ -24,7 +24,7 @@ func (lw *leaseWorld) stateKey() uint64 {
 		for _, path := range s.hostileInPlace {
 			k.str(path)
 		}
-		k.ints(len(s.mootLinks))
+		k.ints(boolInt(s.epochTear != nil), len(s.mootLinks))
 		for _, link := range s.mootLinks {
 			k.str(link.kind + "|" + link.path + "|" + link.moved + "|" + link.before)
 		}

@@ -122,7 +122,7 @@ func (lw *leaseWorld) symlinkPath(space *leaseSpace, kind string, d *sim.Decisio
 		}
 		return intents[d.Intn(len(intents))]
 	case "epoch":
-		if space.epochLinked {
+		if space.epochLinked || space.epochTear != nil {
 			return ""
 		}
 		return regular(leaseEpochPath)
@@ -147,7 +147,7 @@ func (lw *leaseWorld) validRecord(root lease.FS, name string) bool {
 // they live: their calls are not watched).
 func (lw *leaseWorld) spaceIdle(space *leaseSpace) bool {
 	for _, p := range lw.world.Procs() {
-		if p.Alive() && lw.spaceOf[p.Host()] == space && (p.InCall() || lw.paused.isOperator(p) || lw.guardOperators[p]) {
+		if p.Alive() && lw.spaceOf[p.Host()] == space && (p.InCall() || lw.paused.isOperator(p) || lw.guardOperators[p] || lw.epochOperators[p]) {
 			return false
 		}
 	}

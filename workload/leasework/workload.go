@@ -159,6 +159,9 @@ type LeaseOptions struct {
 	// GuardOperators is how many guard operators (guardops.go) inspect and
 	// force lifecycle guards on a shared volume (default 1; -1 none).
 	GuardOperators int
+	// EpochOperators is how many epoch operators (epochops.go) tear the
+	// epoch counter and force it with an epoch floor (default 1; -1 none).
+	EpochOperators int
 }
 
 func (o LeaseOptions) withDefaults() LeaseOptions {
@@ -174,6 +177,7 @@ func (o LeaseOptions) withDefaults() LeaseOptions {
 	o.Impostors = max(o.Impostors, 0)
 	o.HostileCallers = max(o.HostileCallers, 0)
 	o.GuardOperators = max(cmp.Or(o.GuardOperators, 1), 0)
+	o.EpochOperators = max(cmp.Or(o.EpochOperators, 1), 0)
 	o.RespawnsMax = max(o.RespawnsMax, 0)
 	if o.FenceWork == 0 {
 		o.FenceWork = 10 * time.Millisecond
@@ -267,6 +271,9 @@ type leaseSpace struct {
 	// (dropped from the ledger as moot) since the space's last power loss,
 	// which may undo the move (powerloss.go, reviveSymlinks).
 	mootLinks []*leaseSymlink
+	// epochTear is the epoch operator's torn counter, until it is valid
+	// again (epochops.go).
+	epochTear *epochTear
 }
 
 // hostileSwaps counts the rename races the hook made so far (any space).
@@ -384,6 +391,8 @@ type leaseWorld struct {
 	guardOperators map[*sim.Proc]bool
 	// guardOperatorsExited are the guard operators that exited.
 	guardOperatorsExited []*sim.Proc
+	// epochOperators are the epoch operator processes (epochops.go).
+	epochOperators map[*sim.Proc]bool
 	// cli are the simulated `leasereal run` invocations (clirun.go).
 	cli cliRuns
 }
@@ -441,6 +450,9 @@ func (lw *leaseWorld) setup() error {
 	}
 	lw.guardOperators = map[*sim.Proc]bool{}
 	if err := lw.spawnGuardOperators(); err != nil {
+		return err
+	}
+	if err := lw.spawnEpochOperators(); err != nil {
 		return err
 	}
 	if err := lw.cli.start(lw); err != nil {
@@ -522,6 +534,15 @@ func (lw *leaseWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 	}
 	if lw.hostileCallers[p] {
 		delete(lw.hostileCallers, p) // changed nothing: no lane, no restart
+		return
+	}
+	if lw.epochOperators[p] {
+		// As a guard operator: no lane, no restart; a tear it left is
+		// restored at the liveness phase's start (repairDue).
+		delete(lw.epochOperators, p)
+		if lw.workers--; lw.workers == 0 && lw.liveness == nil {
+			lw.startLiveness()
+		}
 		return
 	}
 	if lw.guardOperators[p] {

@@ -1,0 +1,204 @@
+package leasework
+
+// Epoch operators. An operator process waits until a few leases of its
+// space were acquired (and most of them released), then the epoch counter
+// (receiver.epoch.json) is torn: a write of it cut short, as a full disk
+// or a careless edit leaves it. Every acquire now refuses corrupt-epoch,
+// and the operator does what the refusal asks: Inspect lists the counter
+// as a blocker, and the operator forces it with an epoch floor. The floor
+// is what the operator can see (the largest epoch in receiver.lock and
+// quarantine/, at least 1), or, in a hurry, 1. Released leases leave
+// nothing behind, so either floor may be below epochs already issued.
+//
+// The oracle is the one every acquire already meets (noteEpoch, and
+// models.LeaseModel's epoch floor): an acquired epoch must exceed every
+// epoch returned before its call. An engine that accepts a floor below
+// the epochs it issued hands out an epoch again, lower than one a fenced
+// resource has seen.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/models"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
+)
+
+// Bounds of one epoch operator's life.
+const (
+	// epochOperatorWaitRounds bounds the looks for enough issued epochs.
+	epochOperatorWaitRounds = 80
+	// epochOperatorForceRounds bounds the Inspect-and-force rounds.
+	epochOperatorForceRounds = 12
+	// epochOperatorIssuedMin is the fewest epochs returned before the tear.
+	epochOperatorIssuedMin = 2
+)
+
+// epochTear is a torn epoch counter the operator has not resolved yet.
+type epochTear struct {
+	// original is the counter the tear replaced, garbage what it wrote.
+	original, garbage []byte
+}
+
+// spawnEpochOperators starts the run's epoch operators on drawn hosts. The
+// liveness phase waits for them, so no force is in flight then.
+func (lw *leaseWorld) spawnEpochOperators() error {
+	w := lw.world
+	lw.epochOperators = map[*sim.Proc]bool{}
+	for i := 0; i < lw.opts.EpochOperators; i++ {
+		h := w.Hosts()[w.Decisions().Intn(len(w.Hosts()))]
+		p, err := w.Spawn(h, sim.ProcSpec{Name: fmt.Sprintf("epoch-operator-%d", i), UID: leaseUID,
+			Exe: "/usr/sbin/leasekit-operator"}, lw.epochOperator)
+		if err != nil {
+			return err
+		}
+		lw.epochOperators[p] = true
+		lw.workers++
+	}
+	return nil
+}
+
+// epochOperator is an epoch operator's body: wait, tear, force.
+func (lw *leaseWorld) epochOperator(p *sim.Proc) {
+	w := lw.world
+	d := w.Decisions()
+	space := lw.space(p)
+	issuedMin := uint64(epochOperatorIssuedMin + d.Intn(4))
+	for i := 0; i < epochOperatorWaitRounds && space.epochTear == nil; i++ {
+		_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(5))*time.Millisecond)
+		if space.epochMaxReturned >= issuedMin {
+			lw.tearEpoch(space)
+		}
+	}
+	m := lw.manager(p)
+	hurried := d.Chance(0.5)
+	for i := 0; i < epochOperatorForceRounds && space.epochTear != nil; i++ {
+		lw.forceEpoch(p, m, space, hurried)
+		if space.epochTear != nil {
+			_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(5))*time.Millisecond)
+		}
+	}
+}
+
+// tearEpoch cuts the epoch counter to half its bytes, fsynced (a write
+// cut short): never valid JSON. It tears only a regular counter no link
+// or earlier tear holds.
+func (lw *leaseWorld) tearEpoch(space *leaseSpace) {
+	w := lw.world
+	if space.epochLinked || space.unsafeLinks > 0 {
+		return
+	}
+	root := space.cotenant()
+	info, err := root.Lstat(leaseEpochPath)
+	if err != nil || !info.IsRegular() {
+		return
+	}
+	data, err := workkit.ReadRoot(root, leaseEpochPath)
+	if err != nil || len(data) < 2 || !json.Valid(data) {
+		return
+	}
+	garbage := data[:len(data)/2]
+	if err := workkit.WriteRoot(root, leaseEpochPath, lease.O_TRUNC, garbage); err != nil {
+		return
+	}
+	space.epochTear = &epochTear{original: data, garbage: garbage}
+	w.RecordEvent("corrupt-epoch", models.LeaseEpochCorruption{Namespace: space.key})
+	w.Probe("lease-epoch-operator-tore-counter")
+	w.Tracef("lease-epoch-operator tore %s (was %q, now %q)", leaseEpochPath, data, garbage)
+}
+
+// forceEpoch is one round of the operator: Inspect, and force the counter
+// when Inspect lists it. No epoch blocker means an acquire that had read
+// the counter before the tear replaced it: the counter is valid again.
+func (lw *leaseWorld) forceEpoch(p *sim.Proc, m *lease.Manager, space *leaseSpace, hurried bool) {
+	w := lw.world
+	projection, err := m.Inspect(context.Background())
+	if err != nil {
+		return
+	}
+	blocked := false
+	for _, blocker := range projection.Blockers {
+		blocked = blocked || blocker.Kind == lease.BlockerEpoch
+	}
+	if !blocked {
+		w.Probe("lease-epoch-operator-counter-replaced")
+		lw.epochRepaired(space)
+		return
+	}
+	floor := uint64(1)
+	if !hurried {
+		floor = max(floor, visibleEpoch(space.volume.Root()))
+	}
+	res, err := m.ForceReclaim(context.Background(), lease.ForceRequest{Kind: lease.BlockerEpoch, EpochFloor: floor})
+	w.Tracef("lease-epoch-operator proc=%s force floor=%d hurried=%v: %+v %v", p.Name(), floor, hurried, res, err)
+	switch {
+	case err != nil:
+		w.Probe("lease-epoch-operator-error")
+	case res.Kind == lease.ForceMoved:
+		w.Probe("lease-epoch-operator-forced")
+		lw.epochRepaired(space)
+	case res.Kind == lease.ForceRefused:
+		w.Probe("lease-epoch-operator-refused")
+	default:
+		w.Probe("lease-epoch-operator-nothing")
+		lw.epochRepaired(space)
+	}
+}
+
+// epochRepaired files the end of a tear: the counter is valid again.
+func (lw *leaseWorld) epochRepaired(space *leaseSpace) {
+	space.epochTear = nil
+	lw.world.RecordEvent("repair-epoch", models.LeaseEpochRepair{Namespace: space.key})
+}
+
+// repairEpochTear is the fallback when the operator died before it
+// resolved its tear (at the liveness phase's start): the torn counter,
+// if the garbage is still there, gets its original bytes back.
+func (lw *leaseWorld) repairEpochTear(space *leaseSpace) {
+	tear := space.epochTear
+	if tear == nil {
+		return
+	}
+	root := space.cotenant() // the workload's uid, whose counter it is
+	if data, err := workkit.ReadRoot(root, leaseEpochPath); err == nil && string(data) == string(tear.garbage) {
+		// A new file renamed over the name, as the engine writes it: a
+		// co-tenant's hard link of the torn file keeps its bytes.
+		temp := fspath.Join(leaseNamespace, ".operator-epoch")
+		err := workkit.WriteRoot(root, temp, lease.O_CREATE|lease.O_EXCL, tear.original)
+		if err == nil {
+			err = root.Rename(temp, leaseEpochPath)
+		}
+		if err != nil {
+			lw.fail(fmt.Errorf("operator repair of the torn epoch counter in %s: %v", space.key, err), false)
+		}
+		workkit.SyncRoot(root, leaseNamespace)
+		lw.world.Probe("lease-epoch-tear-restored")
+	}
+	lw.epochRepaired(space)
+}
+
+// visibleEpoch is the largest epoch an operator finds on disk: in
+// receiver.lock and in the owners reclaimed into quarantine/ (0: none).
+func visibleEpoch(root lease.FS) uint64 {
+	owners := []string{leaseOwnerPath}
+	entries, _ := root.ReadDir(leaseQuarantinePath)
+	for _, e := range entries {
+		owners = append(owners, fspath.Join(leaseQuarantinePath, e.Name, "owner.json"))
+	}
+	var largest uint64
+	for _, name := range owners {
+		data, err := workkit.ReadRoot(root, name)
+		var owner struct {
+			Epoch uint64 `json:"epoch"`
+		}
+		if err == nil && json.Unmarshal(data, &owner) == nil {
+			largest = max(largest, owner.Epoch)
+		}
+	}
+	return largest
+}
