@@ -208,7 +208,7 @@ func (m *Manager) reclaimOwner(c *call, owner Owner, data []byte, reason string)
 	return nil, statefile.SyncDir(m.fs, m.namespace)
 }
 
-// createOwner publishes a new owner: the epoch file first (so the epoch is
+// createOwner publishes a new owner: the epoch files first (so the epoch is
 // durable BEFORE any owner carries it), then owner.json in a private
 // prepare directory, fsynced, renamed (no-replace) to receiver.lock, and the
 // namespace fsynced. created is false when receiver.lock appeared meanwhile.
@@ -233,8 +233,8 @@ func (m *Manager) createOwner(c *call, req AcquireRequest, epochFloor uint64) (O
 		RootID: m.rootID, CreatedAt: formatTimestamp(m.clock.Now()), Epoch: epoch, UID: current.UID,
 	}
 	data := m.encodeOwner(owner)
-	if err := statefile.ReplaceAtomic(m.fs, m.ids, m.epochPath(), epochTempTag, encodeEpoch(epoch)); err != nil {
-		return Owner{}, Refusal{}, false, fmt.Errorf("lease: writing the epoch counter: %w", err)
+	if err := m.writeEpoch(epoch); err != nil {
+		return Owner{}, Refusal{}, false, err
 	}
 	prepared, err := m.fs.MkdirTemp(m.namespace, preparePrefix)
 	if err != nil {
@@ -278,32 +278,20 @@ const (
 	ownerTempTag = "owner"
 )
 
-// nextEpoch returns max(epoch file, floor) + 1, refusing when the epoch file
-// is not valid: a guessed epoch could repeat an earlier one.
+// nextEpoch returns max(epoch counter, issued mark, floor) + 1, refusing
+// when either file is not valid: a guessed epoch could repeat an earlier
+// one.
 //
 // An epoch file of another uid is invalid: that uid could lower it.
 func (m *Manager) nextEpoch(floor uint64, uid uint32) (uint64, Refusal, error) {
-	data, err := statefile.ReadOwnedFile(m.fs, m.epochPath(), epochBytesMax, uid)
-	var stored uint64
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil && !isBadFile(err):
-		return 0, Refusal{}, fmt.Errorf("lease: reading the epoch counter: %w", err)
-	default:
-		if err == nil {
-			stored, err = parseEpoch(data)
-		}
-		if err != nil {
-			return 0, Refusal{Reason: RefusalCorruptEpoch, Human: HumanCorruptEpoch, Diagnostic: fmt.Sprintf(
-				"epoch counter %s is invalid (%v); an operator must restore it to at least the largest "+
-					"epoch in receiver.lock and quarantine/", m.epochPath(), err)}, nil
-		}
+	ev, err := m.readEpochEvidence(uid, 0)
+	if err != nil {
+		return 0, Refusal{}, err
 	}
-	if stored >= epochMax {
-		return 0, Refusal{Reason: RefusalCorruptEpoch, Human: HumanCorruptEpoch, Diagnostic: fmt.Sprintf(
-			"epoch counter %s holds epoch %d, the largest an epoch may be: no later epoch can exceed it; "+
-				"an operator must retire this namespace", m.epochPath(), stored)}, nil
+	if refusal := ev.refusal(); !refusal.IsZero() {
+		return 0, refusal, nil
 	}
+	stored := ev.stored()
 	// judgeOwner refuses an owner at epochMax before reclaiming it, so
 	// the floor is below epochMax here.
 	if floor >= epochMax {

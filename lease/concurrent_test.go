@@ -54,7 +54,7 @@ func TestConcurrentProcessesExcludeEachOther(t *testing.T) {
 				t.Error(err)
 			}
 			require.Positive(t, acquired.Load())
-			require.Equal(t, []string{"lifecycle-reclaims", "quarantine", "receiver.epoch.json"}, w.names())
+			require.Equal(t, []string{"lifecycle-reclaims", "quarantine", "receiver.epoch.issued.json", "receiver.epoch.json"}, w.names())
 			require.Empty(t, w.names("lifecycle-reclaims"))
 			for _, entry := range w.names("quarantine") {
 				require.True(t, strings.HasPrefix(entry, "lifecycle."), "only guards are quarantined: %s", entry)

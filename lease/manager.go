@@ -16,14 +16,16 @@ import (
 
 // The on-disk layout inside the namespace directory (docs/FORMAT-lease.md).
 const (
-	receiverName   = "receiver.lock"
-	ownerName      = "owner.json"
-	guardName      = "receiver.lifecycle.guard.json"
-	epochName      = "receiver.epoch.json"
-	reclaimsName   = "lifecycle-reclaims"
-	quarantineName = "quarantine"
-	preparePrefix  = ".receiver.prepare-"
-	releasedPrefix = ".receiver.released-"
+	receiverName = "receiver.lock"
+	ownerName    = "owner.json"
+	guardName    = "receiver.lifecycle.guard.json"
+	epochName    = "receiver.epoch.json"
+	// epochIssuedName is the epoch counter's issued mark (epoch.go).
+	epochIssuedName = "receiver.epoch.issued.json"
+	reclaimsName    = "lifecycle-reclaims"
+	quarantineName  = "quarantine"
+	preparePrefix   = ".receiver.prepare-"
+	releasedPrefix  = ".receiver.released-"
 	// guardReleasedPrefix names a guard being released (releaseGuardFile).
 	guardReleasedPrefix = ".receiver.lifecycle.released-"
 	intentPrefix        = "reclaim."
@@ -89,7 +91,7 @@ type Manager struct {
 // namespacePaths are the fixed names inside the namespace, joined once:
 // every call names several of them, often in a retry loop.
 type namespacePaths struct {
-	receiver, owner, guard, epoch, reclaims, quarantine string
+	receiver, owner, guard, epoch, epochIssued, reclaims, quarantine string
 }
 
 // newNamespacePaths joins by concatenation: NewManager checked namespace is
@@ -98,12 +100,13 @@ type namespacePaths struct {
 func newNamespacePaths(namespace string) namespacePaths {
 	prefix := namespace + "/"
 	return namespacePaths{
-		receiver:   prefix + receiverName,
-		owner:      prefix + receiverName + "/" + ownerName,
-		guard:      prefix + guardName,
-		epoch:      prefix + epochName,
-		reclaims:   prefix + reclaimsName,
-		quarantine: prefix + quarantineName,
+		receiver:    prefix + receiverName,
+		owner:       prefix + receiverName + "/" + ownerName,
+		guard:       prefix + guardName,
+		epoch:       prefix + epochName,
+		epochIssued: prefix + epochIssuedName,
+		reclaims:    prefix + reclaimsName,
+		quarantine:  prefix + quarantineName,
 	}
 }
 
@@ -150,12 +153,13 @@ func configTextProblem(cfg Config) string {
 // Namespace returns the namespace directory.
 func (m *Manager) Namespace() string { return m.namespace }
 
-func (m *Manager) receiverPath() string   { return m.paths.receiver }
-func (m *Manager) ownerPath() string      { return m.paths.owner }
-func (m *Manager) guardPath() string      { return m.paths.guard }
-func (m *Manager) epochPath() string      { return m.paths.epoch }
-func (m *Manager) reclaimsPath() string   { return m.paths.reclaims }
-func (m *Manager) quarantinePath() string { return m.paths.quarantine }
+func (m *Manager) receiverPath() string    { return m.paths.receiver }
+func (m *Manager) ownerPath() string       { return m.paths.owner }
+func (m *Manager) guardPath() string       { return m.paths.guard }
+func (m *Manager) epochPath() string       { return m.paths.epoch }
+func (m *Manager) epochIssuedPath() string { return m.paths.epochIssued }
+func (m *Manager) reclaimsPath() string    { return m.paths.reclaims }
+func (m *Manager) quarantinePath() string  { return m.paths.quarantine }
 
 // call is the per-call context: who we are and when the call must end.
 // One deadline for the whole call (no restart on retry or reclaim).

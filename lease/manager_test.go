@@ -90,7 +90,7 @@ func TestAcquireOnEmptyNamespacePublishesOwner(t *testing.T) {
 	require.Equal(t, rootID, owner.RootID)
 	require.Equal(t, "2026-01-02T03:04:05.000Z", owner.CreatedAt)
 
-	require.Equal(t, []string{"lifecycle-reclaims", "quarantine", "receiver.epoch.json", "receiver.lock"}, w.names())
+	require.Equal(t, []string{"lifecycle-reclaims", "quarantine", "receiver.epoch.issued.json", "receiver.epoch.json", "receiver.lock"}, w.names())
 	require.Empty(t, w.names("quarantine"))
 	require.Empty(t, w.names("lifecycle-reclaims"))
 	require.Equal(t, []string{"owner.json"}, w.names("receiver.lock"))
@@ -337,7 +337,7 @@ func TestReleaseOutcomes(t *testing.T) {
 		result, err := m.Release(ctx, owner.Generation)
 		require.NoError(t, err)
 		require.Equal(t, lease.ReleaseResult{Kind: lease.Released}, result)
-		require.Equal(t, []string{"lifecycle-reclaims", "quarantine", "receiver.epoch.json"}, w.names())
+		require.Equal(t, []string{"lifecycle-reclaims", "quarantine", "receiver.epoch.issued.json", "receiver.epoch.json"}, w.names())
 		again, err := m.Release(ctx, owner.Generation)
 		require.NoError(t, err)
 		require.Equal(t, lease.NotOwner, again.Kind)
@@ -665,7 +665,7 @@ func TestLeftoversAreRemovedOnlyWhenProvablyAbandoned(t *testing.T) {
 		".tmp-lg.4026531836.7.1007.host-b-" + uuid,
 		".tmp-lg.4026531836.8.1008.host-a-" + uuid,
 		".tmp-other-" + uuid,
-		"lifecycle-reclaims", "quarantine", "receiver.epoch.json", "receiver.lock",
+		"lifecycle-reclaims", "quarantine", "receiver.epoch.issued.json", "receiver.epoch.json", "receiver.lock",
 	}, w.names())
 	require.Empty(t, w.names("lifecycle-reclaims"))
 }

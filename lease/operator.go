@@ -54,6 +54,16 @@ type Blocker struct {
 	// record (a remote owner or guard): ForceReclaim asks for it back as a
 	// confirmation. "" for a corrupt entry.
 	Generation string
+	// ProvenEpoch and ProvenBy are for BlockerEpoch: the highest epoch the
+	// namespace can still prove issued (0: none) and the file that proves
+	// it (the issued mark receiver.epoch.issued.json, a valid counter, or
+	// owner.json). ForceReclaim refuses an EpochFloor below ProvenEpoch.
+	ProvenEpoch uint64
+	ProvenBy    string
+	// EpochUnproven is for BlockerEpoch: no valid epoch file is left, so
+	// nothing here proves the highest epoch issued; ForceReclaim then asks
+	// for ForceRequest.EpochUnprovenConfirmed.
+	EpochUnproven bool
 }
 
 // ForceRequest names the entry ForceReclaim acts on.
@@ -67,9 +77,17 @@ type ForceRequest struct {
 	// they judged. It is ignored for a corrupt entry.
 	Generation string
 	// EpochFloor is for BlockerEpoch only: the largest epoch the operator
-	// knows to have been issued in this namespace (from quarantine/, logs,
-	// fenced resources). It must be at least 1.
+	// knows to have been issued in this namespace. It must be at least 1,
+	// and at least what the namespace can still prove (Blocker.ProvenEpoch:
+	// the issued mark receiver.epoch.issued.json, which release leaves in
+	// place); a lower floor is refused (ForceRefused, ForceResult.ProvenEpoch).
 	EpochFloor uint64
+	// EpochUnprovenConfirmed is for BlockerEpoch only, and only matters
+	// when no valid epoch file is left (Blocker.EpochUnproven): the floor
+	// is then the operator's word alone (take it from the fenced
+	// resources: the largest epoch they saw). Without it ForceReclaim
+	// refuses.
+	EpochUnprovenConfirmed bool
 	// HolderMayRunConfirmed is for BlockerReceiver only, and only matters
 	// when receiver.lock is corrupt (owner.json unreadable, invalid, of
 	// another uid, or missing): nothing then says who holds the lease or
@@ -130,6 +148,11 @@ type ForceResult struct {
 	// Epoch is the value the epoch counter holds afterwards (BlockerEpoch,
 	// ForceMoved): the next acquire issues Epoch+1.
 	Epoch uint64
+	// ProvenEpoch and ProvenBy are for BlockerEpoch: the highest epoch the
+	// namespace could still prove issued, and the file proving it (see
+	// Blocker.ProvenEpoch). A refused floor is below ProvenEpoch.
+	ProvenEpoch uint64
+	ProvenBy    string
 	// Why says why, for ForceNothing and ForceRefused.
 	Why string
 	// Refusal is set when ForceRefused comes from the lifecycle guard
@@ -152,10 +175,14 @@ type ForceResult struct {
 //     which announces an intent first (ForceNothing). The moved entry is
 //     compared with the judged one (dev+ino and bytes); if a different
 //     record had taken the name meanwhile, it is put back (ForceRefused).
-//   - BlockerEpoch runs under the guard. A corrupt counter is preserved in
-//     quarantine/ (hard-linked, so the path never goes missing) and then
-//     replaced by max(EpochFloor, the current owner's epoch); a valid
-//     counter below that is raised (ForceMoved, QuarantinePath "").
+//   - BlockerEpoch runs under the guard. A floor below the highest epoch
+//     the namespace can still prove issued (the issued mark, a valid
+//     counter, the current owner) is refused, as is a floor nothing proves
+//     without EpochUnprovenConfirmed. A corrupt counter or issued mark is
+//     preserved in quarantine/ (hard-linked, so the path never goes
+//     missing) and both are then rewritten to max(EpochFloor, the current
+//     owner's epoch), the mark first; a valid counter below that is raised
+//     (ForceMoved, QuarantinePath "").
 //
 // The error is for unexpected I/O failures and ctx cancellation only.
 func (m *Manager) ForceReclaim(ctx context.Context, req ForceRequest) (ForceResult, error) {
@@ -181,7 +208,7 @@ func (m *Manager) ForceReclaim(ctx context.Context, req ForceRequest) (ForceResu
 		if req.Kind == BlockerReceiver {
 			result, err = m.forceReceiver(c, req.Generation, req.HolderMayRunConfirmed)
 		} else {
-			result, err = m.forceEpoch(c, req.EpochFloor)
+			result, err = m.forceEpoch(c, req.EpochFloor, req.EpochUnprovenConfirmed)
 		}
 		return err
 	})
@@ -438,89 +465,111 @@ func (m *Manager) unparsableGuard(data []byte, record string) bool {
 	return err != nil
 }
 
-// forceEpoch is ForceReclaim(BlockerEpoch) under the guard.
-func (m *Manager) forceEpoch(c *call, floor uint64) (ForceResult, error) {
+// forceEpoch is ForceReclaim(BlockerEpoch) under the guard. It refuses a
+// floor below the highest epoch the namespace can still prove issued (the
+// issued mark, a valid counter, the current owner), and a floor nothing
+// proves unless the operator confirms it (unprovenConfirmed).
+func (m *Manager) forceEpoch(c *call, floor uint64, unprovenConfirmed bool) (ForceResult, error) {
 	projection, _, err := m.project(c.uid)
 	if err != nil {
 		return ForceResult{}, err
 	}
 	want := floor
+	var ownerEpoch uint64
 	if projection.Kind == Owned {
-		want = max(want, projection.Owner.Epoch)
+		ownerEpoch = projection.Owner.Epoch
+		want = max(want, ownerEpoch)
 	}
-	data, err := statefile.ReadOwnedFile(m.fs, m.epochPath(), epochBytesMax, c.uid)
-	switch {
-	case err == nil:
-		if stored, parseErr := parseEpoch(data); parseErr == nil {
-			if stored >= want {
-				return ForceResult{Kind: ForceNothing, Epoch: stored, Evidence: data, Why: fmt.Sprintf(
-					"the epoch counter is valid and already holds %d", stored)}, nil
-			}
-			return ForceResult{Kind: ForceMoved, Epoch: want, Evidence: data}, m.writeEpoch(want)
-		}
-	case errors.Is(err, fs.ErrNotExist):
-		return ForceResult{Kind: ForceMoved, Epoch: want}, m.writeEpoch(want)
-	case !isBadFile(err):
-		return ForceResult{}, fmt.Errorf("lease: reading the epoch counter: %w", err)
-	}
-	target := m.forcedEntry("epoch", "", ".json")
-	if err := m.preserveEpoch(target); err != nil {
+	ev, err := m.readEpochEvidence(c.uid, ownerEpoch)
+	if err != nil {
 		return ForceResult{}, err
 	}
-	return ForceResult{Kind: ForceMoved, QuarantinePath: target, Epoch: want, Evidence: data}, m.writeEpoch(want)
+	proven := ForceResult{ProvenEpoch: ev.proven, ProvenBy: ev.provenBy}
+	_, blocked := ev.blocked()
+	if !blocked && ev.counter.valid && ev.counter.value >= want && (!ev.issued.present || ev.issued.value >= ev.counter.value) {
+		proven.Kind, proven.Epoch, proven.Evidence = ForceNothing, ev.counter.value, ev.counter.data
+		proven.Why = fmt.Sprintf("the epoch counter is valid and already holds %d", ev.counter.value)
+		return proven, nil
+	}
+	if floor < ev.proven {
+		proven.Kind, proven.Evidence = ForceRefused, ev.counter.data
+		proven.Why = fmt.Sprintf("epoch floor %d is below epoch %d, which %s proves this namespace issued: "+
+			"the next lease would get an epoch already issued; force again with an epoch floor of at least %d",
+			floor, ev.proven, ev.provenBy, ev.proven)
+		return proven, nil
+	}
+	if ev.unproven() && !unprovenConfirmed {
+		proven.Kind, proven.Evidence = ForceRefused, ev.counter.data
+		proven.Why = ev.advice() + " (ForceRequest.EpochUnprovenConfirmed)"
+		return proven, nil
+	}
+	result := proven
+	result.Kind, result.Epoch = ForceMoved, want
+	if ev.counter.present {
+		result.Evidence = ev.counter.data
+	}
+	for _, bad := range []epochFile{ev.issued, ev.counter} {
+		if !bad.corrupt() {
+			continue
+		}
+		kind := "epoch"
+		if bad.path == ev.issued.path {
+			kind = "epoch-issued"
+		}
+		target := m.forcedEntry(kind, "", ".json")
+		if err := m.preserveEpoch(bad.path, target); err != nil {
+			return ForceResult{}, err
+		}
+		if bad.path == ev.counter.path || result.QuarantinePath == "" {
+			result.QuarantinePath = target
+		}
+	}
+	return result, m.writeEpoch(want)
 }
 
-// preserveEpoch keeps the corrupt epoch entry at target: a hard link for a
-// regular file, so that the counter's path never goes missing (a crash
-// before the rewrite leaves the corrupt counter, which still refuses), and
-// a rename for anything else (a crash before the rewrite then leaves no
-// counter: rerunning ForceReclaim writes it).
-func (m *Manager) preserveEpoch(target string) error {
-	info, err := m.fs.Lstat(m.epochPath())
+// preserveEpoch keeps a corrupt epoch file at target: a hard link for a
+// regular file, so that the path never goes missing (a crash before the
+// rewrite leaves the corrupt file, which still refuses), and a rename for
+// anything else (a crash before the rewrite then leaves no file there:
+// rerunning ForceReclaim writes it).
+func (m *Manager) preserveEpoch(file, target string) error {
+	info, err := m.fs.Lstat(file)
 	if err != nil {
-		return fmt.Errorf("lease: the corrupt epoch counter: %w", err)
+		return fmt.Errorf("lease: the corrupt epoch file %s: %w", file, err)
 	}
 	if info.IsRegular() {
-		if err := m.fs.Link(m.epochPath(), target); err != nil {
-			return fmt.Errorf("lease: preserving the corrupt epoch counter: %w", err)
+		if err := m.fs.Link(file, target); err != nil {
+			return fmt.Errorf("lease: preserving the corrupt epoch file %s: %w", file, err)
 		}
 		return statefile.SyncDir(m.fs, m.quarantinePath())
 	}
-	if err := m.moveToQuarantine(m.epochPath(), target); err != nil {
-		return fmt.Errorf("lease: moving the corrupt epoch counter into quarantine: %w", err)
+	if err := m.moveToQuarantine(file, target); err != nil {
+		return fmt.Errorf("lease: moving the corrupt epoch file %s into quarantine: %w", file, err)
 	}
 	return nil
 }
 
-func (m *Manager) writeEpoch(epoch uint64) error {
-	if err := statefile.ReplaceAtomic(m.fs, m.ids, m.epochPath(), epochTempTag, encodeEpoch(epoch)); err != nil {
-		return fmt.Errorf("lease: writing the epoch counter: %w", err)
-	}
-	return nil
-}
-
-// raiseEpoch makes a valid or missing epoch counter hold at least epoch,
-// so that an owner moved into quarantine by hand still bounds every later
-// epoch. A corrupt counter is left alone: it keeps refusing, and is its
-// own blocker.
+// raiseEpoch makes valid or missing epoch files hold at least epoch, so
+// that an owner moved into quarantine by hand still bounds every later
+// epoch: the issued mark first. A corrupt file is left alone: it keeps
+// refusing, and is its own blocker.
 func (m *Manager) raiseEpoch(c *call, epoch uint64) error {
 	if epoch == 0 {
 		return nil
 	}
-	data, err := statefile.ReadOwnedFile(m.fs, m.epochPath(), epochBytesMax, c.uid)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return m.writeEpoch(epoch)
-	case err != nil && isBadFile(err):
-		return nil
-	case err != nil:
-		return fmt.Errorf("lease: reading the epoch counter: %w", err)
+	ev, err := m.readEpochEvidence(c.uid, 0)
+	if err != nil {
+		return err
 	}
-	stored, err := parseEpoch(data)
-	if err != nil || stored >= epoch {
-		return nil
+	for _, f := range []epochFile{ev.issued, ev.counter} {
+		if f.corrupt() || (f.valid && f.value >= epoch) {
+			continue
+		}
+		if err := statefile.ReplaceAtomic(m.fs, m.ids, f.path, epochTempTag, encodeEpoch(epoch)); err != nil {
+			return fmt.Errorf("lease: raising %s: %w", f.path, err)
+		}
 	}
-	return m.writeEpoch(epoch)
+	return nil
 }
 
 // blockers lists the entries that need an operator, as Inspect reports
@@ -550,7 +599,11 @@ func (m *Manager) blockers(projection Projection, uid uint32, current *ProcessId
 		return nil, err
 	}
 	found = append(found, intents...)
-	epoch, err := m.epochBlocker(uid)
+	var ownerEpoch uint64
+	if projection.Kind == Owned {
+		ownerEpoch = projection.Owner.Epoch
+	}
+	epoch, err := m.epochBlocker(uid, ownerEpoch)
 	if err != nil {
 		return nil, err
 	}
@@ -618,34 +671,29 @@ func unreachableRecord(kind BlockerKind, file, record, generation string, rec Pr
 	return blocker, true
 }
 
-func (m *Manager) epochBlocker(uid uint32) ([]Blocker, error) {
-	data, err := statefile.ReadOwnedFile(m.fs, m.epochPath(), epochBytesMax, uid)
-	var problem string
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil
-	case err != nil && isBadFile(err):
-		var changed *statefile.ChangedError
-		if errors.As(err, &changed) {
-			return nil, nil // replaced while read: a writer under the guard
-		}
-		problem = err.Error()
-	case err != nil:
-		return nil, fmt.Errorf("lease: reading the epoch counter: %w", err)
-	default:
-		stored, parseErr := parseEpoch(data)
-		switch {
-		case parseErr != nil:
-			problem = parseErr.Error()
-		case stored >= epochMax:
-			return []Blocker{{Kind: BlockerEpoch, Path: m.epochPath(), Human: HumanCorruptEpoch, Diagnostic: fmt.Sprintf(
-				"epoch counter %s holds epoch %d, the largest an epoch may be; an operator must retire this namespace",
-				m.epochPath(), stored)}}, nil
-		default:
-			return nil, nil
-		}
+// epochBlocker is the blocker of a corrupt epoch counter or issued mark
+// (one blocker: both are forced together), with the evidence of the
+// highest epoch issued; ownerEpoch is the current owner's (0: none).
+func (m *Manager) epochBlocker(uid uint32, ownerEpoch uint64) ([]Blocker, error) {
+	ev, err := m.readEpochEvidence(uid, ownerEpoch)
+	if err != nil {
+		return nil, err
 	}
-	return []Blocker{{Kind: BlockerEpoch, Path: m.epochPath(), Human: HumanCorruptEpoch, Diagnostic: fmt.Sprintf(
-		"epoch counter %s is invalid (%s); an operator must force it with an epoch floor of at least the largest "+
-			"epoch issued (see quarantine/)", m.epochPath(), problem)}}, nil
+	blocker := Blocker{Kind: BlockerEpoch, Human: HumanCorruptEpoch, ProvenEpoch: ev.proven, ProvenBy: ev.provenBy,
+		EpochUnproven: ev.unproven()}
+	bad, blocked := ev.blocked()
+	switch {
+	case blocked && bad.changed:
+		return nil, nil // replaced while read: a writer under the guard
+	case blocked:
+		blocker.Path = bad.path
+		blocker.Diagnostic = fmt.Sprintf("%s %s is invalid (%s); %s", epochFileName(bad, ev), bad.path, bad.problem, ev.advice())
+	case ev.stored() >= epochMax:
+		blocker.Path = ev.counter.path
+		blocker.Diagnostic = fmt.Sprintf("epoch counter %s holds epoch %d, the largest an epoch may be; an operator "+
+			"must retire this namespace", ev.counter.path, ev.stored())
+	default:
+		return nil, nil
+	}
+	return []Blocker{blocker}, nil
 }

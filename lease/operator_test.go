@@ -260,8 +260,8 @@ func TestForcedEpochCounterContinuesAboveTheFloor(t *testing.T) {
 	require.Equal(t, `{"epoch":100,"schema":1}`+"\n", w.read("receiver.epoch.json"))
 }
 
-// The current owner's epoch bounds the rewritten counter even when the
-// operator's floor is lower.
+// The current owner's epoch bounds the rewritten counter: a floor below it
+// is refused (the owner is the latest grant, so its epoch is proven).
 func TestForcedEpochCounterNeverFallsBelowTheOwner(t *testing.T) {
 	w := newWorld(t)
 	p := leasetest.Identity(1)
@@ -270,7 +270,12 @@ func TestForcedEpochCounterNeverFallsBelowTheOwner(t *testing.T) {
 	initNamespace(t, w)
 	w.write("receiver.lock/owner.json", ownerJSON(p, "00000000-0000-4000-8000-0000000000cc", 42))
 	w.write("receiver.epoch.json", "garbage")
-	forced, err := m.ForceReclaim(ctx, lease.ForceRequest{Kind: lease.BlockerEpoch, EpochFloor: 3})
+	low, err := m.ForceReclaim(ctx, lease.ForceRequest{Kind: lease.BlockerEpoch, EpochFloor: 3})
+	require.NoError(t, err)
+	require.Equal(t, lease.ForceRefused, low.Kind, "a floor below the owner's epoch is refused: %+v", low)
+	require.Equal(t, uint64(42), low.ProvenEpoch)
+	require.Equal(t, w.path("receiver.lock", "owner.json"), low.ProvenBy)
+	forced, err := m.ForceReclaim(ctx, lease.ForceRequest{Kind: lease.BlockerEpoch, EpochFloor: 42})
 	require.NoError(t, err)
 	require.Equal(t, lease.ForceMoved, forced.Kind, "%+v", forced)
 	require.Equal(t, uint64(42), forced.Epoch)

@@ -169,7 +169,8 @@ func TestNamespacePathsAreJoins(t *testing.T) {
 		want := namespacePaths{
 			receiver: path.Join(namespace, receiverName), owner: path.Join(namespace, receiverName, ownerName),
 			guard: path.Join(namespace, guardName), epoch: path.Join(namespace, epochName),
-			reclaims: path.Join(namespace, reclaimsName), quarantine: path.Join(namespace, quarantineName),
+			epochIssued: path.Join(namespace, epochIssuedName),
+			reclaims:    path.Join(namespace, reclaimsName), quarantine: path.Join(namespace, quarantineName),
 		}
 		if got != want {
 			t.Fatalf("%s: %+v, want %+v", namespace, got, want)

@@ -93,7 +93,7 @@ const (
 // namespace (its records, directories and temporaries).
 func leaseEntry(name string) bool {
 	switch name {
-	case "receiver.lock", "receiver.epoch.json", "receiver.lifecycle.guard.json", "lifecycle-reclaims", "quarantine":
+	case "receiver.lock", "receiver.epoch.json", "receiver.epoch.issued.json", "receiver.lifecycle.guard.json", "lifecycle-reclaims", "quarantine":
 		return true
 	}
 	return strings.HasPrefix(name, ".tmp-") || strings.HasPrefix(name, ".receiver.")
@@ -451,7 +451,13 @@ type blockerJSON struct {
 	Human      string `json:"human"`
 	Diagnostic string `json:"diagnostic"`
 	Generation string `json:"generation,omitempty"`
-	Operator   string `json:"operator"`
+	// ProvenEpoch and ProvenBy (epoch-counter only): the highest epoch
+	// the namespace can still prove issued and the file proving it;
+	// EpochUnproven: nothing proves it (lease.Blocker).
+	ProvenEpoch   uint64 `json:"provenEpoch,omitempty"`
+	ProvenBy      string `json:"provenBy,omitempty"`
+	EpochUnproven bool   `json:"epochUnproven,omitempty"`
+	Operator      string `json:"operator"`
 }
 
 // projectionOf is the inspect JSON of a projection.
@@ -470,7 +476,8 @@ func projectionOf(namespace string, projection lease.Projection) inspectJSON {
 
 func blockerOf(namespace string, blocker lease.Blocker) blockerJSON {
 	return blockerJSON{Kind: string(blocker.Kind), Path: blocker.Path, Human: string(blocker.Human),
-		Diagnostic: blocker.Diagnostic, Generation: blocker.Generation, Operator: forceCommand(namespace, blocker)}
+		Diagnostic: blocker.Diagnostic, Generation: blocker.Generation, ProvenEpoch: blocker.ProvenEpoch,
+		ProvenBy: blocker.ProvenBy, EpochUnproven: blocker.EpochUnproven, Operator: forceCommand(namespace, blocker)}
 }
 
 // forceCommand is the `leasereal reclaim` command line that resolves a
@@ -484,9 +491,24 @@ func forceCommand(namespace string, blocker lease.Blocker) string {
 		command += " --holder-may-run (only after checking that no holder still runs: see reclaim's dry run)"
 	}
 	if blocker.Kind == lease.BlockerEpoch {
-		command += " --epoch-floor N (N: the largest epoch issued here, see quarantine/)"
+		command += epochFloorAdvice(blocker)
 	}
 	return command
+}
+
+// epochFloorAdvice is the --epoch-floor part of the command that forces a
+// corrupt epoch file: the floor the namespace's evidence proves, or, when
+// nothing proves one, the confirmation that the floor is the operator's.
+func epochFloorAdvice(blocker lease.Blocker) string {
+	switch {
+	case blocker.EpochUnproven:
+		return " --epoch-floor N --epoch-floor-unproven (N: the largest epoch your fenced resources saw; " +
+			"no valid record of the highest epoch issued is left here)"
+	case blocker.ProvenEpoch > 0:
+		return fmt.Sprintf(" --epoch-floor %d (the highest epoch issued, proven by %s; a larger N if you know "+
+			"a larger epoch was issued)", blocker.ProvenEpoch, blocker.ProvenBy)
+	}
+	return " --epoch-floor N (N: the largest epoch issued here)"
 }
 
 // refusedInspection is the inspect JSON of a namespace that cannot be read

@@ -65,7 +65,7 @@ const usageText = `usage:
   leasereal acquire  --dir D [--owner parent|self|PID] [--root-id R] [--session-id S] [--session-file F]
   leasereal release  --dir D --generation G [--root-id R]
   leasereal inspect  --dir D
-  leasereal reclaim  --dir D [--force] [--generation G]... [--epoch-floor N]   (operator: every blocker into quarantine/)
+  leasereal reclaim  --dir D [--force] [--generation G]... [--epoch-floor N [--epoch-floor-unproven]]   (operator: every blocker into quarantine/)
   leasereal run      [-n | -w SECONDS] [-E N] [-o] [--verbose] [--json] D CMD [ARGS...]   (as flock(1))
   leasereal run      [-n | -w SECONDS] [-E N] [-o] [--verbose] [--json] D -c 'shell command'
   leasereal run      [options] --dir D [--] CMD [ARGS...]      (leasereal run --help: every option)

@@ -52,7 +52,11 @@ type actionJSON struct {
 	QuarantinePath string `json:"quarantinePath,omitempty"`
 	Evidence       string `json:"evidence,omitempty"`
 	Epoch          uint64 `json:"epoch,omitempty"`
-	Why            string `json:"why,omitempty"`
+	// ProvenEpoch and ProvenBy (epoch-counter only): the highest epoch the
+	// namespace could still prove issued, and the file proving it.
+	ProvenEpoch uint64 `json:"provenEpoch,omitempty"`
+	ProvenBy    string `json:"provenBy,omitempty"`
+	Why         string `json:"why,omitempty"`
 }
 
 type reclaimOutputJSON struct {
@@ -73,6 +77,9 @@ type reclaimOptions struct {
 	force      bool
 	confirmed  map[string]bool
 	epochFloor uint64
+	// epochUnproven confirms an epoch floor nothing in the namespace
+	// proves (lease.ForceRequest.EpochUnprovenConfirmed).
+	epochUnproven bool
 	// holderMayRun confirms forcing a receiver.lock whose holder cannot be
 	// identified (lease.ForceRequest.HolderMayRunConfirmed).
 	holderMayRun bool
@@ -94,7 +101,10 @@ func cmdReclaim(args []string, stdout io.Writer) error {
 	options := reclaimOptions{confirmed: map[string]bool{}}
 	flags.BoolVar(&options.force, "force", false, "move every blocking entry into quarantine/ (without it: print the evidence only)")
 	flags.Var(generationsFlag(options.confirmed), "generation", "the generation of a valid record being reclaimed, as a confirmation (repeatable)")
-	flags.Uint64Var(&options.epochFloor, "epoch-floor", 0, "for a corrupt epoch counter: the largest epoch known issued in this namespace (see quarantine/)")
+	flags.Uint64Var(&options.epochFloor, "epoch-floor", 0, "for a corrupt epoch counter or issued mark: the largest epoch known issued in this namespace "+
+		"(at least the one inspect's provenEpoch names)")
+	flags.BoolVar(&options.epochUnproven, "epoch-floor-unproven", false,
+		"for a corrupt epoch counter with no valid record of the highest epoch issued left: confirm that --epoch-floor is your own word")
 	flags.BoolVar(&options.holderMayRun, "holder-may-run", false,
 		"for a corrupt receiver.lock: confirm forcing it although its holder cannot be identified and may still run (check first)")
 	if err := parseFlags(flags, args); err != nil {
@@ -173,8 +183,15 @@ func missingConfirmation(targets []lease.Blocker, options reclaimOptions) string
 		case unidentifiedHolder([]lease.Blocker{target}) && !options.holderMayRun:
 			return "receiver.lock is corrupt: " + holderMayRunAdvice
 		case target.Kind == lease.BlockerEpoch && options.epochFloor == 0:
-			return "the epoch counter is invalid: pass --epoch-floor N, N the largest epoch known issued in this namespace " +
-				"(the owners in quarantine/ record theirs); the counter becomes N, and the next lease gets N+1"
+			return "the epoch counter is invalid: pass" + epochFloorAdvice(target) +
+				"; the counter becomes N, and the next lease gets N+1"
+		case target.Kind == lease.BlockerEpoch && options.epochFloor < target.ProvenEpoch:
+			return fmt.Sprintf("--epoch-floor %d is below epoch %d, which %s proves this namespace issued: "+
+				"the next lease would get an epoch already issued; pass --epoch-floor %d or larger",
+				options.epochFloor, target.ProvenEpoch, target.ProvenBy, target.ProvenEpoch)
+		case target.Kind == lease.BlockerEpoch && target.EpochUnproven && !options.epochUnproven:
+			return "no valid record of the highest epoch issued is left in this namespace: --epoch-floor is your word " +
+				"alone; take it from your fenced resources (the largest epoch they saw), then rerun with --epoch-floor-unproven"
 		}
 	}
 	return ""
@@ -226,7 +243,8 @@ func forceAll(manager *lease.Manager, out *reclaimOutputJSON, targets []lease.Bl
 	for i, target := range targets {
 		result, err := manager.ForceReclaim(context.Background(), lease.ForceRequest{Kind: target.Kind, Path: target.Path,
 			Generation: target.Generation, EpochFloor: options.epochFloor,
-			HolderMayRunConfirmed: options.holderMayRun && target.Kind == lease.BlockerReceiver})
+			EpochUnprovenConfirmed: options.epochUnproven && target.Kind == lease.BlockerEpoch,
+			HolderMayRunConfirmed:  options.holderMayRun && target.Kind == lease.BlockerReceiver})
 		if err != nil {
 			out.Result, out.Why = "error", err.Error()
 			return 0, err
@@ -234,6 +252,7 @@ func forceAll(manager *lease.Manager, out *reclaimOutputJSON, targets []lease.Bl
 		action := &out.Actions[i]
 		action.Result, action.QuarantinePath, action.Why = result.Kind.String(), result.QuarantinePath, result.Why
 		action.Evidence, action.Epoch = string(result.Evidence), result.Epoch
+		action.ProvenEpoch, action.ProvenBy = result.ProvenEpoch, result.ProvenBy
 		if result.Kind == lease.ForceRefused {
 			out.Result, out.Why = "refused", fmt.Sprintf("%s %s: %s", target.Kind, target.Path, result.Why)
 			return exitRefused, nil

@@ -164,3 +164,44 @@ func TestReclaimResolvesEveryBlocker(t *testing.T) {
 		t.Fatalf("acquire after the reclaim: %+v (want epoch 8, above the floor)", acquired)
 	}
 }
+
+// TestReclaimRefusesAnEpochFloorBelowTheEvidence (issue 29, item 2): after
+// five leases were acquired and released, a torn epoch counter forced with
+// --epoch-floor 1 was accepted and the next lease got epoch 2. inspect
+// now names the issued mark that proves epoch 5 and the floor to pass; a
+// lower floor is refused (exit 3) before anything moves, and the lease
+// goes on at epoch 6.
+func TestReclaimRefusesAnEpochFloorBelowTheEvidence(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ns")
+	for i := 0; i < 5; i++ {
+		if got := run(t, "run", dir, "true"); got.code != exitOK {
+			t.Fatalf("run %d: exit %d %s", i, got.code, got.stderr)
+		}
+	}
+	counter, mark := filepath.Join(dir, "receiver.epoch.json"), filepath.Join(dir, "receiver.epoch.issued.json")
+	if err := os.WriteFile(counter, []byte(`{"epoch":5,"sch`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	view := decode[inspectJSON](t, run(t, "inspect", "--dir", dir).stdout)
+	if len(view.Blockers) != 1 || view.Blockers[0].ProvenEpoch != 5 || view.Blockers[0].ProvenBy != mark ||
+		!strings.Contains(view.Blockers[0].Operator, "--epoch-floor 5 ") ||
+		!strings.Contains(view.Blockers[0].Diagnostic, mark) {
+		t.Fatalf("inspect: %+v", view.Blockers)
+	}
+	low := run(t, "reclaim", "--dir", dir, "--force", "--epoch-floor", "1")
+	if out := decode[reclaimOutputJSON](t, low.stdout); low.code != exitRefused || !strings.Contains(out.Why, mark) ||
+		!strings.Contains(out.Why, "--epoch-floor 5") {
+		t.Fatalf("reclaim --force --epoch-floor 1: exit %d %+v", low.code, out)
+	}
+	if data, err := os.ReadFile(counter); err != nil || string(data) != `{"epoch":5,"sch` {
+		t.Fatalf("a refused reclaim changed the counter: %q %v", data, err)
+	}
+	forced := run(t, "reclaim", "--dir", dir, "--force", "--epoch-floor", "5")
+	if out := decode[reclaimOutputJSON](t, forced.stdout); forced.code != exitOK {
+		t.Fatalf("reclaim --force --epoch-floor 5: exit %d %+v %s", forced.code, out, forced.stderr)
+	}
+	acquired := decode[acquireJSON](t, run(t, "acquire", "--dir", dir).stdout)
+	if acquired.Result != "acquired" || acquired.Owner.Epoch != 6 {
+		t.Fatalf("acquire after the reclaim: %+v (want epoch 6, above every epoch issued)", acquired)
+	}
+}

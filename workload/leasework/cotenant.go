@@ -11,7 +11,7 @@ import (
 )
 
 // The hostile co-tenant (sim.FaultCotenant, same uid) hard-links a live
-// record of the namespace (the epoch counter, owner.json, the lifecycle
+// record of the namespace (the epoch counter and its issued mark, owner.json, the lifecycle
 // guard) under a name of its own outside the state tree. The engine must
 // never write through another name of a record's inode: every record is
 // published by writing a temporary and renaming it over the name, so the
@@ -54,7 +54,7 @@ func (lw *leaseWorld) cotenant(w *sim.World) {
 	}
 	root := space.cotenant()
 	var targets []string
-	for _, name := range []string{fspath.Join(leaseNamespace, "receiver.epoch.json"), leaseOwnerPath, leaseGuardPath} {
+	for _, name := range []string{fspath.Join(leaseNamespace, "receiver.epoch.json"), leaseEpochIssuedPath, leaseOwnerPath, leaseGuardPath} {
 		if info, err := root.Lstat(name); err == nil && info.IsRegular() {
 			targets = append(targets, name)
 		}

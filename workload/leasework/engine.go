@@ -125,6 +125,13 @@ var declaredProbes = []string{
 	// loses), and a release by a former owner after a takeover
 	"lease-double-stale-reclaim",
 	"lease-release-after-takeover",
+	// epoch operators (epochops.go): a torn epoch counter or issued mark
+	// forced with the floor an operator sees, or 1; a floor below what the
+	// engine's evidence proves is refused and forced again with that epoch
+	"lease-epoch-operator-tore-counter",
+	"lease-epoch-operator-tore-mark",
+	"lease-epoch-operator-floor-refused",
+	"lease-epoch-operator-forced",
 	// the co-tenant (cotenant.go): a record hard-linked outside the tree
 	"cotenant",
 	"cotenant-hardlink",

@@ -2,13 +2,17 @@ package leasework
 
 // Epoch operators. An operator process waits until a few leases of its
 // space were acquired (and most of them released), then the epoch counter
-// (receiver.epoch.json) is torn: a write of it cut short, as a full disk
-// or a careless edit leaves it. Every acquire now refuses corrupt-epoch,
-// and the operator does what the refusal asks: Inspect lists the counter
-// as a blocker, and the operator forces it with an epoch floor. The floor
-// is what the operator can see (the largest epoch in receiver.lock and
-// quarantine/, at least 1), or, in a hurry, 1. Released leases leave
-// nothing behind, so either floor may be below epochs already issued.
+// (receiver.epoch.json) or, a quarter of the time, its issued mark
+// (receiver.epoch.issued.json) is torn: a write of it cut short, as a full
+// disk or a careless edit leaves it. Every acquire now refuses
+// corrupt-epoch, and the operator does what the refusal asks: Inspect
+// lists the file as a blocker, and the operator forces it with an epoch
+// floor. The floor is what the operator can see (the largest epoch in
+// receiver.lock and quarantine/, at least 1), or, in a hurry, 1. Released
+// leases leave nothing behind, so either floor may be below epochs already
+// issued. When the engine refuses the floor and names the epoch its
+// evidence proves (ForceResult.ProvenEpoch), the operator forces again
+// with that floor, as the refusal asks.
 //
 // The oracle is the one every acquire already meets (noteEpoch, and
 // models.LeaseModel's epoch floor): an acquired epoch must exceed every
@@ -39,9 +43,14 @@ const (
 	epochOperatorIssuedMin = 2
 )
 
-// epochTear is a torn epoch counter the operator has not resolved yet.
+// leaseEpochIssuedPath is the epoch counter's issued mark.
+var leaseEpochIssuedPath = fspath.Join(leaseNamespace, "receiver.epoch.issued.json")
+
+// epochTear is a torn epoch file the operator has not resolved yet.
 type epochTear struct {
-	// original is the counter the tear replaced, garbage what it wrote.
+	// path is the torn file; original the bytes the tear replaced,
+	// garbage what it wrote.
+	path              string
 	original, garbage []byte
 }
 
@@ -72,82 +81,93 @@ func (lw *leaseWorld) epochOperator(p *sim.Proc) {
 	for i := 0; i < epochOperatorWaitRounds && space.epochTear == nil; i++ {
 		_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(5))*time.Millisecond)
 		if space.epochMaxReturned >= issuedMin {
-			lw.tearEpoch(space)
+			// The tear is the world's, not this process's I/O: no
+			// injected FS fault may strike it halfway.
+			w.Unfaulted(func() { lw.tearEpoch(space) })
 		}
 	}
 	m := lw.manager(p)
-	hurried := d.Chance(0.5)
+	floor := uint64(1)
+	if !d.Chance(0.5) { // not hurried: what it can see
+		w.Unfaulted(func() { floor = max(floor, visibleEpoch(space.volume.Root())) })
+	}
 	for i := 0; i < epochOperatorForceRounds && space.epochTear != nil; i++ {
-		lw.forceEpoch(p, m, space, hurried)
+		floor = lw.forceEpoch(p, m, space, floor)
 		if space.epochTear != nil {
 			_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(5))*time.Millisecond)
 		}
 	}
 }
 
-// tearEpoch cuts the epoch counter to half its bytes, fsynced (a write
-// cut short): never valid JSON. It tears only a regular counter no link
-// or earlier tear holds.
+// tearEpoch cuts the epoch counter, or its issued mark, to half its
+// bytes, fsynced (a write cut short): never valid JSON. It tears only a
+// regular file no link or earlier tear holds.
 func (lw *leaseWorld) tearEpoch(space *leaseSpace) {
 	w := lw.world
 	if space.epochLinked || space.unsafeLinks > 0 {
 		return
 	}
+	path, kind := leaseEpochPath, "counter"
+	if w.Decisions().Chance(0.25) {
+		path, kind = leaseEpochIssuedPath, "mark"
+	}
 	root := space.cotenant()
-	info, err := root.Lstat(leaseEpochPath)
+	info, err := root.Lstat(path)
 	if err != nil || !info.IsRegular() {
 		return
 	}
-	data, err := workkit.ReadRoot(root, leaseEpochPath)
+	data, err := workkit.ReadRoot(root, path)
 	if err != nil || len(data) < 2 || !json.Valid(data) {
 		return
 	}
 	garbage := data[:len(data)/2]
-	if err := workkit.WriteRoot(root, leaseEpochPath, lease.O_TRUNC, garbage); err != nil {
+	if err := workkit.WriteRoot(root, path, lease.O_TRUNC, garbage); err != nil {
 		return
 	}
-	space.epochTear = &epochTear{original: data, garbage: garbage}
+	space.epochTear = &epochTear{path: path, original: data, garbage: garbage}
 	w.RecordEvent("corrupt-epoch", models.LeaseEpochCorruption{Namespace: space.key})
-	w.Probe("lease-epoch-operator-tore-counter")
-	w.Tracef("lease-epoch-operator tore %s (was %q, now %q)", leaseEpochPath, data, garbage)
+	w.Probe("lease-epoch-operator-tore-" + kind)
+	w.Tracef("lease-epoch-operator tore %s (was %q, now %q)", path, data, garbage)
 }
 
-// forceEpoch is one round of the operator: Inspect, and force the counter
-// when Inspect lists it. No epoch blocker means an acquire that had read
-// the counter before the tear replaced it: the counter is valid again.
-func (lw *leaseWorld) forceEpoch(p *sim.Proc, m *lease.Manager, space *leaseSpace, hurried bool) {
+// forceEpoch is one round of the operator: Inspect, and force the epoch
+// file Inspect lists with floor. No epoch blocker means an acquire that had
+// read the file before the tear replaced it: it is valid again. It returns
+// the floor of the next round: the epoch the engine's evidence proves,
+// when it refused floor as below it.
+func (lw *leaseWorld) forceEpoch(p *sim.Proc, m *lease.Manager, space *leaseSpace, floor uint64) uint64 {
 	w := lw.world
 	projection, err := m.Inspect(context.Background())
 	if err != nil {
-		return
+		return floor
 	}
 	blocked := false
 	for _, blocker := range projection.Blockers {
 		blocked = blocked || blocker.Kind == lease.BlockerEpoch
 	}
 	if !blocked {
-		w.Probe("lease-epoch-operator-counter-replaced")
+		w.Probe("lease-epoch-operator-file-replaced")
 		lw.epochRepaired(space)
-		return
-	}
-	floor := uint64(1)
-	if !hurried {
-		floor = max(floor, visibleEpoch(space.volume.Root()))
+		return floor
 	}
 	res, err := m.ForceReclaim(context.Background(), lease.ForceRequest{Kind: lease.BlockerEpoch, EpochFloor: floor})
-	w.Tracef("lease-epoch-operator proc=%s force floor=%d hurried=%v: %+v %v", p.Name(), floor, hurried, res, err)
+	w.Tracef("lease-epoch-operator proc=%s force floor=%d: %+v %v", p.Name(), floor, res, err)
 	switch {
 	case err != nil:
 		w.Probe("lease-epoch-operator-error")
 	case res.Kind == lease.ForceMoved:
 		w.Probe("lease-epoch-operator-forced")
 		lw.epochRepaired(space)
+	case res.Kind == lease.ForceRefused && res.ProvenEpoch > floor:
+		w.Probe("lease-epoch-operator-floor-refused")
+		return res.ProvenEpoch
 	case res.Kind == lease.ForceRefused:
 		w.Probe("lease-epoch-operator-refused")
 	default:
 		w.Probe("lease-epoch-operator-nothing")
 		lw.epochRepaired(space)
 	}
+	return floor
 }
 
 // epochRepaired files the end of a tear: the counter is valid again.
@@ -157,21 +177,21 @@ func (lw *leaseWorld) epochRepaired(space *leaseSpace) {
 }
 
 // repairEpochTear is the fallback when the operator died before it
-// resolved its tear (at the liveness phase's start): the torn counter,
-// if the garbage is still there, gets its original bytes back.
+// resolved its tear (at the liveness phase's start): the torn file, if
+// the garbage is still there, gets its original bytes back.
 func (lw *leaseWorld) repairEpochTear(space *leaseSpace) {
 	tear := space.epochTear
 	if tear == nil {
 		return
 	}
 	root := space.cotenant() // the workload's uid, whose counter it is
-	if data, err := workkit.ReadRoot(root, leaseEpochPath); err == nil && string(data) == string(tear.garbage) {
+	if data, err := workkit.ReadRoot(root, tear.path); err == nil && string(data) == string(tear.garbage) {
 		// A new file renamed over the name, as the engine writes it: a
 		// co-tenant's hard link of the torn file keeps its bytes.
 		temp := fspath.Join(leaseNamespace, ".operator-epoch")
 		err := workkit.WriteRoot(root, temp, lease.O_CREATE|lease.O_EXCL, tear.original)
 		if err == nil {
-			err = root.Rename(temp, leaseEpochPath)
+			err = root.Rename(temp, tear.path)
 		}
 		if err != nil {
 			lw.fail(fmt.Errorf("operator repair of the torn epoch counter in %s: %v", space.key, err), false)

@@ -265,11 +265,11 @@ func (lw *leaseWorld) trackReturn(space *leaseSpace) {
 func (lw *leaseWorld) repairDue(force bool) {
 	w := lw.world
 	for _, space := range lw.spaces {
-		if force {
-			lw.repairEpochTear(space)
-		}
 		if len(space.symlinks) > 0 {
 			lw.repairSymlinks(space, force)
+		}
+		if force && space.unsafeLinks == 0 {
+			lw.repairEpochTear(space) // after the links: never through one
 		}
 		if space.unsafeLinks > 0 {
 			continue // repairs through a planted directory link would leave the tree
