@@ -20,7 +20,7 @@ func Engine() *campaign.Engine {
 		Doc:      "leases on private working directories with recovery (package dirlease)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 3,
+		WorkloadVersion: 4,
 		Params: []campaign.Param{
 			{Name: "creators", Default: 3, Min: 1, Max: 6, Doc: "creator processes"},
 			{Name: "recoverers", Default: 2, Min: 1, Max: 4, Doc: "recovery processes racing the creators"},
@@ -32,13 +32,15 @@ func Engine() *campaign.Engine {
 				Doc: "1: the co-tenant may rename a copy of one live claim's file over another's; 0 never"},
 			{Name: "operators", Default: 1, Min: 0, Max: 2, Doc: "operator processes running Inspect and Quarantine beside the traffic"},
 			{Name: "users", Default: 2, Min: 0, Max: 4, Doc: "command-line users running dirlease run on shared paths, with a recovery of their own"},
+			{Name: "crash_pileup", Default: 1, Min: 0, Max: 2, Fixed: true,
+				Doc: "1: in one run in 8, killed creators pile up claims past dirlease.ClaimsMax before the liveness phase; 2 in every run; 0 never"},
 		},
 		Setup: func(p campaign.Params) func(w *sim.World) error {
 			return DirleaseWorkload(DirleaseOptions{
 				Creators: p["creators"], Recoverers: p["recoverers"], OpsPerProc: p["ops_per_proc"],
 				RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]), PIDImpostors: p["pid_impostors"] - 1,
 				ClaimSwaps: p["claim_swaps"] - 1, Operators: workkit.NoneIsMinusOne(p["operators"]),
-				Users: workkit.NoneIsMinusOne(p["users"]),
+				Users: workkit.NoneIsMinusOne(p["users"]), Pileup: p["crash_pileup"] - 1,
 			})
 		},
 		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
@@ -144,6 +146,11 @@ func Engine() *campaign.Engine {
 			"dirlease-user-busy",
 			"dirlease-user-waited",
 			"dirlease-user-legacy-held",
+			// long-lived state (pileup.go): crashed claims piled up past
+			// the bound, then recovered
+			"dirlease-pileup",
+			"dirlease-pileup-killed",
+			"dirlease-pileup-recovered",
 		},
 		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0, "pid_impostors": 0, "users": 0},
 	}

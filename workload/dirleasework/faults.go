@@ -160,10 +160,18 @@ type dirLiveness struct {
 	visits int
 }
 
+// startLiveness ends the workload: faults stop, every process is killed,
+// the co-tenant's work is undone; then the crash pile-up runs in runs that
+// draw it (pileup.go), and the liveness phase after it.
 func (dw *dirWorld) startLiveness() {
 	w := dw.world
 	w.StopFaults()
-	dw.liveness = &dirLiveness{dw: dw, startStep: w.Step()}
+	pileup := dw.drawPileup()
+	if pileup {
+		dw.pileup = &dirPileup{dw: dw}
+	} else {
+		dw.liveness = &dirLiveness{dw: dw, startStep: w.Step()}
+	}
 	for _, p := range append([]*sim.Proc(nil), w.Procs()...) {
 		if p.Alive() {
 			w.Crash(p)
@@ -173,7 +181,19 @@ func (dw *dirWorld) startLiveness() {
 	dw.repairParents(true)
 	dw.repairDue(true)
 	dw.repairSwappedClaims(true)
-	w.Tracef("dirlease-liveness start")
+	if pileup {
+		dw.pileup.start()
+		return
+	}
+	dw.launchLiveness()
+}
+
+// launchLiveness starts the liveness phase's first probe.
+func (dw *dirWorld) launchLiveness() {
+	if dw.liveness == nil {
+		dw.liveness = &dirLiveness{dw: dw, startStep: dw.world.Step()}
+	}
+	dw.world.Tracef("dirlease-liveness start")
 	dw.liveness.launch()
 }
 
@@ -210,7 +230,11 @@ func (l *dirLiveness) body(p *sim.Proc) {
 	dw := l.dw
 	var last string
 	for try := 0; try < dirleaseProbeTries; try++ {
+		before := dw.pileup.claimsLeft(p)
 		report, err, ok := dw.recoverRecorded(p)
+		if dw.pileup.stalled(p, before, err) {
+			return
+		}
 		switch {
 		case (!ok || report.Active+report.Indeterminate > 0) && dw.handOver(p, !ok):
 			return // what is left belongs to another place: recover it there

@@ -65,6 +65,9 @@ type DirleaseOptions struct {
 	// Users is the number of command-line users sharing paths (users.go);
 	// -1 none (default 2).
 	Users int
+	// Pileup: 0 draws the crash pile-up past dirlease.ClaimsMax
+	// (pileup.go) in one run in pileupOdds, 1 in every run, -1 never.
+	Pileup int
 }
 
 func (o DirleaseOptions) withDefaults() DirleaseOptions {
@@ -185,6 +188,9 @@ type dirWorld struct {
 	threadCreates workkit.ThreadCalls
 	failure       error
 	liveness      *dirLiveness
+	// pileup is the crash pile-up before the liveness phase (pileup.go),
+	// nil in runs that do not draw it.
+	pileup *dirPileup
 	// races are the PID-reuse impostors and the double-reclaim probe (races.go).
 	races dirRaces
 	// left is the "a failed call leaves nothing behind" oracle.
@@ -321,7 +327,7 @@ func (dw *dirWorld) creator(p *sim.Proc) {
 		choice := d.Intn(100)
 		switch {
 		case mine == nil:
-			mine = dw.create(p, cfg, d.Intn(3) == 0)
+			mine, _ = dw.create(p, cfg, d.Intn(3) == 0)
 		case choice < 20:
 			dw.use(p, mine)
 		case mine.role == models.RoleBundleStage:
@@ -341,18 +347,19 @@ func (dw *dirWorld) creator(p *sim.Proc) {
 	}
 }
 
-// create makes a fresh private directory and leases it.
-func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHeld {
+// create makes a fresh private directory and leases it; the error is
+// Create's (nil with a nil lease when no directory could be made).
+func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) (*dirHeld, error) {
 	parent := dw.pickParent()
 	if parent == nil {
-		return nil
+		return nil, nil
 	}
 	parent.busy++
 	defer func() { parent.busy-- }()
 	dw.paths++
 	name := fspath.Join(parent.path, fmt.Sprintf("w%d", dw.paths))
 	if err := p.FS().Mkdir(name, 0o700); err != nil {
-		return nil
+		return nil, nil
 	}
 	t := &dirTrack{path: name, owner: p, bundle: bundle}
 	dw.addTrack(t)
@@ -386,14 +393,14 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) *dirHe
 	if err != nil {
 		p.End(op, models.Unknown{})
 		dw.world.Probe("dirlease-create-error")
-		return nil
+		return nil, err
 	}
 	p.End(op, models.DirCreateResult{ClaimID: l.Claim().ID})
 	t.created = true
 	dw.noteVersion(t, l.Claim().ID, models.DirPreparing, nil)
 	dw.world.Probe("dirlease-created")
 	h.l = l
-	return h
+	return h, nil
 }
 
 // advance takes one lifecycle step of a raw lease; false means done.
@@ -676,6 +683,10 @@ func (dw *dirWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 	dw.settlePublish(p, reason)
 	dw.NoteExit(p)
 	dw.races.exited(p, reason)
+	if dw.pileup != nil && dw.liveness == nil {
+		dw.pileup.exited(p)
+		return
+	}
 	if dw.liveness != nil {
 		dw.liveness.exited(p)
 		return
