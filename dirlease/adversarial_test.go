@@ -2,7 +2,6 @@ package dirlease
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,24 +183,6 @@ func TestCorruptClaimsFailClosed(t *testing.T) {
 			t.Fatal("tree changed")
 		}
 	})
-}
-
-func TestRecoverBound(t *testing.T) {
-	w := newWorld(t)
-	l := w.raw("raw")
-	content, err := os.ReadFile(l.ClaimPath())
-	must(t, err)
-	for i := 0; i < ClaimsMax; i++ {
-		name := fmt.Sprintf("ffffffff-0000-4000-8000-%012d.json", i)
-		must(t, os.WriteFile(filepath.Join(w.root(), name), content, 0o600))
-	}
-	before := snapshotTree(t, w.home, w.work)
-	if _, err := Recover(ctx, w.recoverer()); !errors.Is(err, ErrBound) {
-		t.Fatalf("want ErrBound with %d claims, got %v", ClaimsMax+1, err)
-	}
-	if after := snapshotTree(t, w.home, w.work); after != before {
-		t.Fatal("tree changed")
-	}
 }
 
 // TestRecoverClearsOrphanedMutationMachinery: a process that died while it

@@ -23,6 +23,42 @@ func namesSame(a, b Claim) bool {
 	return a.DirectoryIdentity == b.DirectoryIdentity || a.Path == b.Path
 }
 
+// checkRoom is Create's look before its write: a claim directory that
+// already holds ClaimsMax entries is full (ErrFull) and nothing is written.
+// Without it every killed creator's claim stays until a recovery, the
+// directory grows without end, and once it is past the bound recovery
+// reads in one pass the state home wedges. Creates racing for the last
+// room may each pass it (each looks before the others write): the
+// directory then holds a few more than ClaimsMax, which recovery still
+// reads (up to inspectEntriesMax).
+func checkRoom(config Config, uid uint32, root string) error {
+	snapshot, err := statecas.Snapshot(config.Env(uid), uid, root, statecas.SnapshotOptions{EntriesMax: inspectEntriesMax})
+	if statecas.KindOf(err) == statecas.ErrBound {
+		return overListing(config, root, err)
+	}
+	if err != nil {
+		return err
+	}
+	if held := len(snapshot.Entries); held >= ClaimsMax {
+		return fail(ErrFull, root, "directory lease state home "+config.StateHome+" is full: it holds "+strconv.Itoa(held)+
+			" claims, at its bound of "+strconv.Itoa(ClaimsMax)+"; no lease is created until recovery removes the "+
+			"claims of owners that are gone; run: leasereal dirlease recover --state-home "+config.StateHome+
+			" (leasereal dirlease inspect --state-home "+config.StateHome+" shows what holds them)", nil)
+	}
+	return nil
+}
+
+// overListing is the refusal of a claim directory over inspectEntriesMax
+// entries: more than Create's bound lets in, so they were put there by
+// other hands, and no call of this package reads them all.
+func overListing(config Config, root string, err error) error {
+	quarantine := fspath.Join(append([]string{config.StateHome}, QuarantineDir...)...)
+	return fail(ErrBound, root, "directory lease collection is over its listing bound ("+strconv.Itoa(inspectEntriesMax)+
+		" entries), more than Create ever writes ("+strconv.Itoa(ClaimsMax)+"): move entries out by hand "+
+		"(mkdir -p -m 700 "+quarantine+" && mv "+root+"/NAME "+quarantine+"/), then run: leasereal dirlease recover --state-home "+
+		config.StateHome, err)
+}
+
 // checkAlone is Create's look after its write: ErrBusy when another claim
 // names the same directory, ErrBound when the collection is too large to
 // look through (Inspect's listing bound), ErrChanged when the directory is
@@ -33,8 +69,7 @@ func namesSame(a, b Claim) bool {
 func checkAlone(config Config, uid uint32, root string, mine Claim) error {
 	snapshot, err := statecas.Snapshot(config.Env(uid), uid, root, statecas.SnapshotOptions{EntriesMax: inspectEntriesMax})
 	if statecas.KindOf(err) == statecas.ErrBound {
-		return fail(ErrBound, root, "directory lease collection is over its listing bound ("+strconv.Itoa(inspectEntriesMax)+
-			" entries); run recovery (leasereal dirlease recover), or inspect it (leasereal dirlease inspect)", err)
+		return overListing(config, root, err)
 	}
 	if err != nil {
 		return err

@@ -210,6 +210,9 @@ func create(config Config, uid uint32, claim Claim) (*Lease, error) {
 	if err != nil {
 		return nil, wrapUnexpected(err, config.StateHome, message)
 	}
+	if err := checkRoom(config, uid, root); err != nil {
+		return nil, wrapUnexpected(err, root, message)
+	}
 	claimPath := fspath.Join(root, claim.ID+".json")
 	data := claim.Bytes()
 	if _, err := Parse(data, claim.ID+".json", claimPath); err != nil {

@@ -53,11 +53,16 @@ const (
 	// directory. The holder must release it, or recovery take a dead
 	// holder's; a caller may wait and retry (the CLI's busy exit / -w).
 	ErrBusy
+	// ErrFull: Create refused because the claim directory already holds
+	// ClaimsMax entries, and wrote nothing. Crashed owners' claims pile up
+	// until a recovery removes them: the refusal names the state home, the
+	// count and the command (leasereal dirlease recover --state-home H).
+	ErrFull
 )
 
 func (k Kind) String() string {
 	names := [...]string{"", "invalid-request", "not-owned-directory", "duplicate", "invalid-transition",
-		"child-identity", "changed", "corrupt", "bound", "unsafe", "active", "waiting", "sha256-mismatch", "busy"}
+		"child-identity", "changed", "corrupt", "bound", "unsafe", "active", "waiting", "sha256-mismatch", "busy", "full"}
 	if int(k) > 0 && int(k) < len(names) {
 		return names[k]
 	}

@@ -302,3 +302,10 @@ func quarantineEntry(config Config, judged ClaimState) (Quarantined, error) {
 	}
 	return Quarantined{Path: target, State: judged}, nil
 }
+
+// Full reports whether states, one Inspect of a claim directory, fill it
+// to ClaimsMax entries: Create refuses (ErrFull) until a recovery, a
+// release or an operator makes room. The claims of owners that are gone go
+// with the next recovery pass (leasereal dirlease recover); each other
+// entry is judged as usual (ClaimState.OperatorNeeded).
+func Full(states []ClaimState) bool { return len(states) >= ClaimsMax }

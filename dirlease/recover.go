@@ -8,6 +8,7 @@ import (
 	"github.com/leasekit/leasekit/internal/fspath"
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/internal/statefile"
+	"github.com/leasekit/leasekit/lease"
 )
 
 // Report counts what Recover did with each claim. A claim whose directory
@@ -161,13 +162,24 @@ func Recover(ctx context.Context, config Config) (report Report, err error) {
 }
 
 // readClaims snapshots the claim directory (recovering orphaned mutation
-// claims), reads every claim in one bounded batch bound to the directory's
-// identity, and validates all of them.
+// claims), reads every claim in batches of ClaimsMax bound to the
+// directory's identity, and validates all of them.
+//
+// The seed's recovery refused a directory of more than ClaimsMax entries
+// outright (its MAX_CLAIMS), while its Create never looked: every killed
+// creator added a claim that only a recovery removes, so a state home past
+// the bound stayed there, every pass refused and every Create added more.
+// Create now refuses at the bound (checkRoom), and a pass reads up to the
+// listing bound Inspect reads (inspectEntriesMax), so a directory a few
+// claims past ClaimsMax (Creates racing for the last room, or claims left
+// by an older version) is recovered. Every claim is read before any is
+// judged: a claim is recovered only if no other claim holds its directory
+// (judgeInPass), whichever batch that claim is in.
 func readClaims(config Config, uid uint32, root string) ([]parsedClaim, error) {
 	snapshot, err := statecas.Snapshot(config.Env(uid), uid, root,
-		statecas.SnapshotOptions{EntriesMax: ClaimsMax, RecoverOrphanedClaims: true})
+		statecas.SnapshotOptions{EntriesMax: inspectEntriesMax, RecoverOrphanedClaims: true})
 	if statecas.KindOf(err) == statecas.ErrBound {
-		return nil, fail(ErrBound, root, "directory lease collection exceeded its reviewed bound", err)
+		return nil, overListing(config, root, err)
 	}
 	if err != nil {
 		return nil, err
@@ -180,9 +192,22 @@ func readClaims(config Config, uid uint32, root string) ([]parsedClaim, error) {
 		}
 		names = append(names, entry.Name)
 	}
+	claims := make([]parsedClaim, 0, len(names))
+	for start := 0; start < len(names); start += ClaimsMax {
+		batch, err := readBatch(config, uid, root, names[start:min(start+ClaimsMax, len(names))], snapshot.Identity)
+		if err != nil {
+			return nil, err
+		}
+		claims = append(claims, batch...)
+	}
+	return claims, nil
+}
+
+// readBatch reads and validates at most ClaimsMax claims of one snapshot.
+func readBatch(config Config, uid uint32, root string, names []string, identity lease.FileIdentity) ([]parsedClaim, error) {
 	files, err := statecas.ReadBatch(config.Env(uid), uid, root, names, statecas.BatchLimits{
 		BytesPerFileMax: ClaimBytesMax, BytesTotalMax: ClaimBytesMax * int64(max(1, len(names))),
-	}, snapshot.Identity)
+	}, identity)
 	if statecas.KindOf(err) == statecas.ErrBound {
 		return nil, fail(ErrCorrupt, root, "directory lease exceeds its size bound", err)
 	}

@@ -92,6 +92,10 @@ var rules = []Rule{
 		Exercise: "recoveries in flight when another moves a claimed directory",
 		Probes:   []string{"dirlease-double-stale-reclaim"},
 		NoMutant: "the existing `dirlease-recover-live-owner` and `statecas-remove-no-compare` break what the loser relies on"},
+	{Rule: "dirlease: a state home does not wedge on crashed claims: Create refuses at ClaimsMax (full, naming the state home and `leasereal dirlease recover`) and writes nothing, and recovery reads past the bound, so its passes make progress",
+		Exercise: "the crash pile-up: creators killed without recovery until the claim directory is past ClaimsMax, then recovery with faults off",
+		Probes:   []string{"dirlease-pileup", "dirlease-pileup-create-refused", "dirlease-pileup-over-bound", "dirlease-pileup-recovered"},
+		Mutants:  []string{"dirlease-create-ignores-bound", "dirlease-recover-fails-at-bound"}},
 
 	// Liveness judgement.
 	{Rule: "a record is reclaimed only when its process is provably gone: PID absent",
@@ -203,9 +207,9 @@ var rules = []Rule{
 		Mutants:  []string{"lease-force-corrupt-under-generation"}},
 
 	{Rule: "dirlease: the operator's Quarantine moves only what time cannot resolve: an active claim, or a dead owner's launching lease within its window, is refused",
-		Exercise: "operators quarantining claims at any moment of the dirlease workload",
-		Probes:   []string{"dirlease-operator-quarantined", "dirlease-operator-active-refused", "dirlease-operator-window-refused"},
-		Mutants:  []string{"dirlease-quarantine-window"}},
+		Exercise:      "operators quarantining claims at any moment of the dirlease workload",
+		Probes:        []string{"dirlease-operator-quarantined", "dirlease-operator-active-refused", "dirlease-operator-window-refused"},
+		MutantsByTest: []string{"dirlease-quarantine-window"}},
 	{Rule: "admission: the operator's Quarantine, on a judgement that may be stale, moves only the bytes the operator judged (a changed record is ErrChanged) and never a record whose owner or recorded helper it can see alive (ErrActive); a moved record is gone for its holder",
 		Exercise: "operators on the controllers' host or another place inspecting and quarantining the slot beside live traffic",
 		Probes:   []string{"admission-operator-quarantined", "admission-operator-active-refused", "admission-operator-stale-refused", "admission-operator-moved-live-elsewhere"},

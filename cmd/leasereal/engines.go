@@ -278,7 +278,8 @@ func dirleaseCode(err error) int {
 		return exitConflict
 	case errors.Is(err, dirlease.ErrInvalidRequest), errors.Is(err, dirlease.ErrNotOwnedDirectory):
 		return exitUsage
-	case errors.Is(err, dirlease.ErrCorrupt), errors.Is(err, dirlease.ErrBound), errors.Is(err, statecas.ErrUnsafe):
+	case errors.Is(err, dirlease.ErrCorrupt), errors.Is(err, dirlease.ErrBound), errors.Is(err, dirlease.ErrFull),
+		errors.Is(err, statecas.ErrUnsafe):
 		return exitRefused
 	}
 	return exitError
@@ -328,6 +329,10 @@ func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 		for _, state := range states {
 			out = append(out, claimStateJSON(state, *stateHome))
 		}
+		if dirlease.Full(states) {
+			return errors.Join(printJSON(stdout, map[string]any{"claims": out, "full": fullJSON(len(states), config.StateHome)}),
+				&codeError{code: exitRefused})
+		}
 		return printJSON(stdout, map[string]any{"claims": out})
 	case "quarantine":
 		if flags.NArg() != 0 || *claimName == "" {
@@ -373,6 +378,16 @@ func dirleaseQuarantineDryRun(config dirlease.Config, stateHome, claimName strin
 	}
 	out := map[string]any{"result": "nothing", "why": "no claim named " + claimName}
 	return errors.Join(printJSON(stdout, out), &codeError{code: exitConflict})
+}
+
+// fullJSON is dirlease inspect's report of a claim directory at its bound,
+// where every dirlease run is refused (full, exit 3) until recovery makes
+// room.
+func fullJSON(claims int, stateHome string) map[string]any {
+	return map[string]any{"claims": claims, "claimsMax": dirlease.ClaimsMax,
+		"why": fmt.Sprintf("the claim directory holds %d entries, at its bound of %d: every dirlease run is refused (full) "+
+			"until recovery removes the claims of owners that are gone", claims, dirlease.ClaimsMax),
+		"operator": "leasereal dirlease recover --state-home " + stateHome + " (claims it cannot take are listed with their own command)"}
 }
 
 // claimStateJSON is one claim in dirlease inspect's output, with the

@@ -150,6 +150,8 @@ func Engine() *campaign.Engine {
 			// the bound, then recovered
 			"dirlease-pileup",
 			"dirlease-pileup-killed",
+			"dirlease-pileup-create-refused",
+			"dirlease-pileup-over-bound", // Creates racing for the last room
 			"dirlease-pileup-recovered",
 		},
 		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0, "pid_impostors": 0, "users": 0},

@@ -2,6 +2,7 @@ package dirleasework
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -113,9 +114,11 @@ func (u *dirPileup) body(p *sim.Proc) {
 	case err == nil && held != nil && before >= dirlease.ClaimsMax:
 		dw.fail(fmt.Errorf("pile-up: %s's Create added claim %s while the state home held %d claims (the bound is %d): "+
 			"the state home grows past the bound its recovery reads", p.Name(), held.l.Claim().ID, before, dirlease.ClaimsMax), false)
-	case err != nil:
+	case errors.Is(err, dirlease.ErrFull):
 		u.refusals++
 		dw.world.Probe("dirlease-pileup-create-refused")
+	case err != nil:
+		u.refusals++ // faults are off: a refusal the pile-up cannot get past
 	}
 	if at := u.pilers[p]; at != nil {
 		at.answered = true
