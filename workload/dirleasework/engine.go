@@ -20,7 +20,7 @@ func Engine() *campaign.Engine {
 		Doc:      "leases on private working directories with recovery (package dirlease)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 4,
+		WorkloadVersion: 5,
 		Params: []campaign.Param{
 			{Name: "creators", Default: 3, Min: 1, Max: 6, Doc: "creator processes"},
 			{Name: "recoverers", Default: 2, Min: 1, Max: 4, Doc: "recovery processes racing the creators"},
@@ -33,7 +33,7 @@ func Engine() *campaign.Engine {
 			{Name: "operators", Default: 1, Min: 0, Max: 2, Doc: "operator processes running Inspect and Quarantine beside the traffic"},
 			{Name: "users", Default: 2, Min: 0, Max: 4, Doc: "command-line users running dirlease run on shared paths, with a recovery of their own"},
 			{Name: "crash_pileup", Default: 1, Min: 0, Max: 2, Fixed: true,
-				Doc: "1: in one run in 8, killed creators pile up claims past dirlease.ClaimsMax before the liveness phase; 2 in every run; 0 never"},
+				Doc: "1: in one run in 16, killed creators pile up claims past dirlease.ClaimsMax before the liveness phase; 2 in every run; 0 never"},
 		},
 		Setup: func(p campaign.Params) func(w *sim.World) error {
 			return DirleaseWorkload(DirleaseOptions{

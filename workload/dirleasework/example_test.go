@@ -21,5 +21,5 @@ func ExampleEngine() {
 	// claim_swaps=1 (min 0): 1: the co-tenant may rename a copy of one live claim's file over another's; 0 never
 	// operators=1 (min 0): operator processes running Inspect and Quarantine beside the traffic
 	// users=2 (min 0): command-line users running dirlease run on shared paths, with a recovery of their own
-	// crash_pileup=1 (min 0): 1: in one run in 8, killed creators pile up claims past dirlease.ClaimsMax before the liveness phase; 2 in every run; 0 never
+	// crash_pileup=1 (min 0): 1: in one run in 16, killed creators pile up claims past dirlease.ClaimsMax before the liveness phase; 2 in every run; 0 never
 }

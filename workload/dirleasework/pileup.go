@@ -37,8 +37,12 @@ import (
 //     in a row that remove none of them are a wedge.
 
 const (
-	// pileupOdds: one run in pileupOdds draws the pile-up (Pileup 0).
-	pileupOdds        = 8
+	// pileupOdds: one run in pileupOdds draws the pile-up (Pileup 0), a
+	// run of some 20000 steps: at 16 the default campaign's steps per seed
+	// about double. The pile-up is the draw's last value, not 0, so that a
+	// shrunk seed (its choices zeroed) carries no pile-up unless its
+	// finding needs one.
+	pileupOdds        = 16
 	pileupConcurrency = 3
 	// pileupOverMax bounds how far past ClaimsMax the pile-up aims.
 	pileupOverMax     = 8
@@ -76,7 +80,7 @@ func (dw *dirWorld) drawPileup() bool {
 	case 1:
 		return true
 	case 0:
-		return dw.world.Decisions().Intn(pileupOdds) == 0
+		return dw.world.Decisions().Intn(pileupOdds) == pileupOdds-1
 	}
 	return false
 }
