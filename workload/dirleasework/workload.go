@@ -153,6 +153,8 @@ type dirTrack struct {
 }
 
 type dirWorld struct {
+	// swappedClaims counts the tracks whose swappedIn is set (setSwappedIn).
+	swappedClaims int
 	world  *sim.World
 	opts   DirleaseOptions
 	host   *sim.Host
