@@ -155,10 +155,10 @@ type dirTrack struct {
 type dirWorld struct {
 	// swappedClaims counts the tracks whose swappedIn is set (setSwappedIn).
 	swappedClaims int
-	world  *sim.World
-	opts   DirleaseOptions
-	host   *sim.Host
-	volume *sim.Volume
+	world         *sim.World
+	opts          DirleaseOptions
+	host          *sim.Host
+	volume        *sim.Volume
 	// places are the hosts and namespaces processes run in (hosts.go).
 	places   workkit.Places
 	exes     int
