@@ -689,6 +689,14 @@ func (l *leaseLiveness) body(p *sim.Proc) {
 			// it (and its reclaim intent) alive until the reap: wait here,
 			// hopping would only bounce between the intents' homes.
 			lw.world.Probe("lease-probe-waits-operator-zombie")
+		case lw.crashedZombieRuns() && (res.Refusal.Human == lease.HumanRemoteRecord ||
+			res.Refusal.Human == lease.HumanForeignNamespace):
+			// A worker crashed inside a reclaim as a zombie whose threads
+			// run: its intent is alive to the engine on its own host, and a
+			// dead intent elsewhere sends the probe back there, so hopping
+			// would bounce between the two until the reap (lease seed
+			// 83049865: 'no probe acquired after 8 hops between hosts').
+			lw.world.Probe("lease-probe-waits-crashed-zombie")
 		case res.Refusal.Human == lease.HumanRemoteRecord:
 			lw.world.Probe("lease-probe-rehost")
 			return

@@ -141,6 +141,18 @@ func (lw *leaseWorld) guardOperatorZombie() bool {
 	return false
 }
 
+// crashedZombieRuns reports whether a process that exited as a zombie
+// whose threads run is still one (alive to the engine, its records with
+// it, until the reap).
+func (lw *leaseWorld) crashedZombieRuns() bool {
+	for _, p := range lw.zombiesLeft {
+		if t := p.Table(); t.State == simproc.Zombie && t.Threads > 1 {
+			return true
+		}
+	}
+	return false
+}
+
 // checkGuardHeld is the oracle of the guard operators: a process inside
 // its WithCurrentLease fn has its guard at the guard path.
 func (lw *leaseWorld) checkGuardHeld() {

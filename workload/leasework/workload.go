@@ -389,6 +389,9 @@ type leaseWorld struct {
 	hostileCallers map[*sim.Proc]bool
 	// guardOperators are the guard operator processes (guardops.go).
 	guardOperators map[*sim.Proc]bool
+	// zombiesLeft are the processes that exited as a zombie whose threads
+	// run (crashedZombieRuns).
+	zombiesLeft []*sim.Proc
 	// guardOperatorsExited are the guard operators that exited.
 	guardOperatorsExited []*sim.Proc
 	// epochOperators are the epoch operator processes (epochops.go).
@@ -523,6 +526,9 @@ func (lw *leaseWorld) fail(err error, liveness bool) {
 // crashed workers, and starts the liveness phase after the last worker.
 func (lw *leaseWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 	w := lw.world
+	if t := p.Table(); t.State == simproc.Zombie && t.Threads > 1 {
+		lw.zombiesLeft = append(lw.zombiesLeft, p)
+	}
 	if lw.cli.exited(p) {
 		return // a CLI wrapper: not a worker, no lane of lease calls
 	}
