@@ -388,7 +388,7 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) (*dirH
 	leave := dw.enterCreate(p)
 	call := p.BeginCall()
 	l, err := dirlease.Create(call.Context(), cfg, request)
-	dw.left.After(call, workkit.Outcome{Op: "create", Err: err, Failed: err != nil, Products: true})
+	dw.left.After(call, workkit.Outcome{Op: "create", Err: err, Failed: err != nil, Products: !dw.withdrawBlocked(err)})
 	leave()
 	dw.claims.End(err == nil)
 	dw.creating--
