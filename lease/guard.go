@@ -233,7 +233,15 @@ const guardRereadsMax = 3
 // whatever is not ours.
 func (m *Manager) abandonIfOurs(c *call, guard guardRecord) error {
 	read, unsettled, err := m.readOwnGuard(c)
-	if err != nil || (!unsettled && (!read.present || read.corrupt != "" || read.guard != guard)) {
+	if err != nil {
+		// The guard this call published may still be at its path; only
+		// the caller can know, so the error names it: while it stays, this
+		// live process holds the guard and later calls wait for it.
+		m.stranded.Store(&guard)
+		return fmt.Errorf("lease: the lifecycle guard %s that this call created may still be there "+
+			"(this Manager's next call gives it back): %w", m.guardPath(), err)
+	}
+	if !unsettled && (!read.present || read.corrupt != "" || read.guard != guard) {
 		return nil
 	}
 	return m.abandonGuard(guard)
@@ -244,6 +252,9 @@ func (m *Manager) abandonIfOurs(c *call, guard guardRecord) error {
 // back where it was).
 func (m *Manager) abandonGuard(guard guardRecord) error {
 	_, err := m.releaseGuardFile(guard)
+	if err != nil {
+		m.stranded.Store(&guard)
+	}
 	return err
 }
 
@@ -253,6 +264,7 @@ func (m *Manager) abandonGuard(guard guardRecord) error {
 func (m *Manager) removeGuard(guard guardRecord) error {
 	lost, err := m.releaseGuardFile(guard)
 	if err != nil {
+		m.stranded.Store(&guard)
 		return err
 	}
 	if lost != "" {
@@ -343,6 +355,9 @@ func (m *Manager) contendGuard(c *call) (Refusal, error) {
 	if read.corrupt != "" {
 		return unverifiable("lifecycle guard is corrupt: "+read.corrupt, HumanCorruptGuard), nil
 	}
+	if stranded := m.stranded.Load(); stranded != nil && *stranded == read.guard {
+		return Refusal{}, m.giveBackStranded(stranded)
+	}
 	state := m.classify(read.guard.Identity, read.guard.legacy(), c.current)
 	switch state.Kind {
 	case OwnerStale:
@@ -353,6 +368,19 @@ func (m *Manager) contendGuard(c *call) (Refusal, error) {
 		return m.waitOrBusy(c, fmt.Sprintf("guard held by live PID %d", read.guard.Identity.PID))
 	}
 	panic(fmt.Sprintf("lease: ClassifyRecord returned %v", state.Kind))
+}
+
+// giveBackStranded releases a guard an earlier call of this Manager
+// published and could not give back. No operation runs under it (its call
+// returned), so no one can hold it: waiting for it would wait for this
+// process to exit. releaseGuardFile's rename-and-verify puts back whatever
+// replaced it meanwhile.
+func (m *Manager) giveBackStranded(stranded *guardRecord) error {
+	if _, err := m.releaseGuardFile(*stranded); err != nil {
+		return fmt.Errorf("lease: giving back the lifecycle guard an earlier call left: %w", err)
+	}
+	m.stranded.CompareAndSwap(stranded, nil)
+	return nil
 }
 
 // reclaimGuard announces an intent, moves the stale guard into quarantine,

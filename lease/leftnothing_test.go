@@ -76,3 +76,89 @@ func TestAFailedOrRefusedCallLeavesNoGuardBehind(t *testing.T) {
 		})
 	}
 }
+
+// After the namespace fsync fails behind a published guard, a second fault
+// may strike whichever step gives the guard back. Either the guard is gone,
+// or the call's error names it: a guard of a live process left unnamed
+// would make every later call of that process wait without saying why.
+func TestAGuardLeftAfterTwoFaultsIsNamedInTheError(t *testing.T) {
+	for second := range 12 {
+		for _, errno := range []syscall.Errno{syscall.EIO, syscall.ENOSPC} {
+			w := newWorld(t)
+			m := w.managerWith(leasetest.Identity(1), 10*time.Millisecond)
+			guard := w.path("receiver.lifecycle.guard.json")
+			created, failed, seen := false, false, 0
+			var struck leasetest.Op
+			w.fs.After(func(op leasetest.Op, err error) {
+				if guardCreated(w, op, err) {
+					created = true
+				}
+			})
+			w.fs.Before(func(op leasetest.Op) error {
+				switch {
+				case !created:
+				case !failed && op.Name == "OpenFile" && op.Paths[0] == w.ns:
+					failed = true
+					return &os.PathError{Op: "open", Path: w.ns, Err: syscall.EIO}
+				case failed:
+					seen++
+					if seen == second+1 {
+						struck = op
+						return &os.PathError{Op: "injected", Path: op.Paths[0], Err: errno}
+					}
+				}
+				return nil
+			})
+			_, err := m.Acquire(context.Background(), request)
+			w.fs.Before(nil)
+			require.Error(t, err, "second fault %d (%v)", second, errno)
+			if _, statErr := os.Lstat(guard); statErr == nil {
+				require.Contains(t, err.Error(), guard, "the guard is left and the error does not name it (second fault on %v)", struck)
+			}
+		}
+	}
+}
+
+// A guard a call could not give back is this live process's: another
+// Manager of the process waits for it as for any live holder, but the
+// Manager that left it gives it back on its next call instead of waiting
+// for its own process to exit.
+func TestTheNextCallGivesBackAGuardAFaultStranded(t *testing.T) {
+	w := newWorld(t)
+	m := w.managerWith(leasetest.Identity(1), 10*time.Millisecond)
+	other := w.managerWith(leasetest.Identity(1), 10*time.Millisecond)
+	guard := w.path("receiver.lifecycle.guard.json")
+	created, faults := false, 0
+	w.fs.After(func(op leasetest.Op, err error) {
+		if guardCreated(w, op, err) {
+			created = true
+		}
+	})
+	w.fs.Before(func(op leasetest.Op) error {
+		switch {
+		case !created || faults >= 2:
+		case faults == 0 && op.Name == "OpenFile" && op.Paths[0] == w.ns:
+			faults++
+			return &os.PathError{Op: "open", Path: w.ns, Err: syscall.EIO}
+		case faults == 1 && op.Name == "Lstat" && op.Paths[0] == guard:
+			faults++
+			return &os.PathError{Op: "lstat", Path: guard, Err: syscall.EIO}
+		}
+		return nil
+	})
+	_, err := m.Acquire(context.Background(), request)
+	require.ErrorContains(t, err, guard)
+	require.Equal(t, 2, faults)
+	_, statErr := os.Lstat(guard)
+	require.NoError(t, statErr, "the guard must still be there for this test to mean anything")
+
+	result, err := other.Acquire(context.Background(), request)
+	require.NoError(t, err)
+	require.Equal(t, lease.RefusalLifecycleBusy, result.Refusal.Reason, "another Manager must wait for a guard its process holds")
+
+	result, err = m.Acquire(context.Background(), request)
+	require.NoError(t, err)
+	require.Equal(t, lease.Acquired, result.Kind)
+	_, statErr = os.Lstat(guard)
+	require.ErrorIs(t, statErr, os.ErrNotExist)
+}

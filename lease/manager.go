@@ -8,6 +8,7 @@ import (
 	"math"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/leasekit/leasekit/internal/fspath"
@@ -74,7 +75,8 @@ type Config struct {
 // namespace directory: a Go port of the original's ReceiverLeaseManager. All
 // mutations happen under the lifecycle guard file; Inspect reads without it.
 // A Manager holds no lease state between calls (only a cache of the last
-// records it parsed, keyed by their bytes), so any number of Managers (in
+// records it parsed, keyed by their bytes, and the guard it could not give
+// back, if any), so any number of Managers (in
 // any number of processes) may share a namespace.
 type Manager struct {
 	namespace string
@@ -86,6 +88,12 @@ type Manager struct {
 	guardWait time.Duration
 	paths     namespacePaths
 	cache     recordCache
+	// stranded is the last guard this Manager published and could not
+	// give back (a fault struck its removal, or the read that would tell
+	// whether it is still ours). While it stays, this live process holds
+	// the guard and every caller waits; the Manager's next call that meets
+	// it gives it back (contendGuard) rather than waiting for itself.
+	stranded atomic.Pointer[guardRecord]
 }
 
 // namespacePaths are the fixed names inside the namespace, joined once:

@@ -228,6 +228,11 @@ var rules = []Rule{
 			"admission-failed-left-nothing", "dirlease-cancelled-left-nothing", "dirlease-failed-left-nothing"},
 		Mutants: []string{"lease-guard-kept-on-cancel", "admission-acquired-then-cancelled", "dirlease-create-cancelled-claim-kept", "statefile-temp-fd-leaked"}},
 
+	{Rule: "lease: a lifecycle guard that a failed call could not give back (a fault struck its removal, or the read that tells whether it is still the call's) is named in the call's error, and its Manager's next call gives it back: the live process never waits for itself",
+		Exercise: "injected FS errors on the guard's namespace fsync, its verify reads and its release; the worker's next calls with the same Manager",
+		Probes:   []string{"lease-left-reported", "lease-stranded-guard-given-back"},
+		Mutants:  []string{"lease-stranded-guard-waited"}},
+
 	{Rule: "lease: an operator's force of the lifecycle guard announces a reclaim intent before it judges the guard, so a guard it moves by mistake (and puts back) never belonged to a holder running its operation",
 		Exercise: "guard operators forcing a remote guard whose holder died, stalled between the judgement and the move, while the holder's host reclaims the guard and a worker enters WithCurrentLease",
 		Probes:   []string{"lease-guard-operator-judged-dead-holder", "lease-guard-operator-stalled", "lease-guard-operator-moved"},

@@ -197,6 +197,9 @@ var declaredProbes = []string{
 	"lease-guard-operator-judged-dead-holder",
 	"lease-guard-operator-stalled",
 	"lease-guard-operator-moved",
+	// stranded guards (stranded.go): the Manager whose failed call left
+	// its guard gives it back on its next call
+	"lease-stranded-guard-given-back",
 }
 
 // checkMessage reduces a CheckLeaseHistory error to a Verdict message

@@ -344,6 +344,8 @@ type leaseReclaimCheck struct {
 type leaseWorld struct {
 	// left is the "a failed call leaves nothing behind" oracle (cancel.go).
 	left *workkit.LeftNothing
+	// stranded: guards a failed call left (see strandedGuards).
+	stranded strandedGuards
 	// parsedRecords memoizes parseRecord (see leaseWorld.parseRecord).
 	parsedRecords map[string]parsedRecord
 	world         *sim.World
@@ -471,6 +473,7 @@ func (lw *leaseWorld) setup() error {
 	w.Invariant("lease", lw.check)
 	w.SetStateKey(lw.stateKey)
 	lw.left = workkit.NewLeftNothing(w, "lease", leaseResidue)
+	lw.left.OwnedLeft = lw.stranded.left
 	return nil
 }
 

@@ -51,6 +51,11 @@ type LeftNothing struct {
 	// swapped is the last step at which a hostile hook replaced each name
 	// (Swapped).
 	swapped map[string]int
+	// OwnedLeft, if set, hears of each fixed-name record naming the caller
+	// that a failed call left and the oracle accepted (its error names it,
+	// or a fault struck its cleanup): a workload can then hold the
+	// caller's later calls to what the engine promises about it.
+	OwnedLeft func(p *sim.Proc, name string)
 }
 
 // Residue is how the oracle judges a name a failed call created that still
@@ -156,6 +161,12 @@ func (l *LeftNothing) After(c *sim.Call, out Outcome) {
 		ns: p.Host().Table().NamespaceID(p.Table().NS), siblings: c.SiblingsDuring(), began: c.Began()})
 }
 
+func (l *LeftNothing) ownedLeft(call leftCall, name string, residue Residue) {
+	if residue == ResidueOwned && l.OwnedLeft != nil {
+		l.OwnedLeft(call.p, name)
+	}
+}
+
 func (l *LeftNothing) fail(err error) {
 	if l.failure == nil {
 		l.failure = fmt.Errorf("left-nothing: %w", err)
@@ -192,10 +203,12 @@ func (l *LeftNothing) judge(call leftCall) {
 		}
 		if residue != ResidueProduct && call.out.Err != nil && strings.Contains(call.out.Err.Error(), name) {
 			reported = true // the error names it: "left for an operator", "a later call retries"
+			l.ownedLeft(call, name, residue)
 			continue
 		}
 		if residue != ResidueProduct && faultedCleanup(call.faulted, name, residue == ResidueMachinery) {
 			excused = true
+			l.ownedLeft(call, name, residue)
 			continue
 		}
 		if at, ok := l.swapped[name]; ok && residue == ResidueOwned && at >= call.began {
