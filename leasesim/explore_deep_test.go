@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/internal/longtest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,9 +19,7 @@ import (
 // exploration; not branching on quiet crashes as well (--quiet-crashes)
 // finds the same kind of failure first, in fewer executions.
 func TestExploreDeepPruningKeepsAMutant(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a mutant leasesim and explores two lease processes three times; skipped with -short")
-	}
+	longtest.Require(t, "builds a mutant leasesim and explores two lease processes three times")
 	args := []string{"explore", "--json", "--engine", "lease", "--procs", "2", "--crashes", "1", "--choices-max", "1",
 		"--decisions-max", "100000", "--stop-at-first=false", "--progress", "0"}
 	code, stdout, stderr := leasesim(append(args, "--quiet-crashes=false")...)

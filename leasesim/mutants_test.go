@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/internal/longtest"
 	"github.com/leasekit/leasekit/sim"
 	"github.com/stretchr/testify/require"
 )
@@ -24,9 +25,7 @@ var mutantsSubset = []string{"statefile-no-file-fsync", "admission-created-ignor
 // 100,000 seeds each); a mutant whose old block no longer matches its file is
 // an error, never a pass.
 func TestMutantCatalogIsFound(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a leasesim per mutant and hunts each (about a minute); skipped with -short")
-	}
+	longtest.Require(t, "builds a leasesim per mutant and hunts each (about a minute)")
 	names := mutantsSubset
 	switch selection := os.Getenv("LEASEKIT_MUTANTS"); selection {
 	case "":
@@ -60,9 +59,7 @@ func TestMutantCatalogIsFound(t *testing.T) {
 // loss, away from the default schedule) with the same counterexample on
 // every run, and the real engine passes the same exploration.
 func TestExploreFindsShallowMutantsDeterministically(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds three mutant leasesims and explores each twice (about 40 s); skipped with -short")
-	}
+	longtest.Require(t, "builds three mutant leasesims and explores each twice (about 40 s)")
 	for _, c := range []struct {
 		name, engine string
 		powerloss    bool

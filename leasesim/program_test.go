@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/internal/longtest"
 )
 
 func TestRelativeMainPackage(t *testing.T) {
@@ -151,9 +152,7 @@ func userGo(t *testing.T, dir string, args ...string) {
 // shrinks and replays the seed file, replays a seed number, explores,
 // benches, and hunts its own catalog of planted bugs with mutants.
 func TestUserModuleGetsEveryCommand(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a user module's leasesim and a mutant of it (about 30 s); skipped with -short")
-	}
+	longtest.Require(t, "builds a user module's leasesim and a mutant of it (about 30 s)")
 	dir := writeUserModule(t)
 	binary := filepath.Join(t.TempDir(), "usersim")
 	userGo(t, dir, "build", "-o", binary, "./cmd/usersim")

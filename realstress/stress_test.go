@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leasekit/leasekit/internal/longtest"
 )
 
 // TestMain lets the test binary serve as its own stress worker.
@@ -79,12 +81,16 @@ func TestStressCatchesAPlantedBug(t *testing.T) {
 // operations, random kills, zero violations. On tmpfs it takes about 25 s
 // (the fsyncs cost nothing there; for SIGKILLs, which keep the page cache,
 // that changes nothing the campaign checks); on ext4 on a loaded 2-core
-// machine, minutes. It runs unless -short or -race, or when
+// machine, minutes. It is a long test (internal/longtest: CI, or
+// LEASEKIT_LONG=1), never under -short or -race, unless
 // LEASEREAL_FULL_STRESS=1 forces it.
 func TestStressMustShow(t *testing.T) {
 	forced := os.Getenv("LEASEREAL_FULL_STRESS") == "1"
-	if !forced && (testing.Short() || raceEnabled) {
-		t.Skip("the 8-process, 10,000-operation campaign is skipped with -short and -race; LEASEREAL_FULL_STRESS=1 forces it")
+	if !forced && raceEnabled {
+		t.Skip("the 8-process, 10,000-operation campaign is skipped with -race; LEASEREAL_FULL_STRESS=1 forces it")
+	}
+	if !forced {
+		longtest.Require(t, "the 8-process, 10,000-operation campaign (LEASEREAL_FULL_STRESS=1 forces it)")
 	}
 	dir := fastDir(t)
 	if kept := os.Getenv("REALSTRESS_KEEP_DIR"); kept != "" {

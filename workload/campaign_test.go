@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/internal/longtest"
 	"github.com/leasekit/leasekit/internal/mutant"
 	"github.com/leasekit/leasekit/sim"
 	"github.com/leasekit/leasekit/workload"
@@ -65,7 +66,7 @@ func campaignSeeds(t *testing.T, full, short int) int {
 		}
 		return n
 	}
-	if os.Getenv("CI") != "" || os.Getenv("LEASEKIT_LONG") == "1" {
+	if longtest.Enabled() {
 		return full
 	}
 	if testing.Short() {
@@ -190,9 +191,7 @@ func TestDirleaseCampaign(t *testing.T) { testEngineCampaign(t, "dirlease") }
 // LEASEKIT_EXPECT_VIOLATION=1 and prints the finding on an ENGINE-FINDING
 // line.
 func TestEngineMutants(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds each mutant and runs a campaign in a subprocess; skipped with -short")
-	}
+	longtest.Require(t, "builds each mutant and runs a campaign in a subprocess")
 	repo, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

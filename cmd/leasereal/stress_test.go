@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/leasekit/leasekit/internal/longtest"
 	"github.com/leasekit/leasekit/realstress"
 )
 
@@ -72,7 +72,7 @@ func TestStressCheckTimeoutIsNoVerdict(t *testing.T) {
 // otherwise: the real-OS runs at full size cost tens of seconds of fsyncs,
 // and .ci/run (and .ci/realfs, on four filesystems) runs them at full size.
 func longOrShort(long, short int) int {
-	if os.Getenv("CI") != "" || os.Getenv("LEASEKIT_LONG") == "1" {
+	if longtest.Enabled() {
 		return long
 	}
 	return short

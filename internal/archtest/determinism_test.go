@@ -26,6 +26,7 @@ var notDeterministic = map[string]string{
 	"internal/fsconformance": "the FS conformance suite: it runs every script on the kernel too",
 	"internal/mutant":        "the mutant harness: it copies the module and runs go test",
 	"internal/doctable":      "the doc-table check: it reads and rewrites the Markdown docs",
+	"internal/longtest":      "tests' switch: it reads the CI and LEASEKIT_LONG variables",
 }
 
 // allowedFindings are the exact findings accepted in deterministicDirs, each

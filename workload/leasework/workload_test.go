@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasekit/leasekit/internal/longtest"
 	"github.com/leasekit/leasekit/sim"
 )
 
@@ -163,7 +164,7 @@ func TestLeaseCampaign(t *testing.T) {
 // leaseMemorySeeds returns the long campaign's seed count: 20,000 under CI
 // (CI set) or LEASEKIT_LONG=1, fewer otherwise (it takes minutes on one core).
 func leaseMemorySeeds(t *testing.T) int {
-	if os.Getenv("CI") != "" || os.Getenv("LEASEKIT_LONG") == "1" {
+	if longtest.Enabled() {
 		return 20_000
 	}
 	if testing.Short() {
@@ -253,7 +254,7 @@ func BenchmarkLeaseCheck(b *testing.B) {
 // Engine().Probes lists that never fired. It costs a minute of CPU,
 // so it runs under CI (or LEASEKIT_LONG=1) only.
 func TestLeaseDeclaredProbes(t *testing.T) {
-	if os.Getenv("CI") == "" && os.Getenv("LEASEKIT_LONG") != "1" && os.Getenv("LEASEKIT_SEEDS") == "" {
+	if !longtest.Enabled() && os.Getenv("LEASEKIT_SEEDS") == "" {
 		t.Skip("a second 2,000-seed lease campaign (about a minute): set CI=1 or LEASEKIT_LONG=1")
 	}
 	seeds, _ := envSeeds(t, leaseCampaignSeeds)
