@@ -134,17 +134,22 @@ func (m *Manager) withGuard(c *call, op func() error) (Refusal, error) {
 			continue
 		}
 		guard := m.newGuard(c.current)
-		err = statefile.CreateOnly(m.fs, m.ids, m.guardPath(), m.tempTag(c.current), m.encodeGuard(guard))
+		published, err := statefile.CreateOnlyPublished(m.fs, m.ids, m.guardPath(), m.tempTag(c.current), m.encodeGuard(guard))
 		if errors.Is(err, fs.ErrExist) {
 			if refusal, err := m.contendGuard(c); err != nil || !refusal.IsZero() {
 				return refusal, err
 			}
 			continue
 		}
+		if err != nil && !published {
+			// Nothing was published: whatever is at the guard path is
+			// another process's, and must not even be moved.
+			return Refusal{}, fmt.Errorf("lease: creating the lifecycle guard: %w", err)
+		}
 		if err != nil {
-			// The guard may be published though a later step (the
-			// namespace fsync) failed: give back one that is ours, or this
-			// live process blocks every later call until it exits.
+			// The guard was published though a later step (the namespace
+			// fsync) failed: give back one that is ours, or this live
+			// process blocks every later call until it exits.
 			return Refusal{}, statefile.JoinErrors(fmt.Errorf("lease: creating the lifecycle guard: %w", err),
 				m.abandonIfOurs(c, guard))
 		}
@@ -295,7 +300,11 @@ func (m *Manager) releaseGuardFile(guard guardRecord) (lost string, err error) {
 	}
 	read, err := m.readGuardFile(private, "receiver lifecycle guard", uint32(guard.Identity.UID))
 	if err != nil {
-		return "", err
+		// What moved cannot be told from another process's guard: put it
+		// back, so that a holder's guard never stays off its path. If it
+		// is this call's, the caller keeps it as stranded and gives it
+		// back later.
+		return "", m.putBackUnread(private, err)
 	}
 	switch {
 	case !read.present:
@@ -312,6 +321,23 @@ func (m *Manager) releaseGuardFile(guard guardRecord) (lost string, err error) {
 		return m.keepDisplacedGuard(private, "the guard file is now corrupt: "+read.corrupt)
 	}
 	return m.restoreGuard(private, "the guard now has generation "+read.guard.Generation)
+}
+
+// putBackUnread renames a guard releaseGuardFile moved but could not read
+// (readErr) back to the guard path, and returns readErr naming where the
+// guard is. If the name was taken again meanwhile, the moved file stays at
+// its private name.
+func (m *Manager) putBackUnread(private string, readErr error) error {
+	err := m.fs.RenameNoReplace(private, m.guardPath())
+	switch {
+	case err == nil:
+		return statefile.JoinErrors(fmt.Errorf("lease: the lifecycle guard could not be read once moved, "+
+			"and was put back at %s: %w", m.guardPath(), readErr), statefile.SyncDir(m.fs, m.namespace))
+	case errors.Is(err, fs.ErrNotExist):
+		return readErr
+	}
+	return fmt.Errorf("lease: the lifecycle guard could not be read once moved, nor put back at %s; it stays at %s: %w",
+		m.guardPath(), private, statefile.JoinErrors(readErr, err))
 }
 
 // restoreGuard puts back another process's guard that releaseGuardFile

@@ -3,6 +3,8 @@ package lease_test
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -161,4 +163,47 @@ func TestTheNextCallGivesBackAGuardAFaultStranded(t *testing.T) {
 	require.Equal(t, lease.Acquired, result.Kind)
 	_, statErr = os.Lstat(guard)
 	require.ErrorIs(t, statErr, os.ErrNotExist)
+}
+
+// A create that failed before its guard was published (the temp's open)
+// has nothing to give back: the guard at the path is another process's,
+// and may be its holder's while its operation runs. Before the fix the
+// call read that guard to see whether it was its own, and when a
+// co-tenant's swaps kept the reads unsettled it moved the holder's guard
+// off its path (FuzzLease in CI, seed violation-f3b4b94624a9d1ed: "worker-1-0
+// is inside WithCurrentLease ... but receiver.lifecycle.guard.json holds no
+// guard").
+func TestACreateThatPublishedNothingNeverMovesTheHoldersGuard(t *testing.T) {
+	w := newWorld(t)
+	holderID := leasetest.Identity(2)
+	w.table.SetLive(holderID)
+	holder := w.manager(holderID)
+	caller := w.managerWith(leasetest.Identity(1), 10*time.Millisecond)
+	guard := w.path("receiver.lifecycle.guard.json")
+	held := w.acquire(holder)
+	require.Equal(t, lease.Acquired, held.Kind)
+	moved := false
+	err := holder.WithCurrentLease(context.Background(), held.Owner.Generation, func(context.Context, lease.Owner) error {
+		w.fs.After(func(op leasetest.Op, err error) {
+			if err == nil && op.Name == "RenameNoReplace" && op.Paths[0] == guard {
+				moved = true
+			}
+		})
+		w.fs.Before(func(op leasetest.Op) error {
+			switch {
+			case op.Name == "OpenFile" && strings.HasPrefix(filepath.Base(op.Paths[0]), ".tmp-lg"):
+				return &os.PathError{Op: "open", Path: op.Paths[0], Err: syscall.EIO}
+			case op.Name == "OpenFile" && op.Paths[0] == guard:
+				swapForCopy(t, guard) // a co-tenant: every read meets a new inode
+			}
+			return nil
+		})
+		_, err := caller.Acquire(context.Background(), request)
+		w.fs.Before(nil)
+		w.fs.After(nil)
+		require.ErrorIs(t, err, syscall.EIO)
+		return nil
+	})
+	require.NoError(t, err, "the holder lost its guard while its operation ran")
+	require.False(t, moved, "the failed create moved the holder's guard off its path")
 }

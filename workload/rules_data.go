@@ -233,6 +233,11 @@ var rules = []Rule{
 		Probes:   []string{"lease-left-reported", "lease-stranded-guard-given-back"},
 		Mutants:  []string{"lease-stranded-guard-waited"}},
 
+	{Rule: "lease: a guard create that failed before it published anything (the temp's open, write or fsync) leaves the guard path alone: what is there is another process's guard, perhaps a holder's whose operation runs",
+		Exercise: "injected FS errors on the guard temp while other workers hold the guard; stopped processes and co-tenant swaps that keep reads unsettled",
+		Probes:   []string{"lease-guard-create-failed-unpublished"},
+		Mutants:  []string{"lease-abandon-unpublished-guard"}},
+
 	{Rule: "lease: an operator's force of the lifecycle guard announces a reclaim intent before it judges the guard, so a guard it moves by mistake (and puts back) never belonged to a holder running its operation",
 		Exercise: "guard operators forcing a remote guard whose holder died, stalled between the judgement and the move, while the holder's host reclaims the guard and a worker enters WithCurrentLease",
 		Probes:   []string{"lease-guard-operator-judged-dead-holder", "lease-guard-operator-stalled", "lease-guard-operator-moved"},

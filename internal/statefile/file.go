@@ -228,15 +228,26 @@ func ReplaceAtomic(fsys FS, ids IDSource, name, tag string, data []byte) error {
 // empty or torn file. If name exists, the temp is removed and the returned
 // error satisfies errors.Is(err, fs.ErrExist).
 func CreateOnly(fsys FS, ids IDSource, name, tag string, data []byte) error {
+	_, err := CreateOnlyPublished(fsys, ids, name, tag, data)
+	return err
+}
+
+// CreateOnlyPublished is CreateOnly that also says whether name was
+// published. A caller that must give back what it created after an error
+// needs to know: a failure before the publish (the temp's write or fsync,
+// the rename) left nothing at name, so whatever is there is another
+// process's; a failure after it (the directory fsync) left this call's file
+// at name, unless another process has moved it since.
+func CreateOnlyPublished(fsys FS, ids IDSource, name, tag string, data []byte) (published bool, err error) {
 	dir := fspath.Dir(name)
 	temp, err := WriteTemp(fsys, ids, dir, tag, data)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := publishNoReplace(fsys, temp, name); err != nil {
-		return JoinErrors(err, removeQuietly(fsys, temp))
+		return false, JoinErrors(err, removeQuietly(fsys, temp))
 	}
-	return SyncDir(fsys, dir)
+	return true, SyncDir(fsys, dir)
 }
 
 // CreateOnlyIdentity is CreateOnly that also returns the published file's

@@ -200,6 +200,8 @@ var declaredProbes = []string{
 	// stranded guards (stranded.go): the Manager whose failed call left
 	// its guard gives it back on its next call
 	"lease-stranded-guard-given-back",
+	// a guard create that failed before publishing leaves the path alone
+	"lease-guard-create-failed-unpublished",
 }
 
 // checkMessage reduces a CheckLeaseHistory error to a Verdict message

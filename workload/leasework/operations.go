@@ -115,6 +115,7 @@ func (lw *leaseWorld) acquireRecorded(p *sim.Proc, m *lease.Manager) (lease.Acqu
 		Products: res.Kind != lease.Acquired, Session: session}) // an Acquired result with an error reports its lease
 	acquired()
 	lw.judgeStranded(p, call, res, err)
+	lw.probeUnpublishedCreate(err)
 	lw.judgeEngineSignal(p, "acquire", err, guardEvents)
 	lw.settleReclaims(p, true, err, sim.ExitFinished)
 	lw.noteReclaims(p, space, res.Reclaimed)

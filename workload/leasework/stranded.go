@@ -50,3 +50,17 @@ func (lw *leaseWorld) judgeStranded(p *sim.Proc, call *sim.Call, res lease.Acqui
 	}
 	delete(lw.stranded.by, p)
 }
+
+// probeUnpublishedCreate marks an acquire whose guard create failed before
+// it published anything (an error naming the guard's temp): the engine must
+// leave the guard path alone then (the rule table's unpublished-create row;
+// the lease invariant fails a holder whose guard leaves its path).
+func (lw *leaseWorld) probeUnpublishedCreate(err error) {
+	if err == nil {
+		return
+	}
+	text := err.Error()
+	if strings.Contains(text, "creating the lifecycle guard") && strings.Contains(text, "/.tmp-lg") {
+		lw.world.Probe("lease-guard-create-failed-unpublished")
+	}
+}
