@@ -202,6 +202,9 @@ var declaredProbes = []string{
 	"lease-stranded-guard-given-back",
 	// a guard create that failed before publishing leaves the path alone
 	"lease-guard-create-failed-unpublished",
+	// the operator's repair waits for a garbled guard a release moved and
+	// may put back
+	"lease-repair-waits-guard-in-transit",
 }
 
 // checkMessage reduces a CheckLeaseHistory error to a Verdict message

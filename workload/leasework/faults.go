@@ -1,6 +1,7 @@
 package leasework
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -307,6 +308,15 @@ func repairsDue(corruptions []leaseCorruption, step int) bool {
 func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 	w := lw.world
 	root := space.volume.Root()
+	if !c.present(root) && c.kind == "guard" && guardInTransit(root, &c) {
+		// A release moved the garbled guard to its private name and may
+		// put it back (it could not read what it moved): not gone yet
+		// (lease seed 86001844: the repair dropped it, the release put it
+		// back, and the liveness probe met a corrupt guard the harness no
+		// longer knew of).
+		w.Probe("lease-repair-waits-guard-in-transit")
+		return false
+	}
 	if !c.present(root) {
 		// Gone: a reclaimer removed its own garbled intent, or renamed a
 		// planted link away (a power loss may bring the link back:
@@ -357,6 +367,30 @@ func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 	}
 	w.Tracef("lease-operator repair %s %s", c.kind, c.path)
 	return true
+}
+
+// guardInTransit reports whether the guard corruption c (its bytes, or its
+// very link) sits at a release's private name in the namespace
+// (".receiver.lifecycle.released-<id>.json").
+func guardInTransit(root lease.FS, c *leaseCorruption) bool {
+	entries, _ := root.ReadDir(leaseNamespace)
+	for _, entry := range entries {
+		if !strings.HasPrefix(entry.Name, ".receiver.lifecycle.released-") {
+			continue
+		}
+		name := fspath.Join(leaseNamespace, entry.Name)
+		if c.link != nil {
+			info, err := root.Lstat(name)
+			if id, ok := info.Identity(); err == nil && ok && id == c.link.id {
+				return true
+			}
+			continue
+		}
+		if data, err := workkit.ReadRoot(root, name); err == nil && bytes.Equal(data, c.written) {
+			return true
+		}
+	}
+	return false
 }
 
 // writerAlive reports whether the process a record names still runs (a
