@@ -99,7 +99,9 @@ func (rw *reviveWorld) link(t *testing.T) *leaseSymlink {
 // before the crash rolls it back, and takes what the crash leaves of the
 // target's own unsynced state as its new reference.
 func TestPowerLossRevivesMootSymlinks(t *testing.T) {
-	released := fspath.Join(leaseNamespace, ".receiver.lifecycle.released-x.json")
+	// Where a reclaim moves a guard it judged: a name no release puts back
+	// from (the repair waits for a guard at a release's private name).
+	released := fspath.Join(leaseQuarantinePath, "lifecycle.g1.json")
 	cases := []struct {
 		name, kind, path string
 		dangling         bool
