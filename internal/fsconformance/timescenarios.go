@@ -6,8 +6,11 @@ func init() { Scenarios = append(Scenarios, TimeScenarios...) }
 // TimeScenarios hold on Linux and on simfs alike.
 var TimeScenarios = []Scenario{
 	// Chtimes sets the time exactly (nanoseconds); a zero time is
-	// UTIME_OMIT; a write, a truncation (even to the same size) and an
-	// O_TRUNC open (even of an empty file) stamp the writer's now.
+	// UTIME_OMIT; a write, a truncation and an O_TRUNC open stamp the
+	// writer's now. Only size-changing truncations are stamped here: ext4
+	// also stamps one to the same size (and an O_TRUNC of an empty file),
+	// as simfs does, but xfs and btrfs skip it (.ci/realfs runs this on
+	// all three).
 	{"mtime-stamps", `
 write f hello => ok
 mtime f => mtime>t0
@@ -19,16 +22,15 @@ mtime f => mtime=t0
 append f ! => ok
 mtime f => mtime>t0
 chtimes f => ok
-truncate f 6 => ok
+truncate f 7 => ok
 mtime f => mtime>t0
-read f => "hello!"
+read f => "hello!\x00"
 chtimes f => ok
 truncate f 3 => ok
 stat f => file nlink=1 size=3 perm=600 id=A
 read f => "hel"
 truncate f 5 => ok
 read f => "hel\x00\x00"
-truncate f 0 => ok
 chtimes f => ok
 open-trunc f => ok
 mtime f => mtime>t0
