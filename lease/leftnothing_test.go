@@ -48,15 +48,10 @@ func TestAFailedOrRefusedCallLeavesNoGuardBehind(t *testing.T) {
 			w := newWorld(t)
 			m := w.managerWith(leasetest.Identity(1), 10*time.Millisecond)
 			guard := w.path("receiver.lifecycle.guard.json")
-			created, swapped, failed := false, 0, false
-			w.fs.After(func(op leasetest.Op, err error) {
-				if guardCreated(w, op, err) {
-					created = true
-				}
-			})
+			created, swapped, failed := watchGuardCreated(w), 0, false
 			w.fs.Before(func(op leasetest.Op) error {
 				switch {
-				case !created:
+				case !*created:
 				case tc.eio && !failed && op.Name == "OpenFile" && op.Paths[0] == w.ns:
 					failed = true
 					return &os.PathError{Op: "open", Path: w.ns, Err: syscall.EIO}
@@ -71,7 +66,7 @@ func TestAFailedOrRefusedCallLeavesNoGuardBehind(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, tc.want, result.Kind)
 			}
-			require.True(t, created)
+			require.True(t, *created)
 			w.fs.Before(nil)
 			_, statErr := os.Lstat(guard)
 			require.ErrorIs(t, statErr, os.ErrNotExist, "the call's guard is left behind (result %+v, error %v)", result, err)
@@ -89,16 +84,11 @@ func TestAGuardLeftAfterTwoFaultsIsNamedInTheError(t *testing.T) {
 			w := newWorld(t)
 			m := w.managerWith(leasetest.Identity(1), 10*time.Millisecond)
 			guard := w.path("receiver.lifecycle.guard.json")
-			created, failed, seen := false, false, 0
+			created, failed, seen := watchGuardCreated(w), false, 0
 			var struck leasetest.Op
-			w.fs.After(func(op leasetest.Op, err error) {
-				if guardCreated(w, op, err) {
-					created = true
-				}
-			})
 			w.fs.Before(func(op leasetest.Op) error {
 				switch {
-				case !created:
+				case !*created:
 				case !failed && op.Name == "OpenFile" && op.Paths[0] == w.ns:
 					failed = true
 					return &os.PathError{Op: "open", Path: w.ns, Err: syscall.EIO}
@@ -130,15 +120,10 @@ func TestTheNextCallGivesBackAGuardAFaultStranded(t *testing.T) {
 	m := w.managerWith(leasetest.Identity(1), 10*time.Millisecond)
 	other := w.managerWith(leasetest.Identity(1), 10*time.Millisecond)
 	guard := w.path("receiver.lifecycle.guard.json")
-	created, faults := false, 0
-	w.fs.After(func(op leasetest.Op, err error) {
-		if guardCreated(w, op, err) {
-			created = true
-		}
-	})
+	created, faults := watchGuardCreated(w), 0
 	w.fs.Before(func(op leasetest.Op) error {
 		switch {
-		case !created || faults >= 2:
+		case !*created || faults >= 2:
 		case faults == 0 && op.Name == "OpenFile" && op.Paths[0] == w.ns:
 			faults++
 			return &os.PathError{Op: "open", Path: w.ns, Err: syscall.EIO}
@@ -206,4 +191,16 @@ func TestACreateThatPublishedNothingNeverMovesTheHoldersGuard(t *testing.T) {
 	})
 	require.NoError(t, err, "the holder lost its guard while its operation ran")
 	require.False(t, moved, "the failed create moved the holder's guard off its path")
+}
+
+// watchGuardCreated hooks w's FS and reports, through the flag it returns,
+// that a guard has been published at the guard path.
+func watchGuardCreated(w *world) *bool {
+	created := new(bool)
+	w.fs.After(func(op leasetest.Op, err error) {
+		if guardCreated(w, op, err) {
+			*created = true
+		}
+	})
+	return created
 }
