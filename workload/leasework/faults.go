@@ -308,16 +308,16 @@ func repairsDue(corruptions []leaseCorruption, step int) bool {
 func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 	w := lw.world
 	root := space.volume.Root()
-	if !c.present(root) && c.kind == "guard" && guardInTransit(root, &c) {
-		// A release moved the garbled guard to its private name and may
-		// put it back (it could not read what it moved): not gone yet
-		// (lease seed 86001844: the repair dropped it, the release put it
-		// back, and the liveness probe met a corrupt guard the harness no
-		// longer knew of).
-		w.Probe("lease-repair-waits-guard-in-transit")
-		return false
-	}
 	if !c.present(root) {
+		if c.kind == "guard" && guardInTransit(root, &c) {
+			// A release moved the garbled guard to its private name and
+			// may put it back (it could not read what it moved): not gone
+			// yet (lease seed 86001844: the repair dropped it, the release
+			// put it back, and the liveness probe met a corrupt guard the
+			// harness no longer knew of).
+			w.Probe("lease-repair-waits-guard-in-transit")
+			return false
+		}
 		// Gone: a reclaimer removed its own garbled intent, or renamed a
 		// planted link away (a power loss may bring the link back:
 		// mootLinks). (An owner corruption carried away is handled by

@@ -31,7 +31,7 @@ func (s *strandedGuards) left(p *sim.Proc, name string) {
 	s.by[p] = true
 }
 
-// judgeAcquire judges p's acquire after an earlier call of its Manager
+// judgeStranded judges p's acquire after an earlier call of its Manager
 // stranded a guard. A busy refusal naming p's own PID, with no other
 // thread of p running during the call, is p waiting for itself.
 func (lw *leaseWorld) judgeStranded(p *sim.Proc, call *sim.Call, res lease.AcquireResult, err error) {
