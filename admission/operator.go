@@ -43,8 +43,14 @@ type State struct {
 	// Problem says why a corrupt file is refused.
 	Problem string
 	// OperatorNeeded reports that only an operator (Quarantine) or a reboot
-	// frees the slot: the disposition is indeterminate or corrupt.
+	// frees the slot: the disposition is indeterminate or corrupt, and
+	// nothing the record names still runs here.
 	OperatorNeeded bool
+	// Waiting says what an indeterminate record waits on before an
+	// operator can act: a helper it names that still runs on this host is
+	// an active export that Quarantine refuses (ErrActive), so the operator
+	// waits for it to end. Empty otherwise.
+	Waiting string
 }
 
 // InspectState reads the admission file without changing anything and
@@ -81,8 +87,18 @@ func InspectState(ctx context.Context, config Config) (state State, err error) {
 		return state, nil
 	}
 	state.Claim = &claim
-	state.Disposition = dispose(claim, statusFunc(config, current), statecas.BootDigest(current.BootID))
-	state.OperatorNeeded = state.Disposition == DispositionIndeterminate
+	status := statusFunc(config, current)
+	state.Disposition = dispose(claim, status, statecas.BootDigest(current.BootID))
+	switch {
+	case state.Disposition != DispositionIndeterminate:
+	case helperLive(state.Claim, status):
+		// Quarantine refuses a live helper (ErrActive): the operator
+		// waits for it, and only then judges the record.
+		state.Waiting = "its helper (PID " + strconv.Itoa(claim.HelperOwner.PID) + ") still runs: once it has ended, " +
+			"only a reboot or an operator frees the slot"
+	default:
+		state.OperatorNeeded = true
+	}
 	return state, nil
 }
 

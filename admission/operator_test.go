@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -99,7 +100,7 @@ func TestQuarantineRefusesAnActiveOrAbsentAdmission(t *testing.T) {
 }
 
 // TestMessagePrefixIsConfigurable: refusals start with the neutral default,
-// or with the configured wording (the seed's, for programs that match it).
+// or with the configured wording (the original implementation's, for programs that match it).
 func TestMessagePrefixIsConfigurable(t *testing.T) {
 	w := newWorld(t)
 	mustAcquire(t, w.controller(1000, "500"))
@@ -198,7 +199,9 @@ func TestQuarantineTellsAWrongConfirmation(t *testing.T) {
 // testdata/seeds/admission/ok-ee7d8c41fa8240a2.seed:
 // "operator-0's Quarantine moved admission ... (cleanup-unsafe) whose
 // helper controller-0-helper (PID 5) is alive in the operator's own host
-// and PID namespace").
+// and PID namespace"). InspectState says the state waits for that helper
+// (operator-needed only once it has ended): found by the operator oracle
+// at admission seed 38 (kept as ok-dda60395f9146c94.seed).
 func TestQuarantineRefusesALiveRecordedHelper(t *testing.T) {
 	w := newWorld(t)
 	a := mustAcquire(t, w.controller(1000, "500"))
@@ -211,6 +214,8 @@ func TestQuarantineRefusesALiveRecordedHelper(t *testing.T) {
 	state, err := InspectState(ctx, operator)
 	require.NoError(t, err)
 	require.Equal(t, DispositionIndeterminate, state.Disposition)
+	require.False(t, state.OperatorNeeded, "InspectState must not send the operator to a Quarantine that refuses")
+	require.Contains(t, state.Waiting, "helper (PID "+strconv.Itoa(helperPID)+") still runs")
 	evidence := w.read()
 
 	_, err = Quarantine(ctx, operator, state.ContentSHA256)
@@ -219,6 +224,10 @@ func TestQuarantineRefusesALiveRecordedHelper(t *testing.T) {
 	require.Equal(t, evidence, w.read(), "a refused quarantine moves nothing")
 
 	w.inspector.Kill(helperPID)
+	state, err = InspectState(ctx, operator)
+	require.NoError(t, err)
+	require.True(t, state.OperatorNeeded, "with the helper gone only an operator or a reboot frees the slot")
+	require.Empty(t, state.Waiting)
 	_, err = Quarantine(ctx, operator, state.ContentSHA256)
 	require.NoError(t, err, "once the recorded helper is gone the operator's judgement decides")
 }

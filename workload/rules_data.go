@@ -214,6 +214,10 @@ var rules = []Rule{
 		Exercise: "operators on the controllers' host or another place inspecting and quarantining the slot beside live traffic",
 		Probes:   []string{"admission-operator-quarantined", "admission-operator-active-refused", "admission-operator-stale-refused", "admission-operator-moved-live-elsewhere"},
 		Mutants:  []string{"admission-quarantine-active-moved", "admission-quarantine-judgement-ignored"}},
+	{Rule: "admission: InspectState calls a record operator-needed only when Quarantine would take it: an indeterminate record whose helper still runs where the operator can see it waits for that helper (State.Waiting), it is not sent to the operator",
+		Exercise: "operators inspecting the slot beside live traffic, cleanup-unsafe records whose helper runs included",
+		Probes:   []string{"admission-operator-inspected-live-helper"},
+		Mutants:  []string{"admission-inspect-live-helper-operator-needed"}},
 
 	// leasereal's run: the command's process tree.
 	{Rule: "leasereal run: the lease covers the command's process tree: no run starts its command while a killed run's descendants that stayed in its process group still run (reclaimed records in quarantine/ included)",

@@ -115,6 +115,7 @@ func Engine() *campaign.Engine {
 			"admission-operator-stale-refused",
 			"admission-operator-moved-claim",
 			"admission-operator-moved-live-elsewhere",
+			"admission-operator-inspected-live-helper",
 			sim.ProbeClockStepForward,
 			sim.ProbeClockStepBackward,
 			workkit.ProbePowerLossEmpty, // a claim temp left empty by a power loss

@@ -68,7 +68,9 @@ func (aw *admissionWorld) operator(p *sim.Proc) {
 	for i := 1 + d.Intn(operatorOpsMax); i > 0; i-- {
 		_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(8))*time.Millisecond)
 		if judged == nil || d.Intn(3) == 0 {
+			inspector.unknown = nil
 			judged = aw.operatorInspect(p, cfg)
+			aw.judgeOperatorNeeded(p, inspector, judged)
 		}
 		if judged == nil || !judged.Present {
 			continue
@@ -89,6 +91,31 @@ func (aw *admissionWorld) operatorInspect(p *sim.Proc, cfg admission.Config) *ad
 	}
 	aw.world.Probe("admission-operator-inspected")
 	return &state
+}
+
+// judgeOperatorNeeded is the ground truth when an InspectState returns
+// (state: nil when it was refused): a record it calls operator-needed must
+// be one Quarantine would take. A helper the record names that is alive
+// at the operator's own place, and that the call could inspect, makes
+// Quarantine refuse (ErrActive), so telling the operator to act on it sends
+// the operator to a refusal; the state waits for the helper instead.
+func (aw *admissionWorld) judgeOperatorNeeded(p *sim.Proc, inspector *operatorInspector, state *admission.State) {
+	if state == nil || state.Claim == nil || state.Claim.HelperOwner == nil {
+		return
+	}
+	claim := state.Claim
+	q := aw.helpers[claim.ID]
+	if q == nil || q.Table().PID != claim.HelperOwner.PID || !aw.Alive(q) || !placeOf(q).Same(p) ||
+		inspector.unknown[claim.HelperOwner.PID] || state.Disposition != admission.DispositionIndeterminate {
+		return
+	}
+	aw.world.Probe("admission-operator-inspected-live-helper")
+	if state.OperatorNeeded || state.Waiting == "" {
+		aw.fail(fmt.Errorf("%s's InspectState of admission %s (%s) says operatorNeeded=%v, waiting=%q, but its helper %s "+
+			"(PID %d) is alive in the operator's own host and PID namespace: Quarantine refuses it (ErrActive), so "+
+			"the state waits for the helper, not for an operator", p.Name(), claim.ID, claim.Phase, state.OperatorNeeded,
+			state.Waiting, q.Name(), claim.HelperOwner.PID), false)
+	}
 }
 
 // quarantine records one operator Quarantine of the judged sha256.
