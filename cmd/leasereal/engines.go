@@ -75,9 +75,9 @@ func cmdAdmission(args []string, stdout, stderr io.Writer) error {
 		}
 		state, err := admission.InspectState(context.Background(), config)
 		if err != nil {
-			return &codeError{code: admissionCode(err), err: err}
+			return printStateRefusal(stdout, "admission", admissionCode(err), err)
 		}
-		return printJSON(stdout, admissionStateJSON(state, *stateHome))
+		return printInspection(stdout, admissionVerdict(state), admissionStateJSON(state, *stateHome))
 	case "run":
 		return admissionRun(config, trimDashes(flags.Args()), stderr)
 	case "quarantine":
@@ -89,27 +89,54 @@ func cmdAdmission(args []string, stdout, stderr io.Writer) error {
 	return usagef("unknown admission subcommand %q", args[0])
 }
 
-// admissionStateJSON is inspect's output: the state, and for a state only
-// an operator resolves, the command that does.
+// admissionStateJSON is inspect's output: the envelope (surfaceJSON), the
+// state, and for a state only an operator resolves, the command that does.
 func admissionStateJSON(state admission.State, stateHome string) map[string]any {
+	var operators []operatorJSON
 	out := map[string]any{"present": state.Present}
-	if !state.Present {
-		return out
+	if state.Present {
+		out["path"], out["contentSHA256"], out["disposition"] = state.Path, state.ContentSHA256, string(state.Disposition)
 	}
-	out["path"], out["contentSHA256"], out["disposition"] = state.Path, state.ContentSHA256, string(state.Disposition)
-	out["operatorNeeded"] = state.OperatorNeeded
 	if state.Claim != nil {
 		out["phase"], out["claim"] = string(state.Claim.Phase), json.RawMessage(state.Claim.Bytes())
 	}
 	if state.Problem != "" {
 		out["problem"] = state.Problem
 	}
-	if state.OperatorNeeded {
-		out["operator"] = fmt.Sprintf("only a reboot or an operator frees this admission: once the export and "+
-			"every process its helper started are gone, run: leasereal admission quarantine --state-home %s --sha256 %s",
-			stateHome, state.ContentSHA256)
+	if state.Waiting != "" {
+		out["waiting"] = state.Waiting
 	}
-	return out
+	if state.OperatorNeeded {
+		command := fmt.Sprintf("leasereal admission quarantine --state-home %s --sha256 %s", stateHome, state.ContentSHA256)
+		out["operator"] = "only a reboot or an operator frees this admission: once the export and " +
+			"every process its helper started are gone, run: " + command
+		operators = append(operators, operatorJSON{Path: state.Path, Why: admissionWhy(state), Command: command})
+	}
+	return newSurface("admission", admissionVerdict(state), operators).into(out)
+}
+
+// admissionVerdict is the verdict of an admission state: a recoverable
+// record is free (the next run takes it over), an indeterminate one whose
+// helper still runs is waiting for it to end.
+func admissionVerdict(state admission.State) verdict {
+	switch {
+	case state.OperatorNeeded:
+		return verdictOperator
+	case state.Waiting != "":
+		return verdictWaiting
+	case state.Present && state.Disposition == admission.DispositionActive:
+		return verdictHeld
+	}
+	return verdictFree
+}
+
+// admissionWhy says why an admission needs an operator.
+func admissionWhy(state admission.State) string {
+	if state.Problem != "" {
+		return "the admission file is corrupt: " + state.Problem + "; every admission run is refused"
+	}
+	return "the admission is indeterminate: its owner is gone but processes it started may still run, " +
+		"and every admission run is refused until a reboot or an operator"
 }
 
 // admissionQuarantine moves the admission file into quarantine/ (never
@@ -323,17 +350,10 @@ func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 		}
 		states, err := dirlease.Inspect(context.Background(), config)
 		if err != nil {
-			return &codeError{code: dirleaseCode(err), err: err}
+			return printStateRefusal(stdout, "dirlease", dirleaseCode(err), err)
 		}
-		out := make([]map[string]any, 0, len(states))
-		for _, state := range states {
-			out = append(out, claimStateJSON(state, *stateHome))
-		}
-		if dirlease.Full(states) {
-			return errors.Join(printJSON(stdout, map[string]any{"claims": out, "full": fullJSON(len(states), config.StateHome)}),
-				&codeError{code: exitRefused})
-		}
-		return printJSON(stdout, map[string]any{"claims": out})
+		out, v := dirleaseInspection(states, config.StateHome, *stateHome)
+		return printInspection(stdout, v, out)
 	case "quarantine":
 		if flags.NArg() != 0 || *claimName == "" {
 			return usagef("dirlease quarantine needs --claim (from dirlease inspect), and no arguments")
@@ -380,6 +400,65 @@ func dirleaseQuarantineDryRun(config dirlease.Config, stateHome, claimName strin
 	return errors.Join(printJSON(stdout, out), &codeError{code: exitConflict})
 }
 
+// dirleaseInspection is dirlease inspect's output and verdict: every claim,
+// the state home's fullness, and the envelope. A state home is free when
+// every claim is recoverable (a run or a recovery takes them over).
+func dirleaseInspection(states []dirlease.ClaimState, home, stateHome string) (map[string]any, verdict) {
+	claims := make([]map[string]any, 0, len(states))
+	var operators []operatorJSON
+	v := verdictFree
+	for _, state := range states {
+		claims = append(claims, claimStateJSON(state, stateHome))
+		v = worse(v, claimVerdict(state))
+		if command, ok := claims[len(claims)-1]["operator"].(string); ok {
+			operators = append(operators, operatorJSON{Path: state.Path, Why: claimWhy(state), Command: command})
+		}
+	}
+	out := map[string]any{"claims": claims}
+	if dirlease.Full(states) {
+		full := fullJSON(len(states), home)
+		out["full"], v = full, verdictOperator
+		operators = append(operators, operatorJSON{Path: home, Why: full["why"].(string), Command: full["operator"].(string)})
+	}
+	return newSurface("dirlease", v, operators).into(out), v
+}
+
+// verdictRank orders verdicts by what an operator must look at first.
+var verdictRank = map[verdict]int{verdictFree: 0, verdictHeld: 1, verdictWaiting: 2, verdictOperator: 3, verdictRefused: 4}
+
+// worse is the verdict of a state home holding states judged a and b.
+func worse(a, b verdict) verdict {
+	if verdictRank[b] > verdictRank[a] {
+		return b
+	}
+	return a
+}
+
+// claimVerdict is the verdict of one claim: an indeterminate claim that
+// needs no operator is one whose launching window time resolves.
+func claimVerdict(state dirlease.ClaimState) verdict {
+	switch {
+	case state.OperatorNeeded:
+		return verdictOperator
+	case state.Disposition == dirlease.DispositionIndeterminate:
+		return verdictWaiting
+	case state.Disposition == dirlease.DispositionActive:
+		return verdictHeld
+	}
+	return verdictFree
+}
+
+// claimWhy says why a claim needs an operator.
+func claimWhy(state dirlease.ClaimState) string {
+	switch {
+	case state.Problem != "":
+		return "the claim is corrupt: " + state.Problem + "; every dirlease run of this state home is refused"
+	case state.ContentSHA256 == "":
+		return "the claim entry is not a regular file"
+	}
+	return "the claim is indeterminate: its owner or child cannot be judged, and no time resolves it within this boot"
+}
+
 // fullJSON is dirlease inspect's report of a claim directory at its bound,
 // where every dirlease run is refused (full, exit 3) until recovery makes
 // room.
@@ -400,6 +479,10 @@ func claimStateJSON(state dirlease.ClaimState, stateHome string) map[string]any 
 	}
 	if state.Problem != "" {
 		out["problem"] = state.Problem
+	}
+	if !state.OperatorNeeded && state.Disposition == dirlease.DispositionIndeterminate {
+		out["waiting"] = "its owner is gone and its launching window (--recover-after) has not ended: a child it " +
+			"started may still be starting; once the window ends, recovery takes it"
 	}
 	if state.OperatorNeeded && state.ContentSHA256 == "" {
 		quarantine := filepath.Join(append([]string{stateHome}, dirlease.QuarantineDir...)...)

@@ -151,15 +151,15 @@ func TestAdmissionQuarantineResolvesAKilledRun(t *testing.T) {
 	}
 	_ = holder.Wait()
 	type stateJSON struct {
-		Present        bool            `json:"present"`
-		Path           string          `json:"path"`
-		ContentSHA256  string          `json:"contentSHA256"`
-		Disposition    string          `json:"disposition"`
-		OperatorNeeded bool            `json:"operatorNeeded"`
-		Phase          string          `json:"phase"`
-		Claim          json.RawMessage `json:"claim"`
-		Operator       string          `json:"operator"`
-		Problem        string          `json:"problem"`
+		surfaceJSON
+		Present       bool            `json:"present"`
+		Path          string          `json:"path"`
+		ContentSHA256 string          `json:"contentSHA256"`
+		Disposition   string          `json:"disposition"`
+		Phase         string          `json:"phase"`
+		Claim         json.RawMessage `json:"claim"`
+		Operator      string          `json:"operator"`
+		Problem       string          `json:"problem"`
 	}
 	var state stateJSON
 	waitFor(t, "the helper's death (PR_SET_PDEATHSIG)", func() bool {
@@ -232,6 +232,7 @@ func TestDirleaseQuarantineUnwedgesRecovery(t *testing.T) {
 		Path           string `json:"path"`
 	}
 	inspected := decode[struct {
+		surfaceJSON
 		Claims []claimJSON `json:"claims"`
 	}](t, run(t, "dirlease", "inspect", "--state-home", home).stdout)
 	if len(inspected.Claims) != 1 || inspected.Claims[0].Disposition != "corrupt" || !inspected.Claims[0].OperatorNeeded ||

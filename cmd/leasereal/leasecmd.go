@@ -431,6 +431,7 @@ func cmdRelease(args []string, stdout io.Writer) error {
 }
 
 type inspectJSON struct {
+	surfaceJSON
 	State      string     `json:"state"` // empty | owned | corrupt | refused
 	Namespace  string     `json:"namespace"`
 	Owner      *ownerJSON `json:"owner,omitempty"`
@@ -439,9 +440,8 @@ type inspectJSON struct {
 	// Blockers are the entries that make every run refuse until an
 	// operator resolves them (lease.Projection.Blockers), each with the
 	// command that does; OperatorNeeded says whether there is any.
-	Blockers       []blockerJSON `json:"blockers"`
-	OperatorNeeded bool          `json:"operatorNeeded"`
-	Refusal        *refusalJSON  `json:"refusal,omitempty"`
+	Blockers []blockerJSON `json:"blockers"`
+	Refusal  *refusalJSON  `json:"refusal,omitempty"`
 }
 
 // blockerJSON is one lease.Blocker.
@@ -467,11 +467,27 @@ func projectionOf(namespace string, projection lease.Projection) inspectJSON {
 	if projection.Kind == lease.Owned {
 		out.Owner = ownerOf(projection.Owner)
 	}
+	var operators []operatorJSON
 	for _, blocker := range projection.Blockers {
 		out.Blockers = append(out.Blockers, blockerOf(namespace, blocker))
+		operators = append(operators, operatorJSON{Path: blocker.Path, Why: blocker.Diagnostic,
+			Command: forceCommand(namespace, blocker)})
 	}
-	out.OperatorNeeded = len(out.Blockers) > 0
+	out.surfaceJSON = newSurface("lease", projectionVerdict(projection), operators)
 	return out
+}
+
+// projectionVerdict is the verdict of a lease namespace as read: inspect
+// does not judge the owner's liveness, so an owner record is "held" (a
+// run reclaims it if its holder is provably gone).
+func projectionVerdict(projection lease.Projection) verdict {
+	switch {
+	case len(projection.Blockers) > 0:
+		return verdictOperator
+	case projection.Kind == lease.Owned:
+		return verdictHeld
+	}
+	return verdictFree
 }
 
 func blockerOf(namespace string, blocker lease.Blocker) blockerJSON {
@@ -514,7 +530,8 @@ func epochFloorAdvice(blocker lease.Blocker) string {
 // refusedInspection is the inspect JSON of a namespace that cannot be read
 // safely: state "refused", exit 3, as run and acquire refuse it.
 func refusedInspection(namespace string, refusal lease.Refusal) inspectJSON {
-	return inspectJSON{State: "refused", Namespace: namespace, Blockers: []blockerJSON{}, Refusal: refusalOf(namespace, refusal)}
+	return inspectJSON{surfaceJSON: newSurface("lease", verdictRefused, leaseRefusalOperators(namespace, refusal)),
+		State: "refused", Namespace: namespace, Blockers: []blockerJSON{}, Refusal: refusalOf(namespace, refusal)}
 }
 
 // inspectNamespace is the projection of the namespace, or its refusal
@@ -550,7 +567,8 @@ func cmdInspect(args []string, stdout io.Writer) error {
 		return err
 	}
 	if !refusal.IsZero() {
-		return errors.Join(printJSON(stdout, refusedInspection(manager.Namespace(), refusal)), &codeError{code: exitRefused})
+		return printInspection(stdout, verdictRefused, refusedInspection(manager.Namespace(), refusal))
 	}
-	return printJSON(stdout, projectionOf(manager.Namespace(), projection))
+	out := projectionOf(manager.Namespace(), projection)
+	return printInspection(stdout, out.Verdict, out)
 }

@@ -88,7 +88,7 @@ func TestCorruptGuardHasAnOperatorPath(t *testing.T) {
 	}
 	inspected := run(t, "inspect", "--dir", dir)
 	view := decode[inspectJSON](t, inspected.stdout)
-	if inspected.code != exitOK || !view.OperatorNeeded || len(view.Blockers) != 1 ||
+	if inspected.code != exitRefused || view.Verdict != verdictOperator || !view.OperatorNeeded || len(view.Blockers) != 1 ||
 		view.Blockers[0].Kind != "lifecycle-guard" || view.Blockers[0].Path != guard ||
 		view.Blockers[0].Human != "corrupt-lifecycle-guard" || !strings.Contains(view.Blockers[0].Operator, "leasereal reclaim --dir "+dir+" --force") {
 		t.Fatalf("inspect: exit %d %+v", inspected.code, view)
