@@ -8,7 +8,7 @@ import (
 
 // classify applies ClassifyRecord to a record. Schema-1 records (the original's)
 // carry neither the executable's inode nor a PID namespace; for them the
-// seed's rules apply: the record is assumed to be in the caller's namespace,
+// the original implementation's rules apply: the record is assumed to be in the caller's namespace,
 // and the executable is compared by cleaned path, so an upgraded owner whose
 // /proc/PID/exe reads "... (deleted)" is judged stale, exactly as the original
 // judged it.

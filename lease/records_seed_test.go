@@ -10,7 +10,7 @@ import (
 	"github.com/leasekit/leasekit/lease/leasetest"
 )
 
-// seedOwner is a schema-1 owner record for identity 1 as the seed would
+// seedOwner is a schema-1 owner record for identity 1 as the original implementation would
 // have it, with createdAt and the separator between members chosen by the
 // caller.
 func seedOwner(createdAt string) string {
@@ -24,7 +24,7 @@ func seedOwner(createdAt string) string {
 // UTF-8 records are refused; the code accepted both. The seed is the
 // spec: its records are JSON.stringify output in insertion order (never
 // canonical), so non-canonical JSON must be read, and the document was
-// wrong there. Invalid UTF-8 is never written by the seed or the port, and
+// wrong there. Invalid UTF-8 is never written by the original implementation or the port, and
 // decoding it replaces bytes with U+FFFD, so the record read is not the
 // record on disk: there the document was right and the code is fixed.
 func TestRecordEncodingAgainstTheSeed(t *testing.T) {

@@ -23,7 +23,7 @@ const (
 // random; an acquire over a killed holder's parent-owned claim must
 // recover it. The helper lifecycle (BeginHelperLaunch, BindHelper, ...) is
 // left out: an owner killed in a helper phase without a recorded live
-// helper wedges the slot as indeterminate by the seed's rules (correctly,
+// helper wedges the slot as indeterminate by the original implementation's rules (correctly,
 // but it would end the campaign's coverage), and a helper is a second
 // process whose death the parent would have to stamp too.
 

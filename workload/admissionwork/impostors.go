@@ -12,7 +12,7 @@ package admissionwork
 // matched the owner by PID would take the impostor for it. The lifecycle
 // updates and Release are not fenced by "is this the owner": they are
 // compare-and-swaps through the handle, an object in the acquirer's memory
-// bound to its environment, which no other process can present (the seed's
+// bound to its environment, which no other process can present (the original implementation's
 // rule: the handle is the capability). The identity checks inside them are
 // the mutation-claim owner's, which an impostor on a dead claimant's PID
 // meets at every later update (statecas).

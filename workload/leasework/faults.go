@@ -405,7 +405,7 @@ func (lw *leaseWorld) writerAlive(writer leaseWriter) bool {
 		}
 		ns, ok := workkit.NamespaceOf(h, writer.ns)
 		if !ok {
-			ns = 0 // a record without a namespace: the seed's, on the initial one
+			ns = 0 // a record without a namespace: the original implementation's, on the initial one
 		}
 		proc := h.Table().Lookup(ns, writer.pid)
 		if proc == nil || strconv.FormatUint(proc.StartTicks, 10) != writer.startTicks {

@@ -15,7 +15,7 @@ package leasework
 // the dead worker's generation at WithCurrentLease, which must fence it
 // (the fenced-exclusive ground truth and the model: only the acquiring
 // process may enter), and at Release, where the generation is a capability
-// (the seed's rule: whoever presents it may release; the model allows it).
+// (the original implementation's rule: whoever presents it may release; the model allows it).
 //
 // The reclaim race: every acquire in flight is remembered with its call
 // time. When a reclaim of generation G is observed (checkMove, between

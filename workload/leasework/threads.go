@@ -4,7 +4,7 @@ package leasework
 // so runs without threads keep their draws) one worker process runs one or
 // two more worker threads: each its own caller with its own Manager, all
 // sharing the process's PID and identity. The engine's rule for a second
-// acquire by the same process identity is the seed's: the owner is live,
+// acquire by the same process identity is the original implementation's: the owner is live,
 // so the answer is Held, never a second grant; the model (whose Proc is
 // the process, sim.Proc.ProcessID) and the ground truth (epoch-increase,
 // fenced-exclusive) catch a double hold. When the leader thread returns
