@@ -207,9 +207,9 @@ var rules = []Rule{
 		Mutants:  []string{"lease-force-corrupt-under-generation"}},
 
 	{Rule: "dirlease: the operator's Quarantine moves only what time cannot resolve: an active claim, or a dead owner's launching lease within its window, is refused",
-		Exercise:      "operators quarantining claims at any moment of the dirlease workload",
-		Probes:        []string{"dirlease-operator-quarantined", "dirlease-operator-active-refused", "dirlease-operator-window-refused"},
-		MutantsByTest: []string{"dirlease-quarantine-window"}},
+		Exercise: "operators quarantining claims at any moment of the dirlease workload",
+		Probes:   []string{"dirlease-operator-quarantined", "dirlease-operator-active-refused", "dirlease-operator-window-refused"},
+		Mutants:  []string{"dirlease-quarantine-window"}},
 	{Rule: "admission: the operator's Quarantine, on a judgement that may be stale, moves only the bytes the operator judged (a changed record is ErrChanged) and never a record whose owner or recorded helper it can see alive (ErrActive); a moved record is gone for its holder",
 		Exercise: "operators on the controllers' host or another place inspecting and quarantining the slot beside live traffic",
 		Probes:   []string{"admission-operator-quarantined", "admission-operator-active-refused", "admission-operator-stale-refused", "admission-operator-moved-live-elsewhere"},
