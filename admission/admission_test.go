@@ -170,7 +170,7 @@ var states = []struct {
 	{"released", []string{"release"}},
 }
 
-// allowed is the seed's transition table, written out by hand.
+// allowed is the original implementation's transition table, written out by hand.
 var allowed = map[string]map[string]Phase{
 	"parent-owned":               {"begin": PhaseHelperLaunching, "release": ""},
 	"helper-launching":           {"bind": PhaseHelperActive, "settle": PhaseParentOwned, "cleanup-unsafe": PhaseCleanupUnsafe},

@@ -165,7 +165,7 @@ func Recover(ctx context.Context, config Config) (report Report, err error) {
 // claims), reads every claim in batches of ClaimsMax bound to the
 // directory's identity, and validates all of them.
 //
-// The seed's recovery refused a directory of more than ClaimsMax entries
+// The original implementation's recovery refused a directory of more than ClaimsMax entries
 // outright (its MAX_CLAIMS), while its Create never looked: every killed
 // creator added a claim that only a recovery removes, so a state home past
 // the bound stayed there, every pass refused and every Create added more.

@@ -15,7 +15,7 @@ import (
 // way neither starts recovery early nor holds it back; across a provable
 // reboot it is over; where the boot cannot be told or there is no boot
 // clock, nothing proves it over. A legacy claim (no boot-clock reading)
-// keeps the seed's wall rule.
+// keeps the original implementation's wall rule.
 func TestLaunchWindowHoldsUnderWallClockSteps(t *testing.T) {
 	const window = windowMs * time.Millisecond
 	cases := []struct {
@@ -56,7 +56,7 @@ func TestLaunchWindowHoldsUnderWallClockSteps(t *testing.T) {
 			config.BootClock = nil
 			return config
 		}, Report{Indeterminate: 1}},
-		{"legacy claim: the seed's wall rule, a forward step passes it", func(w *world, l *Lease) Config {
+		{"legacy claim: the original implementation's wall rule, a forward step passes it", func(w *world, l *Lease) Config {
 			w.legacy(l)
 			w.clock.StepWall(window)
 			return w.recoverer()

@@ -61,7 +61,7 @@ func TestAcquireRejectsBadRequests(t *testing.T) {
 
 // The session fields are optional: an empty SessionID is recorded as the
 // generation, an empty SessionFile as the caller's executable, so the
-// owner record keeps the seed's required non-empty piSessionId and
+// owner record keeps the original implementation's required non-empty piSessionId and
 // absolute piSessionFile.
 func TestAcquireFillsInOptionalSessionFields(t *testing.T) {
 	w := newWorld(t)

@@ -21,7 +21,7 @@ func seedOwner(createdAt string) string {
 }
 
 // Issue 19, item 9. docs/THREAT-MODEL.md said non-canonical and invalid
-// UTF-8 records are refused; the code accepted both. The seed is the
+// UTF-8 records are refused; the code accepted both. The original implementation is the
 // spec: its records are JSON.stringify output in insertion order (never
 // canonical), so non-canonical JSON must be read, and the document was
 // wrong there. Invalid UTF-8 is never written by the original implementation or the port, and
@@ -66,7 +66,7 @@ func TestRecordEncodingAgainstTheSeed(t *testing.T) {
 	}
 }
 
-// Issue 19, item 12: the seed checked createdAt with Date.parse, which
+// Issue 19, item 12: the original implementation checked createdAt with Date.parse, which
 // takes every form of ECMAScript's Date Time String Format, date-only
 // ones included. A schema-1 record must be read the same way; the forms
 // outside that format (V8's legacy fallbacks) stay refused. Schema-2

@@ -173,7 +173,7 @@ func TestAdmissionBadHistories(t *testing.T) {
 
 func TestAdmissionTransitionTable(t *testing.T) {
 	phases := []AdmissionPhase{PhaseParentOwned, PhaseHelperLaunching, PhaseHelperActive, PhaseCleanupUnsafe}
-	// The seed's table, as the set of (from, to, helper) triples it allows.
+	// The original implementation's table, as the set of (from, to, helper) triples it allows.
 	allowed := map[string]bool{
 		"parent-owned>helper-launching/false":   true,
 		"helper-launching>helper-active/true":   true,

@@ -30,7 +30,7 @@ type Config struct {
 	// then waits for a provable reboot or an operator.
 	BootClock BootClock
 	// MessagePrefix starts every refusal's text ("<prefix>: <message>");
-	// "" is DefaultMessagePrefix. The seed's programs used
+	// "" is DefaultMessagePrefix. The original implementation's programs used
 	// SeedMessagePrefix. It changes no on-disk name.
 	MessagePrefix string
 }
