@@ -33,7 +33,7 @@ var RootDir = []string{"recovery", "beeper-message-like-me-export-admission"}
 type Config = statecas.Config
 
 // Message prefixes for Config.MessagePrefix: the default is neutral; the
-// seed's programs used SeedMessagePrefix.
+// original implementations used SeedMessagePrefix.
 const (
 	DefaultMessagePrefix = statecas.DefaultMessagePrefix
 	SeedMessagePrefix    = statecas.SeedMessagePrefix

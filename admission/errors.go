@@ -58,7 +58,7 @@ func (k Kind) String() string {
 func (k Kind) Error() string { return "admission: " + k.String() }
 
 // Error is every refusal of the package (see internal/seederr): Msg is the
-// seed's message, Err the cause, Kind an errors.Is sentinel.
+// original's message, Err the cause, Kind an errors.Is sentinel.
 type Error = seederr.Error[Kind]
 
 func fail(kind Kind, path, msg string, cause error) *Error {

@@ -1,7 +1,8 @@
 // Package campaign runs leasekit's simulation campaigns: many seeded runs of
 // an engine's workload (an Engine value, listed in a Catalog) over a worker
-// pool, sharded across machines, summarised in a report that merges; failing runs are shrunk to a minimal
-// decision list and written as seed files that replay bit-exactly.
+// pool, sharded across machines, summarised in a report that merges;
+// failing runs are shrunk to a minimal decision list and written as seed
+// files that replay bit-exactly.
 //
 // cmd/leasesim is a thin command line over this package.
 package campaign

@@ -12,8 +12,9 @@ import (
 // Run is what `leasesim run` does: every seed index runs each named engine's
 // workload under a drawn (swarm) fault plan and judges it with the engine's
 // checks and porcupine model. Here 20 seeds of each of leasekit's three
-// engines, every 5th seed also run twice to compare hash streams. The counts are a function of the
-// seeds, whatever the worker count; only ElapsedSeconds is wall time.
+// engines, every 5th seed also run twice to compare hash streams. The
+// counts are a function of the seeds, whatever the worker count; only
+// ElapsedSeconds is wall time.
 func ExampleRun() {
 	catalog := workload.Catalog()
 	report, err := campaign.Run(context.Background(), campaign.Options{

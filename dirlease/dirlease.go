@@ -36,7 +36,7 @@ var RootDir = []string{"recovery", "beeper-message-like-me-directory-leases"}
 type Config = statecas.Config
 
 // Message prefixes for Config.MessagePrefix: the default is neutral; the
-// seed's programs used SeedMessagePrefix.
+// original implementations used SeedMessagePrefix.
 const (
 	DefaultMessagePrefix = statecas.DefaultMessagePrefix
 	SeedMessagePrefix    = statecas.SeedMessagePrefix

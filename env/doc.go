@@ -1,12 +1,14 @@
 // Package env declares everything a leasekit engine, or a lock protocol
 // tested in leasekit's simulator, may touch outside its own memory: the
-// filesystem (FS, File, FileInfo, DirEntry and the open flags), time
-// (Clock), the process table (Inspector, ProcessIdentity, Inspection) and
-// randomness (IDSource). Code written only against these interfaces runs
-// unchanged on the real OS (lease/osenv) and inside the deterministic
-// simulator (simfs, simproc, sim), which is what lets the harness crash it,
-// reuse its PIDs, step its clock and replay every run bit for bit. The model
-// is Pebble's vfs package, widened from files to the whole environment.
+// filesystem (FS, File, FileInfo, FileIdentity, DirEntry and the open
+// flags, with the optional AttrFS, RandomAccess and Locker for flock(2) and
+// fcntl record locks), time (Clock), the process table (Inspector,
+// ProcessIdentity, Inspection) and randomness (IDSource). Code written only
+// against these interfaces runs unchanged on the real OS (lease/osenv) and
+// inside the deterministic simulator (simfs, simproc, sim), which is what
+// lets the harness crash it, reuse its PIDs, step its clock and replay every
+// run bit for bit. The model is Pebble's vfs package, widened from files to
+// the whole environment.
 //
 // The engines (lease, admission, dirlease) use these types through aliases
 // (lease.FS = env.FS, ...), so either name works.

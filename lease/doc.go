@@ -2,8 +2,9 @@
 // single-owner lease on a directory (a Go port of ReceiverLeaseManager, one
 // of the original implementations, whose on-disk formats the engines read).
 // It re-exports the injected interfaces every engine uses, which package env
-// declares: FS, File, Clock, IDSource and Inspector are type aliases of
-// env's (env.go), and the process identity rules are here (identity.go).
+// declares: FS, File, Clock and IDSource (env.go) and Inspector and the
+// process identity types (identity.go) are type aliases of env's, and the
+// process identity rules (ClassifyRecord) are here (identity.go).
 //
 // A Manager serves one namespace directory. Acquire publishes an owner
 // record (receiver.lock/owner.json) for the calling process or reports who

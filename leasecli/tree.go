@@ -4,9 +4,9 @@
 // identity as the lease's owner and leads the process group its command
 // and the command's descendants run in; when the wrapper is killed
 // (kill -9), those descendants may still work. The engine judges the
-// owner by its own process only, so an acquire through leasereal asks
-// HolderTreeRuns first, and a lease whose dead wrapper's group still has
-// a member is held, not stale. The real OS (lease/osenv.ProcessGroups)
+// owner by its own process only, so an acquire through leasereal
+// (AcquireOnce) asks HeldByTree and HolderTreeRuns first, and a lease whose
+// dead wrapper's group still has a member is held, not stale. The real OS (lease/osenv.ProcessGroups)
 // and the simulator (simproc.Host.Groups) both implement Groups.
 //
 // The package is deterministic: every effect goes through the engine's

@@ -4,11 +4,18 @@
 // catalog. See docs/LEASESIM.md.
 //
 //	leasesim run [flags]             run a campaign (exit 0 ok, 1 violation,
-//	                                 2 usage, 3 liveness, 4 nondeterminism)
+//	                                 2 usage, 3 liveness, 4 nondeterminism,
+//	                                 5 tool error)
 //	leasesim merge [--json] FILE...  merge shard reports (--json output of run)
 //	leasesim replay FILE|SEED        replay bit-exactly with a readable trace
 //	leasesim shrink FILE             shrink a seed file further
 //	leasesim explain FILE            summarise what a seed file finds
+//	leasesim reseed FILE             re-derive a drifted seed file on today's code
+//	leasesim explore [flags]         enumerate every schedule and crash point
+//	                                 of a small scenario, to a bound
+//	leasesim mutants [flags]         build with each planted bug (mutants/)
+//	                                 and time its detection
+//	leasesim bench [flags]           measure steps/s, seeds/s and scaling
 package leasesim
 
 import (

@@ -1,16 +1,18 @@
 // Package models holds the porcupine models of leasekit's engines: pure
-// sequential specifications, one per engine (lease, admission, dirlease).
+// sequential specifications, one per engine (lease, admission, dirlease),
+// and LockModel, the mutual-exclusion lock that lockwork checks a user's
+// lock against.
 //
 // The package imports porcupine and the standard library only, never an
 // engine package: a specification that shared code with what it checks
-// would share its bugs too (ARCHITECTURE.md, "Allowed imports").
+// would share its bugs too (docs/ARCHITECTURE.md, "Import rules").
 //
 // # The history contract
 //
 // The simulator records every engine call as one porcupine.Operation whose
 // Input and Output are the exported types of this package (LeaseAcquire and
-// LeaseAcquireResult, ...). The rules below are what makes the verdict sound
-// (CHECKING.md); Validate* reports a history that breaks one of them.
+// LeaseAcquireResult, ...). The rules below are what makes the verdict
+// sound; Validate* reports a history that breaks one of them.
 //
 //   - Timestamps come from one global counter that advances at every stamp:
 //     no two calls, returns or events share a stamp, and Return > Call for
@@ -38,10 +40,10 @@
 //     back, after a power loss is reported as a violation: the engines
 //     fsync before they answer.
 //
-// An Unknown output never means "accept anything": the lease and admission
-// models are porcupine NondeterministicModels that fork the state into "did
-// not happen" and every way it could have happened, and a known output keeps
-// only the states that could have produced it. The dirlease model keeps the
+// An Unknown output never means "accept anything": the lease, admission
+// and lock models are porcupine NondeterministicModels that fork the state
+// into "did not happen" and every way it could have happened, and a known
+// output keeps only the states that could have produced it. The dirlease model keeps the
 // same uncertainty inside one state (see dirlease.go). States are
 // comparable values (no maps or slices) and Step never mutates its input.
 //

@@ -16,7 +16,7 @@ import (
 // it. model must be the one the history was checked with, and info the
 // LinearizationInfo of an Illegal result (CheckLease and friends return
 // it). The text is deterministic for a given history, so a failure message
-// built from it is stable across reruns (CHECKING.md, "Shrinking").
+// built from it is stable across reruns.
 func ExplainIllegal(model porcupine.Model, ops []porcupine.Operation, info porcupine.LinearizationInfo) string {
 	partitions := [][]porcupine.Operation{ops}
 	if model.Partition != nil {

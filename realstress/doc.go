@@ -1,13 +1,13 @@
 // Package realstress is the real-OS multi-process stress campaign behind
 // `leasereal stress`: N real worker processes contend on one lease
-// namespace (or the admission slot, or dirlease claims: dirlease.go)
-// through lease/osenv, a parent SIGKILLs them at random and restarts them,
-// every operation's call and return is stamped on CLOCK_MONOTONIC
-// (comparable across processes), and the merged history is checked by the
-// same porcupine models (package models) that check the simulator's
-// histories, in segments cut at quiescent points (segment.go) that the
-// parent makes by pausing every worker between two operations now and then
-// (quiesce.go).
+// namespace (or the admission slot, admission.go, or dirlease claims,
+// dirlease.go) through lease/osenv, a parent SIGKILLs them at random and
+// restarts them, every operation's call and return is stamped on
+// CLOCK_MONOTONIC (comparable across processes), and the merged history is
+// checked by the same porcupine models (package models) that check the
+// simulator's histories, in segments cut at quiescent points (segment.go)
+// that the parent makes by pausing every worker between two operations now
+// and then (quiesce.go).
 //
 // # Why the history is sound
 //

@@ -27,7 +27,7 @@ type History struct {
 	Completed int
 	Unknown   int
 	// DroppedInspects are inspects cut short by a kill: read-only, so they
-	// are left out (CHECKING.md).
+	// are left out (package models, "The history contract").
 	DroppedInspects int
 	// Reclaims counts the stale owners that acquires moved into
 	// quarantine (reported by a known outcome, logged by an acquire cut

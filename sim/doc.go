@@ -1,7 +1,8 @@
 // Package sim is leasekit's deterministic simulator: a world of hosts
 // (simproc process tables), filesystems (simfs) and a virtual clock, in which
 // simulated processes run real engine code, one at a time, under a seeded
-// scheduler that also injects faults. See ARCHITECTURE.md, "Simulator".
+// scheduler that also injects faults. See docs/ARCHITECTURE.md, "Package
+// map".
 //
 // Every FS, clock, inspector and ID call a process makes is a scheduling
 // point: the scheduler picks who runs next (or crashes the caller there), and

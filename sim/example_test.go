@@ -19,9 +19,9 @@ const lockPath = "/locks/lock"
 // mutual-exclusion invariant is checked after every step. A kill inside the
 // lock leaves the file behind, so the survivor gives up after its bounded
 // retries (seed 22): the run still ends OK (no invariant failed), with the
-// killed process's operation cut short (unknown) in the history. RunTwice runs the
-// seed twice and compares the per-step hash streams, so OK also means the
-// run is deterministic.
+// killed process's operation cut short (unknown) in the history. RunTwice
+// runs the seed twice and compares the per-step hash streams, so OK also
+// means the run is deterministic.
 func ExampleRunTwice() {
 	for _, seed := range []uint64{1, 22} {
 		result := sim.RunTwice(sim.Config{

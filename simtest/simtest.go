@@ -16,6 +16,10 @@
 // the environment variables LEASEKIT_SEEDS, LEASEKIT_DURATION and
 // LEASEKIT_SHARD (a flag given on the command line wins). -simtest.replay
 // FILE replays one seed file with its step-by-step trace instead.
+// -simtest.skip-stored (LEASEKIT_SKIP_STORED=1) runs the campaign even
+// while stored seed files still fail, reporting only findings unlike
+// theirs, and -simtest.html FILE (LEASEKIT_HTML) writes a failing run's
+// page (history, fault timeline, trace) to FILE.
 //
 // The run, shrink, seed-file and replay code is package campaign's; this
 // package only wires it to testing.

@@ -3,7 +3,9 @@
 // and history recording) lives in its own package (leasework,
 // admissionwork, dirleasework) beside the kit they share (workkit), and
 // each package's Engine function returns the engine's definition, a plain
-// campaign.Engine value.
+// campaign.Engine value. Catalog is the list cmd/leasesim runs, and Rules
+// maps the rules of docs/THREAT-MODEL.md to the probes and mutants that
+// show the campaigns check them.
 package workload
 
 import (

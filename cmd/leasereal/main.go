@@ -4,12 +4,14 @@
 // and its exit codes.
 //
 //	leasereal acquire|release|inspect --dir D ...   the receiver lease
+//	leasereal reclaim --dir D ...                   operator: every blocker into quarantine/
 //	leasereal run [options] D CMD ARGS              flock(1), fenced and crash-safe
 //	leasereal run -n D CMD ARGS                     drop-in for `flock -n FILE CMD`
 //	leasereal run -w 10 D -c 'shell command'        drop-in for `flock -w 10 FILE -c ...`
-//	leasereal admission inspect|run ...             the export admission
+//	leasereal admission inspect|run|quarantine ...  the export admission
 //	leasereal dirlease recover|run ...              directory leases
-//	leasereal stress --procs N --ops M --kill-rate R
+//	leasereal dirlease inspect|quarantine ...       directory leases: operator
+//	leasereal stress [--engine E] --procs N --ops M --kill-rate R
 package main
 
 import (

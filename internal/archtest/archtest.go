@@ -1,10 +1,11 @@
-// Package archtest enforces the architecture rules of ARCHITECTURE.md as
-// ordinary tests: engines stay deterministic (everything external goes
+// Package archtest enforces the architecture rules of docs/ARCHITECTURE.md
+// as ordinary tests: engines stay deterministic (everything external goes
 // through the injected interfaces, nothing depends on map order) and
 // packages import only what the dependency direction allows. It is the one
 // ban-list of the engines: every engine package, internal helpers and the
-// test fakes of lease/leasetest included, is scanned by the same rules. The scanner lives in a non-test file so its
-// own tests can plant violations and prove it catches them.
+// test fakes of lease/leasetest included, is scanned by the same rules. The
+// scanner lives in a non-test file so its own tests can plant violations
+// and prove it catches them.
 package archtest
 
 import (

@@ -1,8 +1,9 @@
 // Package seederr is the refusal type admission and dirlease share: the
 // original implementation throws "Beeper Message Like Me recovery:
-// <message>" for every refused operation, and the Go ports return it typed, with a per-package Kind that
-// doubles as an errors.Is sentinel. The product wording is the caller's
-// (Error.Prefix, set from the engine's Config by Label); the message bodies
+// <message>" for every refused operation, and the Go ports return it
+// typed, with a per-package Kind that doubles as an errors.Is sentinel. The
+// product wording is the caller's (Error.Prefix, set by Label from the
+// engine's Config.MessagePrefix; "" is DefaultPrefix); the message bodies
 // are the original implementation's.
 package seederr
 

@@ -30,8 +30,8 @@ type Config struct {
 	// then waits for a provable reboot or an operator.
 	BootClock BootClock
 	// MessagePrefix starts every refusal's text ("<prefix>: <message>");
-	// "" is DefaultMessagePrefix. The original implementation's programs used
-	// SeedMessagePrefix. It changes no on-disk name.
+	// "" is DefaultMessagePrefix. The original implementations
+	// used SeedMessagePrefix. It changes no on-disk name.
 	MessagePrefix string
 }
 

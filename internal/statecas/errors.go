@@ -1,13 +1,14 @@
 // Package statecas holds the state-file storage helpers the admission and
 // dirlease engines share (the "./storage" module of the original
-// implementation, which it imports but does not include): create-if-absent, write-if-unchanged and
+// implementation, which it imports but does not include): create-if-absent,
+// write-if-unchanged, move-if-unchanged (the operator's quarantine) and
 // remove-if-unchanged compare-and-swap operations serialised across
 // processes by per-file mutation claims; recovery of claims orphaned by a
 // dead process; a directory snapshot bound to the directory's physical
 // identity; a bounded batch read; and identity-bound directory-tree
-// removal. Everything goes through the injected lease.FS and
-// lease.Inspector, and every write through internal/statefile (temp, fsync,
-// rename, directory fsync).
+// removal. Everything goes through the injected lease.FS, lease.IDSource
+// and lease.Inspector (Env), and every write through internal/statefile
+// (temp, fsync, rename, directory fsync).
 package statecas
 
 import (

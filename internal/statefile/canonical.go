@@ -1,8 +1,9 @@
 // Package statefile holds the crash-safe state-file primitives every engine
 // shares: canonical JSON bytes, bounded reads with strict schema decoding,
 // atomic replace, create-only publish and directory fsync. Everything goes
-// through the injected lease.FS, so the same code runs on the kernel and in
-// simfs, where the simulator crashes it at every step.
+// through the injected FS (env.FS, which lease.FS aliases too), so the same
+// code runs on the kernel and in simfs, where the simulator crashes it at
+// every step.
 //
 // Durability duties, in the order the functions below perform them:
 //

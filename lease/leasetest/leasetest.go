@@ -1,9 +1,10 @@
-// Package leasetest is the one fake environment of the engines' tests: scripted
-// fakes of the injected interfaces of package lease (Clock, Inspector,
-// IDSource) and a recording, hookable FS wrapper (HookFS). Tests of lease,
-// admission, dirlease and internal/statecas, the hostile suite, realstress
-// and the bench run the real engine on a real temporary directory
-// (lease/osenv.NewFS) or on simfs while deciding exactly what time it is,
+// Package leasetest is the one fake environment of the engines' tests:
+// scripted fakes of the injected interfaces of package lease (Clock,
+// Inspector, IDSource) and a recording, hookable FS wrapper (HookFS). Tests
+// of lease, admission, dirlease, leasecli, internal/statecas and
+// internal/statefile, the hostile suite, realstress and the bench run the
+// real engine on a real temporary directory (lease/osenv.NewFS) or on
+// simfs while deciding exactly what time it is,
 // which processes are alive, which identifiers come next and what happens
 // between two FS calls. Every fake is safe for concurrent use (tests run
 // under -race) and fully deterministic: internal/archtest holds this package

@@ -1,8 +1,9 @@
 // Package osenv implements the injected interfaces of package lease (FS,
 // File, Clock, IDSource and Inspector) on the real operating system, through
-// golang.org/x/sys/unix. It is the only production code in leasekit that
-// touches the OS; the engines see it only through those interfaces, so the
-// same engine code also runs inside the deterministic simulator.
+// golang.org/x/sys/unix, with dirlease's BootClock and leasecli's Groups
+// (ProcessGroups) beside them. It is the only place where the engines reach
+// the OS; they see it only through those interfaces, so the same engine
+// code also runs inside the deterministic simulator.
 //
 // Errors follow the os package exactly: one-path failures are *fs.PathError
 // and two-path failures (Rename, RenameNoReplace, Link, Symlink) are
