@@ -21,13 +21,13 @@ import (
 	"github.com/leasekit/leasekit/sim"
 )
 
-// Bench measures, side by side in one process and one run, what issue 8 §3
-// asks of the harness: simulated steps and seeds per second per core for
-// each engine's default scenario, porcupine's share of that time, time
-// compression (simulated seconds per wall second), scaling with workers,
-// and the fsyncs of one acquire and one release of package lease, in simfs
-// and, when asked, on the real OS (the same operation mix, for a sim/real
-// ratio). `leasesim bench` prints it; campaign's Benchmark* functions call
+// Bench measures, side by side in one process and one run, what the
+// harness's performance targets (docs/BENCH.md) ask of it: simulated steps
+// and seeds per second per core for each engine's default scenario,
+// porcupine's share of that time, time compression (simulated seconds per
+// wall second), scaling with workers, and the fsyncs of one acquire and one
+// release of package lease, in simfs and, when asked, on the real OS (the
+// same operation mix, for a sim/real ratio). `leasesim bench` prints it; campaign's Benchmark* functions call
 // the same code. The figures are not asserted anywhere: the machine is
 // shared and they vary.
 

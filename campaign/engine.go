@@ -4,7 +4,8 @@
 // failing runs are shrunk to a minimal decision list and written as seed
 // files that replay bit-exactly.
 //
-// cmd/leasesim is a thin command line over this package.
+// Package leasesim is the command line over this package, and
+// cmd/leasesim runs it over leasekit's engines.
 package campaign
 
 import (

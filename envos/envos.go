@@ -3,7 +3,8 @@
 // is mostly search and replace: os.ReadFile(name) becomes
 // envos.ReadFile(fsys, name), and the same code runs on the real kernel
 // (lease/osenv) and in the simulator (a sim.Proc's FS and Inspector).
-// Errors are the *fs.PathError values the FS returns, as os gives them.
+// Errors are the *fs.PathError values the FS returns, as os gives them;
+// Kill0 answers a bare syscall.Errno, as kill(2) does.
 package envos
 
 import (

@@ -2,8 +2,9 @@
 // simulator: cyclic PID allocation with reuse, start times in clock ticks since
 // boot (so two processes can share a tick), boot ids that change at reboot,
 // PID namespaces, executables that an upgrade replaces, zombies with and
-// without live threads, and inspection that fails with EACCES for another
-// user's processes. A Host's Inspector implements lease.Inspector by running
+// without live threads, process trees with groups and sessions (tree.go,
+// Host.Groups), and inspection that fails with EACCES for another user's
+// processes. A Host's Inspector implements lease.Inspector by running
 // internal/procfs, the real inspector's parser, over /proc files the host
 // renders (with hostile comms, zombies, deleted executables, EACCES and
 // processes reaped between two reads), so the engines' identity rules and

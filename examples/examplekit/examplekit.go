@@ -1,6 +1,7 @@
 // Package examplekit holds what the examples' tests share: the assertion
-// that the harness finds a lock broken with a named hazard, and the run of
-// leasekit's lease on the same workload.
+// that the harness finds a lock broken with a named hazard (RequireFinds),
+// the short campaign the runnable Examples print (Findings), and
+// leasekit's lease in place of the lock on the same workload (LeaseSpec).
 package examplekit
 
 import (

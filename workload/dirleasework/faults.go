@@ -301,7 +301,8 @@ func (dw *dirWorld) claimsLeft() []string {
 }
 
 // DirleaseOperations converts a dirlease workload history; read-only uses
-// cut short by a crash are dropped (CHECKING.md).
+// cut short by a crash are dropped (package models, "The history
+// contract").
 func DirleaseOperations(history []sim.Operation) []porcupine.Operation {
 	return workkit.Operations(history, func(op sim.Operation) bool {
 		_, use := op.Input.(models.DirUse)

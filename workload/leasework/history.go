@@ -19,9 +19,9 @@ import (
 // (Operation.CallOrder, ReturnOrder); those ranks are the stamps. An
 // operation whose outcome is unknown gets models.Unknown{} and keeps its
 // return bound (the crash, ranked just before the death event). Read-only
-// inspects with an unknown outcome are dropped (CHECKING.md), and so are
-// reclaim moves and operators' clears that a power loss undid before they
-// were durable.
+// inspects with an unknown outcome are dropped (package models, "The
+// history contract"), and so are reclaim moves and operators' clears that
+// a power loss undid before they were durable.
 func LeaseOperations(history []sim.Operation) []porcupine.Operation {
 	return workkit.Operations(history, leaseSkipped)
 }
