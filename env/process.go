@@ -7,7 +7,8 @@ import (
 
 // ProcessIdentity names one process incarnation precisely enough that a
 // later, unrelated process reusing its PID is told apart from it. leasekit's
-// docs/ARCHITECTURE.md, "Process identity", gives the rules that compare them.
+// docs/FORMAT-lease.md, "Identity rules (which owners are stale)", gives
+// the rules that compare them.
 type ProcessIdentity struct {
 	// PID is the process ID as seen from PIDNamespace.
 	PID int

@@ -92,7 +92,7 @@ const (
 
 // ClassifyRecord decides whether the process recorded in rec (an owner, a
 // guard or an intent) is still the one running. current is the caller's own
-// identity. The rules, in order (ARCHITECTURE.md, "Process identity"):
+// identity. The rules, in order (docs/FORMAT-lease.md, "Identity rules"):
 //
 //  1. another hostname: remote (a shared filesystem; never reclaim);
 //  2. another PID namespace, or a namespace that cannot be compared: unknown;

@@ -28,7 +28,7 @@ const (
 	// ProbePowerLossTorn fires when it left a file torn: not empty, not
 	// valid JSON and not hostile bytes, and either a record cut short (it
 	// begins like one) or zeros where the data should be (the size landed
-	// before the data: simfs's tear model, CRASHMODEL.md "Torn data").
+	// before the data: simfs's tear model, simfs/CRASHMODEL.md "Torn data").
 	ProbePowerLossTorn = "powerloss-torn-record"
 	// ProbePowerLossCleaned fires when such a file is gone later in the
 	// run (an engine's cleanup removed it).
