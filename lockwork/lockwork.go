@@ -5,7 +5,7 @@
 // on one host sharing a disk; each takes the lock, works in its critical
 // section and releases it, for a few rounds, while the simulator crashes
 // them, reuses their PIDs, steps the wall clock and reorders every step.
-// Crashed clients are respawned.
+// Crashed clients are respawned, up to a budget (ParamRespawns).
 //
 // Two checks judge a run. A Recorder watches the answers as they come and
 // stops the run at the first one that proves a bug, naming the hazard that

@@ -12,8 +12,9 @@ import (
 // Owner is the process identity that admission and dirlease records carry:
 // the originals' {pid, bootId, processStartId} digests, extended (schema 3) with
 // the hostname and PID namespace that the digests cannot express. Legacy
-// records (Legacy true) have only the three seed keys; they are read as if
-// written on this host and in this PID namespace, as the original assumed.
+// records (Legacy true) have only the original's three keys; they are read
+// as if written on this host and in this PID namespace, as the original
+// assumed.
 type Owner struct {
 	PID int
 	// BootID is BootDigest of the raw kernel boot id.
@@ -109,8 +110,8 @@ func (o Owner) Wire() map[string]any {
 	}
 }
 
-// ParseOwner decodes an owner object. legacy selects the three-key seed
-// shape; otherwise the five-key schema-3 shape is required exactly.
+// ParseOwner decodes an owner object. legacy selects the original's
+// three-key shape; otherwise the five-key schema-3 shape is required exactly.
 func ParseOwner(raw []byte, record string, legacy bool) (Owner, error) {
 	keys := OwnerKeys
 	if legacy {
