@@ -227,8 +227,8 @@ func (w *World) clockStep(h *Host) {
 	w.Tracef("fault=clockstep host=%s by=%ds", h.Name(), seconds)
 }
 
-// The clock step's direction probes (issue 16's "wall-clock steps both
-// ways"): engines must neither trust nor be stopped by a wall clock that
+// The clock step's direction probes (wall-clock steps both
+// ways): engines must neither trust nor be stopped by a wall clock that
 // jumps back or ahead of the records they wrote.
 const (
 	ProbeClockStepForward  = "clockstep-forward"

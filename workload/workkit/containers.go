@@ -4,7 +4,7 @@ import (
 	"github.com/leasekit/leasekit/sim"
 )
 
-// Containers (issue 16, item 3). A seed may give a host several PID
+// Containers. A seed may give a host several PID
 // namespaces: containers that share the host's volume, hostname and boot id,
 // each with its own PID numbering from 1, so the first worker spawned in a
 // namespace is that namespace's PID 1 (its init) and low PIDs are alive in

@@ -6,8 +6,7 @@ import (
 	"github.com/leasekit/leasekit/sim"
 )
 
-// Places is where a workload of one volume runs its processes (issue 16,
-// items 3 and 8): the home host, with its drawn PID namespaces
+// Places is where a workload of one volume runs its processes: the home host, with its drawn PID namespaces
 // (containers), and in some seeds a second host mounting the same volume (a
 // network mount) with namespaces of its own. An owner on the other host, or
 // in another namespace, is never judged by PID from here: the engines call

@@ -11,7 +11,7 @@ func PIDFree(dead *sim.Proc) bool {
 	return dead.Host().Table().Lookup(table.NS, table.PID) == nil
 }
 
-// SpawnOnDeadPID spawns a PID-reuse impostor (issue 16 item 2) on dead's
+// SpawnOnDeadPID spawns a PID-reuse impostor on dead's
 // host, PID namespace and PID, which PIDFree must have reported free: with
 // dead's own executable in half the draws (never at dead's start tick,
 // where it would be dead's exact twin, which no identity rule can tell

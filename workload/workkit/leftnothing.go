@@ -17,7 +17,7 @@ import (
 )
 
 // LeftNothing is the oracle "a cancelled or failed call leaves nothing of
-// its own behind" (issue 16, item 6). A workload wraps each engine call in
+// its own behind". A workload wraps each engine call in
 // sim.Proc.BeginCall and hands the watched call to After with its outcome.
 // After a call that failed (an error, a refusal):
 //

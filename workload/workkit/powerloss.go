@@ -9,7 +9,7 @@ import (
 	"github.com/leasekit/leasekit/sim"
 )
 
-// Torn and empty records after a power loss (issue 16's hazard list). The
+// Torn and empty records after a power loss. The
 // engines fsync a file before they publish its name, so a published record
 // is never torn by a crash; but what a crashed writer had not published yet
 // is: a temp (a lease guard or epoch temp, a statecas claim or data temp),

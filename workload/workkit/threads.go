@@ -7,8 +7,7 @@ import (
 	"github.com/leasekit/leasekit/sim"
 )
 
-// ThreadsStream keys the draws that decide a run's threads (issue 16 item
-// 4), so a run without threads keeps its other draws.
+// ThreadsStream keys the draws that decide a run's threads, so a run without threads keeps its other draws.
 const ThreadsStream = "threads"
 
 // ThreadedOneIn: one run in ThreadedOneIn gets threads; one threaded run
