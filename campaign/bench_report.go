@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Targets of issue 8 §3, printed beside the measured figures.
+// The bench's targets, printed beside the measured figures.
 const (
 	benchStepsPerSecondTarget = 200_000
 	benchSeedsPerSecondTarget = 500

@@ -8,7 +8,7 @@ import (
 	"github.com/leasekit/leasekit/sim"
 )
 
-// Deep exploration (issue 17): every execution of a scenario (three
+// Deep exploration: every execution of a scenario (three
 // processes and more) within a bound of choices (non-zero decisions:
 // scheduling picks other than the first runnable process, crashes, power
 // losses) and a fault budget, depth first, with a visited-state cache and

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Cancellation and the watch on one engine call (issue 16, item 6).
+// Cancellation and the watch on one engine call.
 //
 // A workload wraps each engine call in BeginCall/End. BeginCall draws,
 // from the process's own stream "cancel/<name>", whether the call's

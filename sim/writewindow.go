@@ -3,7 +3,7 @@ package sim
 import "github.com/leasekit/leasekit/lease"
 
 // The write window: a power loss aimed at a file written but not yet
-// fsynced (issue 16, torn records). The engines write every record to a new
+// fsynced. The engines write every record to a new
 // file (O_CREATE|O_EXCL), fsync it, and only then name it, so what a power
 // loss can tear is a temp between its write and its fsync. A power loss
 // drawn at a uniform step almost never lands there (about one power loss in

@@ -1,6 +1,6 @@
 package admissionwork
 
-// Hosts and containers (issue 16, items 3 and 8). Per seed the volume is
+// Hosts and containers. Per seed the volume is
 // mounted by host0 and, in half the seeds, by host1 too (workkit.Places),
 // and each host has one to three PID namespaces. Controllers are dealt
 // round the hosts and namespaces (each namespace's first is its PID 1);

@@ -1,6 +1,6 @@
 package admissionwork
 
-// PID-reuse impostors (issue 16 item 2) and the races over one record.
+// PID-reuse impostors and the races over one record.
 //
 // When a controller that holds a handle crashes, in some runs a new process
 // is spawned on its PID at once (sim.ProcSpec.PID), in half of those with

@@ -1,6 +1,6 @@
 package admissionwork
 
-// Operators at any moment (issue 29): operator processes, on the
+// Operators at any moment: operator processes, on the
 // controllers' host or another place the workload has, call InspectState
 // and then Quarantine on the judgement it gave (the record's sha256), kept
 // for a drawn delay while controllers, helpers, impostors and the co-tenant

@@ -12,7 +12,7 @@ import (
 	"github.com/leasekit/leasekit/workload/workkit"
 )
 
-// Another live record swapped in (issue 16 item 7, swapadm): the co-tenant
+// Another live record swapped in: the co-tenant
 // keeps each valid slot record as its owner wrote it and, while the current
 // holder H is alive and no compare-and-swap is in flight, renames a copy of
 // an earlier record over the slot (durably, as an editor saves) whose owner

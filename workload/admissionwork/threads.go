@@ -1,6 +1,6 @@
 package admissionwork
 
-// Threads (issue 16 item 4): in one run of workkit.ThreadedOneIn one
+// Threads: in one run of workkit.ThreadedOneIn one
 // controller process runs one or two more controller threads, each with
 // its own handles, all sharing the process's identity. A thread's Acquire
 // while another thread of its process holds the slot meets a live owner

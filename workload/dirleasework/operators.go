@@ -15,7 +15,7 @@ import (
 	"github.com/leasekit/leasekit/workload/workkit"
 )
 
-// Operators at any moment (issue 29): operator processes run Inspect and
+// Operators at any moment: operator processes run Inspect and
 // Quarantine beside the creators and recoverers, on any host. The judgement
 // a Quarantine is given (a name and its sha256) comes from an Inspect that
 // may be stale by then. What must hold:

@@ -12,7 +12,7 @@ import (
 	"github.com/leasekit/leasekit/workload/workkit"
 )
 
-// Long-lived state: the crash pile-up (issue 29 item 6).
+// Long-lived state: the crash pile-up.
 //
 // A state home that lives long collects crashed claims: every killed
 // creator leaves one, and only a recovery removes it (the project's real

@@ -1,6 +1,6 @@
 package dirleasework
 
-// PID-reuse impostors (issue 16 item 2) and the double stale reclaim.
+// PID-reuse impostors and the double stale reclaim.
 //
 // When a creator that claimed a directory crashes, in some runs a new
 // process is spawned at once on its PID (sim.ProcSpec.PID), in half of those

@@ -14,7 +14,7 @@ import (
 	"github.com/leasekit/leasekit/workload/workkit"
 )
 
-// Another live claim swapped in (issue 16 item 7): the co-tenant copies
+// Another live claim swapped in: the co-tenant copies
 // claim B's file, as its live owner last wrote it, and renames the copy
 // over claim A's file (A's owner alive too). The file at A's name is then a
 // valid claim, but another one's: its ID, path, directory identity, owner

@@ -1,6 +1,6 @@
 package dirleasework
 
-// Threads (issue 16 item 4): in one run of workkit.ThreadedOneIn one
+// Threads: in one run of workkit.ThreadedOneIn one
 // creator or recoverer process runs one or two more threads: its first
 // extra thread takes the other role (a recoverer thread in a creator's
 // process, or the reverse), the second the leader's. They share the

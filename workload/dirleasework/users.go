@@ -16,7 +16,7 @@ import (
 	"github.com/leasekit/leasekit/sim"
 )
 
-// Users at the command line (issue 30 item 1): user processes act as
+// Users at the command line: user processes act as
 // `leasereal dirlease run --path P -- CMD` does, on paths the user named
 // rather than fresh ones: the directory exists (the user makes it again
 // when it is gone), Create takes a raw-working lease on it, the lease goes

@@ -1,6 +1,6 @@
 package leasework
 
-// Simulated `leasereal run` invocations (issue 30 item 2), beside the
+// Simulated `leasereal run` invocations, beside the
 // library clients. Terminals on the first host each start wrappers one
 // after the other on a lease of their own (cliNamespace, on the first
 // space's volume, never touched by the library clients or the hostile

@@ -1,6 +1,6 @@
 package leasework
 
-// Containers (issue 16 item 3). Each host draws its number of PID
+// Containers. Each host draws its number of PID
 // namespaces per seed (workkit.DrawNamespaces). Its workers are dealt round
 // the namespaces, so every namespace's first worker is its PID 1 and, all
 // spawned in tick 0 with the same executable, the workers of one host are

@@ -81,7 +81,7 @@ var declaredProbes = []string{
 	"lease-refused-corrupt-owner",         // disposition: corrupt
 	// a boot-time twin (owner's PID, start tick, executable) after a reboot
 	"lease-bystander-on-owner-pid-and-tick-after-reboot",
-	// issue 16's oracles: a GuardLostError the world caused (a hostile
+	// the oracles of a hostile world: a GuardLostError the world caused (a hostile
 	// guard fault during the call; without one it is a violation), and a
 	// guard garbled at a reclaim whose garbage the engine keeps in quarantine
 	"lease-guard-lost-hostile",

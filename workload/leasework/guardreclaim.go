@@ -1,6 +1,6 @@
 package leasework
 
-// The garbled guard at a reclaim (issue 16, the suspected false alarm): a
+// The garbled guard at a reclaim: a
 // reclaimer has judged the lifecycle guard stale and re-read it; between the
 // re-read and its rename into quarantine, the hostile co-tenant garbles the
 // guard in place. The rename then moves the garbage, not the record it

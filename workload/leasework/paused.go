@@ -1,6 +1,6 @@
 package leasework
 
-// Paused holders (issue 16 item 5). The stop fault SIGSTOPs a process for
+// Paused holders. The stop fault SIGSTOPs a process for
 // longer than every guard wait; /proc shows it in state T, alive. When it
 // stops a lease holder (possibly inside its fenced work), an operator who
 // sees the namespace blocked runs ForceReclaim on the holder's record:

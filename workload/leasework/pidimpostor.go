@@ -1,6 +1,6 @@
 package leasework
 
-// PID-reuse impostors at every fenced call (issue 16 item 2), and the races
+// PID-reuse impostors at every fenced call, and the races
 // over one stale record (the hazards "a double stale reclaim by two
 // reclaimers of one record" and "a release after a takeover").
 //

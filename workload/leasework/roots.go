@@ -1,6 +1,6 @@
 package leasework
 
-// Several roots in one namespace (issue 16 item 1). Managers with different
+// Several roots in one namespace. Managers with different
 // RootIDs share a lease namespace: a run draws one, two or three roots
 // (swarm style), and every worker and impostor serves one of them. A
 // generation is a capability only within its owner's root: an impostor of

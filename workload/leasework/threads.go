@@ -1,6 +1,6 @@
 package leasework
 
-// Threads (issue 16 item 4). In some runs (drawn from the "threads" stream,
+// Threads. In some runs (drawn from the "threads" stream,
 // so runs without threads keep their draws) one worker process runs one or
 // two more worker threads: each its own caller with its own Manager, all
 // sharing the process's PID and identity. The engine's rule for a second
