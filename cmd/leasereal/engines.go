@@ -77,7 +77,7 @@ func cmdAdmission(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return printStateRefusal(stdout, "admission", admissionCode(err), err)
 		}
-		return printInspection(stdout, admissionVerdict(state), admissionStateJSON(state, *stateHome))
+		return errors.Join(printJSON(stdout, admissionStateJSON(state, *stateHome)), codeOrNil(admissionInspectCode(state)))
 	case "run":
 		return admissionRun(config, trimDashes(flags.Args()), stderr)
 	case "quarantine":
@@ -128,6 +128,17 @@ func admissionVerdict(state admission.State) verdict {
 		return verdictHeld
 	}
 	return verdictFree
+}
+
+// admissionInspectCode is admission inspect's exit code: the verdict's,
+// except that a record waiting for its helper exits 3 too, because
+// admission run refuses it (ErrIndeterminate) until the helper has ended
+// and an operator has acted: inspect exits 3 whenever run would.
+func admissionInspectCode(state admission.State) int {
+	if state.Waiting != "" {
+		return exitRefused
+	}
+	return admissionVerdict(state).exitCode()
 }
 
 // admissionWhy says why an admission needs an operator.

@@ -169,6 +169,13 @@ func TestVerdictsOfEveryState(t *testing.T) {
 			t.Errorf("%s: verdict %q, want %q", tc.name, tc.got, tc.wanted)
 		}
 	}
+	waiting := admission.State{Present: true, Disposition: admission.DispositionIndeterminate, Waiting: "its helper still runs"}
+	if code := admissionInspectCode(waiting); code != exitRefused {
+		t.Errorf("admission inspect of a record waiting for its helper exits %d, want %d: admission run refuses it", code, exitRefused)
+	}
+	if code := admissionInspectCode(admission.State{Present: true, Disposition: admission.DispositionActive}); code != exitOK {
+		t.Errorf("admission inspect of an active record exits %d, want 0", code)
+	}
 }
 
 func dirleaseVerdict(states []dirlease.ClaimState) verdict {
