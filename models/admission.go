@@ -455,14 +455,20 @@ func admissionHash(state any) uint64 {
 
 // AdmissionModel returns the export admission model.
 func AdmissionModel() porcupine.Model {
-	nondeterministic := porcupine.NondeterministicModel{
+	nondeterministic := AdmissionNondeterministicModel()
+	return nondeterministic.ToModel()
+}
+
+// AdmissionNondeterministicModel is AdmissionModel before the power-set
+// construction (see LeaseNondeterministicModel).
+func AdmissionNondeterministicModel() porcupine.NondeterministicModel {
+	return porcupine.NondeterministicModel{
 		Init:              func() []any { return []any{admissionState{}} },
 		Step:              admissionStep,
 		Hash:              admissionHash,
 		DescribeOperation: DescribeAdmissionOperation,
 		DescribeState:     DescribeAdmissionState,
 	}
-	return nondeterministic.ToModel()
 }
 
 // ValidateAdmissionHistory checks the history contract (see the package

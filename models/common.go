@@ -344,6 +344,28 @@ func uniqueInPlace[S comparable](list []S) []S {
 	return kept
 }
 
+// nondeterministic is the same model before the power-set construction:
+// one state per model state, for a checker that searches the states
+// themselves (realstress's exact segment search) rather than their sets.
+func (m stateSetModel[S]) nondeterministic() porcupine.NondeterministicModel {
+	return porcupine.NondeterministicModel{
+		Partition: m.partition,
+		Init:      func() []any { var zero S; return []any{zero} },
+		Step: func(state, input, output any) []any {
+			successors := m.step(state.(S), input, output)
+			next := make([]any, len(successors))
+			for i, s := range successors {
+				next[i] = s
+			}
+			return next
+		},
+		Equal:             func(a, b any) bool { return a.(S) == b.(S) },
+		Hash:              func(state any) uint64 { return m.hash(state.(S)) },
+		DescribeOperation: m.describeOperation,
+		DescribeState:     func(state any) string { return m.describeState(state.(S)) },
+	}
+}
+
 func (m stateSetModel[S]) model() porcupine.Model {
 	return porcupine.Model{
 		Partition: m.partition,

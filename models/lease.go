@@ -585,13 +585,24 @@ func leaseHash(s leaseState) uint64 {
 
 // LeaseModel returns the receiver lease model, partitioned by namespace.
 func LeaseModel() porcupine.Model {
+	return leaseStateSetModel().model()
+}
+
+// LeaseNondeterministicModel is LeaseModel before the power-set
+// construction: its states are single lease states. realstress searches
+// them exhaustively to carry a segment's exact end states to the next.
+func LeaseNondeterministicModel() porcupine.NondeterministicModel {
+	return leaseStateSetModel().nondeterministic()
+}
+
+func leaseStateSetModel() stateSetModel[leaseState] {
 	return stateSetModel[leaseState]{
 		partition:         leasePartition,
 		step:              leaseStep,
 		hash:              leaseHash,
 		describeOperation: DescribeLeaseOperation,
 		describeState:     func(s leaseState) string { return DescribeLeaseState(s) },
-	}.model()
+	}
 }
 
 // leaseNamespace returns the namespace an input touches, or ok=false for an

@@ -3,6 +3,8 @@ package realstress
 import (
 	"os"
 
+	"github.com/anishathalye/porcupine"
+
 	"github.com/leasekit/leasekit/models"
 	"strconv"
 	"testing"
@@ -16,12 +18,16 @@ func TestCheckKeptDir(t *testing.T) {
 	if dir == "" {
 		t.Skip("set REALSTRESS_CHECK_DIR to re-check a kept stress directory")
 	}
-	result, history, info, err := CheckDir(dir)
+	history, err := ReadHistory(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("result %v, %d ops", result, len(history.Operations))
-	if err := writeFailure(dir+"/failure.txt", info, models.LeaseModel()); err != nil {
+	result := CheckSegmented(models.LeaseNondeterministicModel(), history.Operations, 1, defaultCheckTimeout)
+	t.Logf("result %v, %d ops, %d segments, %d configurations", result.Result, len(history.Operations), result.Segments, result.Configurations)
+	if result.Result != porcupine.Illegal {
+		return
+	}
+	if err := writeFailure(dir+"/failure.txt", result.Info, result.Model); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(dir + "/failure.txt")

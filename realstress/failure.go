@@ -56,30 +56,27 @@ func describeHistory(ops []porcupine.Operation, from, to int64) string {
 	return text.String()
 }
 
-// CheckDir re-checks the logs and deaths a stress run left in dir.
-func CheckDir(dir string) (porcupine.CheckResult, History, porcupine.LinearizationInfo, error) {
+// ReadHistory merges the logs and deaths a lease or admission stress run
+// left in dir into its history, as the run's own check does: to re-check a
+// kept work directory.
+func ReadHistory(dir string) (History, error) {
 	deaths, err := ReadDeaths(filepath.Join(dir, "deaths.jsonl"))
 	if err != nil {
-		return porcupine.Unknown, History{}, porcupine.LinearizationInfo{}, err
+		return History{}, err
 	}
 	paths, err := filepath.Glob(filepath.Join(dir, "logs", "lane-*.jsonl"))
 	if err != nil {
-		return porcupine.Unknown, History{}, porcupine.LinearizationInfo{}, err
+		return History{}, err
 	}
 	lanes := map[int][]Record{}
 	for _, path := range paths {
 		var lane int
 		if _, err := fmt.Sscanf(filepath.Base(path), "lane-%d.jsonl", &lane); err != nil {
-			return porcupine.Unknown, History{}, porcupine.LinearizationInfo{}, err
+			return History{}, err
 		}
 		if lanes[lane], err = ReadLog(path); err != nil {
-			return porcupine.Unknown, History{}, porcupine.LinearizationInfo{}, err
+			return History{}, err
 		}
 	}
-	history, err := BuildHistory(lanes, deaths)
-	if err != nil {
-		return porcupine.Unknown, History{}, porcupine.LinearizationInfo{}, err
-	}
-	result, info := models.CheckLease(history.Operations, defaultCheckTimeout)
-	return result, history, info, nil
+	return BuildHistory(lanes, deaths)
 }

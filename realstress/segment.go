@@ -3,8 +3,6 @@ package realstress
 import (
 	"fmt"
 	"sort"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -12,26 +10,27 @@ import (
 
 // Checking a long history in segments.
 //
-// porcupine keeps, in every cache entry, a bitset over all the operations of
-// the history, so its cost grows faster than the history: a 10,000-operation
-// stress history checks in under a second, but ten times that takes tens of
-// seconds and a slower machine hits the time bound, which is no verdict.
-//
 // A quiescent point is a stamp q with every operation returned before q or
 // called after q. Every linearization of the history then orders all
 // operations before q first (real-time order), so the history is
 // linearizable iff the part after q is linearizable from SOME state that
 // some linearization of the part before q ends in. CheckSegmented cuts the
-// history at quiescent points into segments of at least a minimum size and,
-// segment by segment, computes the exact set of states its linearizations
-// can end in, starting from the exact set the previous segment left: a
-// porcupine search over the segment plus an end marker that must come last
-// and that the wrapped model records and then refuses, so the search visits
-// every linearization (up to porcupine's cache of identical configurations,
-// which prunes only repeats). No state is guessed and none is dropped, so
-// the verdict is the same as one check of the whole history: an illegal
-// segment is an illegal history, and a segment whose search times out makes
-// the verdict Unknown, never a pass or a violation.
+// history at quiescent points into segments and, segment by segment,
+// computes the exact set of model states its linearizations can end in,
+// starting from the exact set the previous segment left.
+//
+// It searches the model's own states, not porcupine's power sets of them:
+// a configuration is (the operations linearized so far, one model state),
+// every configuration reachable from the start states is visited once, and
+// the end states are the states of the configurations with every operation
+// linearized. Killed workers leave many operations of unknown outcome, and
+// porcupine's power-set states differ with the order those are linearized
+// in; a search over single states merges every order that reaches the same
+// state. No state is guessed and none is dropped, so the verdict is the
+// same as one check of the whole history: a segment no linearization
+// explains is an illegal history, and a segment whose search runs out of
+// time (or of its configuration budget) makes the verdict Unknown, never a
+// pass or a violation.
 //
 // The quiescent points are found in the stamps themselves (a strict gap:
 // porcupine treats [Call, Return] as closed), so a history without any is
@@ -45,126 +44,20 @@ type SegmentedResult struct {
 	// result is Illegal or Unknown: then the last one is the one that
 	// failed or timed out).
 	Segments int
+	// Configurations is how many configurations the search visited, over
+	// all segments: the cost of the check.
+	Configurations int
 	// Failed is the illegal segment's operations, Model the model to
 	// replay them with (it starts from the states the segments before it
 	// left), and Info its verbose linearization info, for the report.
 	Failed []porcupine.Operation
 	Model  porcupine.Model
 	Info   porcupine.LinearizationInfo
-	// Exact is set when the fast pass (one linearization per segment)
-	// failed somewhere and the verdict comes from the exhaustive pass.
-	Exact bool
 }
 
-// segmentEnd is the end marker of a segment: the wrapped model records the
-// states it is offered and refuses it.
-type segmentEnd struct{}
-
-// segmentState is the wrapped model's state: the set of inner states the
-// history may be in (each a state of the inner model, itself possibly a set).
-type segmentState []any
-
-// segmentModel wraps a porcupine model so that it starts from a set of
-// states and collects the states the segment's linearizations end in.
-type segmentModel struct {
-	inner porcupine.Model
-	start segmentState
-	// witness: accept the end marker, so the search stops at the first
-	// linearization and ends holds its end states only; otherwise refuse
-	// it, so the search visits every linearization and ends holds them all.
-	witness bool
-	// ends collects, under mutex, every inner state offered to segmentEnd.
-	mutex sync.Mutex
-	ends  segmentState
-}
-
-func (m *segmentModel) equal(a, b any) bool {
-	if m.inner.Equal != nil {
-		return m.inner.Equal(a, b)
-	}
-	return a == b
-}
-
-func (m *segmentModel) contains(set segmentState, state any) bool {
-	for _, s := range set {
-		if m.equal(s, state) {
-			return true
-		}
-	}
-	return false
-}
-
-func (m *segmentModel) step(state, input, output any) (bool, any) {
-	states := state.(segmentState)
-	if _, end := input.(segmentEnd); end {
-		m.mutex.Lock()
-		for _, s := range states {
-			if !m.contains(m.ends, s) {
-				m.ends = append(m.ends, s)
-			}
-		}
-		m.mutex.Unlock()
-		return m.witness, state // refused: the search goes on to every other end state
-	}
-	var next segmentState
-	for _, s := range states {
-		if ok, successor := m.inner.Step(s, input, output); ok && !m.contains(next, successor) {
-			next = append(next, successor)
-		}
-	}
-	return len(next) > 0, next
-}
-
-// model is the porcupine model of one segment. It has no Partition: the
-// histories the stress writes have one namespace.
-func (m *segmentModel) model() porcupine.Model {
-	return porcupine.Model{
-		Init: func() any { return m.start },
-		Step: m.step,
-		Equal: func(a, b any) bool {
-			first, second := a.(segmentState), b.(segmentState)
-			if len(first) != len(second) {
-				return false
-			}
-			for _, s := range first {
-				if !m.contains(second, s) {
-					return false
-				}
-			}
-			return true
-		},
-		Hash: func(state any) uint64 {
-			if m.inner.Hash == nil {
-				return 0
-			}
-			var sum uint64 // XOR: the order of a set does not matter
-			for _, s := range state.(segmentState) {
-				sum ^= m.inner.Hash(s)
-			}
-			return sum
-		},
-		DescribeOperation: func(input, output any) string {
-			if _, end := input.(segmentEnd); end {
-				return "end of segment"
-			}
-			if m.inner.DescribeOperation == nil {
-				return fmt.Sprintf("%v -> %v", input, output)
-			}
-			return m.inner.DescribeOperation(input, output)
-		},
-		DescribeState: func(state any) string {
-			var parts []string
-			for _, s := range state.(segmentState) {
-				if m.inner.DescribeState == nil {
-					parts = append(parts, fmt.Sprintf("%v", s))
-				} else {
-					parts = append(parts, m.inner.DescribeState(s))
-				}
-			}
-			return "one of {" + strings.Join(parts, " | ") + "}"
-		},
-	}
-}
+// maxSegmentConfigurations bounds one segment's search: past it the
+// verdict is Unknown rather than a machine out of memory.
+const maxSegmentConfigurations = 4_000_000
 
 // Segments cuts ops at quiescent points into segments of at least minOps
 // operations (the last one may be shorter). Within a segment the operations
@@ -193,80 +86,208 @@ func Segments(ops []porcupine.Operation, minOps int) [][]porcupine.Operation {
 }
 
 // CheckSegmented checks ops against model segment by segment (see above),
-// within timeout in all. An empty history is Ok.
-//
-// It first goes the fast way: each segment is searched only up to its first
-// linearization, and the next segment starts from that one's end states. If
-// every segment passes, the linearizations put end to end are one of the
-// whole history: Ok. If one fails, that proves nothing yet (another
-// linearization of an earlier segment might have ended in a state that
-// explains it), so the check starts over the exact way, every segment
-// searched exhaustively, and only that verdict is Illegal.
-func CheckSegmented(model porcupine.Model, ops []porcupine.Operation, minOps int, timeout time.Duration) SegmentedResult {
+// within timeout in all, each partition of the model on its own. An empty
+// history is Ok.
+func CheckSegmented(model porcupine.NondeterministicModel, ops []porcupine.Operation, minOps int, timeout time.Duration) SegmentedResult {
 	deadline := time.Now().Add(timeout)
-	segments := Segments(ops, minOps)
-	result := checkSegments(model, segments, true, deadline)
-	if result.Result != porcupine.Illegal {
-		return result
+	partitions := [][]porcupine.Operation{ops}
+	if model.Partition != nil && len(ops) > 0 {
+		partitions = model.Partition(ops)
 	}
-	exact := checkSegments(model, segments, false, deadline)
-	exact.Exact = true
-	return exact
-}
-
-// checkSegments checks the segments in order, each from the end states of
-// the one before, carrying a witness's end states or all of them.
-func checkSegments(model porcupine.Model, segments [][]porcupine.Operation, witness bool, deadline time.Time) SegmentedResult {
-	states := segmentState{model.Init()}
 	var result SegmentedResult
-	for _, segment := range segments {
-		result.Segments++
-		left := time.Until(deadline)
-		if left <= 0 {
-			result.Result = porcupine.Unknown
+	for _, partition := range partitions {
+		checkSegments(model, Segments(partition, minOps), deadline, &result)
+		if result.Result != porcupine.Ok {
 			return result
 		}
-		wrapped := &segmentModel{inner: model, start: states, witness: witness}
-		marked := append(append([]porcupine.Operation(nil), segment...), endMarker(segment))
-		verdict := porcupine.CheckOperationsTimeout(wrapped.model(), marked, left)
-		switch {
-		case verdict == porcupine.Unknown:
-			result.Result = porcupine.Unknown
-			return result
-		case verdict == porcupine.Ok && !witness:
-			panic("realstress: an exhaustive segment check accepted the end marker, which it always refuses")
-		case len(wrapped.ends) == 0 && !witness:
-			return illegalSegment(result, model, states, segment, time.Until(deadline))
-		case len(wrapped.ends) == 0:
-			result.Result = porcupine.Illegal // from this witness only: CheckSegmented starts over exactly
-			return result
-		}
-		states = wrapped.ends
 	}
 	result.Result = porcupine.Ok
 	return result
 }
 
-// endMarker is the segment's end marker: called after every return of the
-// segment, so every linearization takes it last.
-func endMarker(segment []porcupine.Operation) porcupine.Operation {
-	last, lane := int64(0), 0
-	for _, op := range segment {
-		last = max(last, op.Return, op.Call)
-		lane = max(lane, op.ClientId)
+// checkSegments checks one partition's segments in order, each from the
+// end states of the one before, and leaves Ok, Illegal or Unknown in result.
+func checkSegments(model porcupine.NondeterministicModel, segments [][]porcupine.Operation, deadline time.Time, result *SegmentedResult) {
+	states := uniqueStates(model, model.Init())
+	for _, segment := range segments {
+		result.Segments++
+		search := newSegmentSearch(model, segment, deadline)
+		ends, finished := search.run(states)
+		result.Configurations += len(search.seen)
+		switch {
+		case !finished:
+			result.Result = porcupine.Unknown
+			return
+		case len(ends) == 0:
+			illegalSegment(result, model, states, segment, time.Until(deadline))
+			return
+		}
+		states = ends
 	}
-	return porcupine.Operation{ClientId: lane + 1, Input: segmentEnd{}, Call: last + 1, Return: last + 2}
+	result.Result = porcupine.Ok
+}
+
+// uniqueStates drops repeated states (by the model's Equal).
+func uniqueStates(model porcupine.NondeterministicModel, states []any) []any {
+	var unique []any
+	for _, s := range states {
+		if !containsState(model, unique, s) {
+			unique = append(unique, s)
+		}
+	}
+	return unique
+}
+
+func containsState(model porcupine.NondeterministicModel, states []any, state any) bool {
+	for _, s := range states {
+		if equalStates(model, s, state) {
+			return true
+		}
+	}
+	return false
+}
+
+func equalStates(model porcupine.NondeterministicModel, a, b any) bool {
+	if model.Equal != nil {
+		return model.Equal(a, b)
+	}
+	return a == b
+}
+
+// segmentConfiguration is a point of the search: the segment's operations
+// linearized so far (a bitset over the segment, by call order) and one
+// model state they can leave.
+type segmentConfiguration struct {
+	done  []uint64
+	state any
+}
+
+// configurationKey indexes seen: the bitset's bytes and the state's hash
+// (states with one key are told apart by Equal).
+type configurationKey struct {
+	done string
+	hash uint64
+}
+
+// segmentSearch visits every configuration of one segment reachable from
+// its start states, depth first.
+type segmentSearch struct {
+	model    porcupine.NondeterministicModel
+	ops      []porcupine.Operation // by call stamp
+	deadline time.Time
+	seen     map[configurationKey][]any
+	stack    []segmentConfiguration
+	ends     []any
+}
+
+func newSegmentSearch(model porcupine.NondeterministicModel, segment []porcupine.Operation, deadline time.Time) *segmentSearch {
+	ops := append([]porcupine.Operation(nil), segment...)
+	sort.SliceStable(ops, func(a, b int) bool { return ops[a].Call < ops[b].Call })
+	return &segmentSearch{model: model, ops: ops, deadline: deadline, seen: map[configurationKey][]any{}}
+}
+
+// run returns the segment's end states from starts; finished is false when
+// the deadline or the configuration budget stopped it first.
+func (s *segmentSearch) run(starts []any) (ends []any, finished bool) {
+	empty := make([]uint64, (len(s.ops)+63)/64)
+	for _, state := range starts {
+		s.visit(empty, state)
+	}
+	for expanded := 0; len(s.stack) > 0; expanded++ {
+		if expanded%1024 == 0 && (time.Now().After(s.deadline) || len(s.seen) > maxSegmentConfigurations) {
+			return nil, false
+		}
+		next := s.stack[len(s.stack)-1]
+		s.stack = s.stack[:len(s.stack)-1]
+		s.expand(next)
+	}
+	return s.ends, true
+}
+
+// expand takes every operation that may come next: one not linearized yet
+// whose call is not after the earliest return among those not linearized
+// (an operation that returned must come before every later call).
+func (s *segmentSearch) expand(c segmentConfiguration) {
+	earliestReturn := int64(1<<63 - 1)
+	for i, op := range s.ops {
+		if !bitSet(c.done, i) {
+			earliestReturn = min(earliestReturn, op.Return)
+		}
+	}
+	for i, op := range s.ops {
+		if op.Call > earliestReturn {
+			break // by call order: every later one is too
+		}
+		if bitSet(c.done, i) {
+			continue
+		}
+		done := withBit(c.done, i)
+		for _, state := range s.model.Step(c.state, op.Input, op.Output) {
+			s.visit(done, state)
+		}
+	}
+}
+
+// visit records a configuration the first time it is reached: an end
+// state when every operation is linearized, else a configuration to expand.
+func (s *segmentSearch) visit(done []uint64, state any) {
+	if allSet(done, len(s.ops)) {
+		if !containsState(s.model, s.ends, state) {
+			s.ends = append(s.ends, state)
+		}
+		return
+	}
+	key := configurationKey{done: bitsKey(done)}
+	if s.model.Hash != nil {
+		key.hash = s.model.Hash(state)
+	}
+	if containsState(s.model, s.seen[key], state) {
+		return
+	}
+	s.seen[key] = append(s.seen[key], state)
+	s.stack = append(s.stack, segmentConfiguration{done: done, state: state})
+}
+
+func bitSet(bits []uint64, i int) bool { return bits[i/64]&(1<<(i%64)) != 0 }
+
+func withBit(bits []uint64, i int) []uint64 {
+	next := append([]uint64(nil), bits...)
+	next[i/64] |= 1 << (i % 64)
+	return next
+}
+
+func allSet(bits []uint64, n int) bool {
+	for i := range n / 64 {
+		if bits[i] != ^uint64(0) {
+			return false
+		}
+	}
+	rest := n % 64
+	return rest == 0 || bits[n/64] == 1<<rest-1
+}
+
+// bitsKey is the bitset as a map key.
+func bitsKey(bits []uint64) string {
+	key := make([]byte, 0, 8*len(bits))
+	for _, word := range bits {
+		for shift := 0; shift < 64; shift += 8 {
+			key = append(key, byte(word>>shift))
+		}
+	}
+	return string(key)
 }
 
 // illegalSegment fills the result of a segment no linearization explains,
-// with the verbose info for the report (a rerun without the end marker).
-func illegalSegment(result SegmentedResult, model porcupine.Model, states segmentState, segment []porcupine.Operation, left time.Duration) SegmentedResult {
-	wrapped := &segmentModel{inner: model, start: states}
-	result.Result, result.Failed, result.Model = porcupine.Illegal, segment, wrapped.model()
+// with porcupine's verbose info for the report: its search over the power
+// sets, from the same start states, must agree that none exists.
+func illegalSegment(result *SegmentedResult, model porcupine.NondeterministicModel, states []any, segment []porcupine.Operation, left time.Duration) {
+	from := model
+	from.Partition, from.PartitionEvent = nil, nil
+	from.Init = func() []any { return append([]any(nil), states...) }
+	result.Result, result.Failed, result.Model = porcupine.Illegal, segment, from.ToModel()
 	verbose, info := porcupine.CheckOperationsVerbose(result.Model, segment, max(left, 10*time.Second))
 	if verbose == porcupine.Ok {
-		panic("realstress: the verbose rerun accepted a segment the end-state search found no linearization of")
+		panic("realstress: porcupine linearized a segment the exact search found no linearization of")
 	}
 	result.Info = info
-	return result
 }

@@ -119,7 +119,7 @@ type exit struct {
 // Bounds of a run.
 const (
 	defaultCheckTimeout = time.Minute
-	defaultSegmentOps   = 500
+	defaultSegmentOps   = 1
 	defaultRunTimeout   = 10 * time.Minute
 	procsMax            = 64
 	opsMax              = 1_000_000
@@ -665,7 +665,7 @@ func checkName(result porcupine.CheckResult) string {
 // engineCheck is how one engine's history is validated and checked.
 type engineCheck struct {
 	validate func([]porcupine.Operation) error
-	model    func() porcupine.Model
+	model    func() porcupine.NondeterministicModel
 	// whole is the models package's check of the history in one piece.
 	whole func([]porcupine.Operation, time.Duration) (porcupine.CheckResult, porcupine.LinearizationInfo)
 	// wholeModel, when model is nil, is the model of whole's report: the
@@ -676,9 +676,9 @@ type engineCheck struct {
 func engineChecks(engine string) (engineCheck, error) {
 	switch engine {
 	case EngineLease:
-		return engineCheck{validate: models.ValidateLeaseHistory, model: models.LeaseModel, whole: models.CheckLease}, nil
+		return engineCheck{validate: models.ValidateLeaseHistory, model: models.LeaseNondeterministicModel, whole: models.CheckLease}, nil
 	case EngineAdmission:
-		return engineCheck{validate: models.ValidateAdmissionHistory, model: models.AdmissionModel, whole: models.CheckAdmission}, nil
+		return engineCheck{validate: models.ValidateAdmissionHistory, model: models.AdmissionNondeterministicModel, whole: models.CheckAdmission}, nil
 	case EngineDirlease:
 		// Not segmented: CheckDirLease annotates each update with its
 		// child's fate from the whole history first, which the models

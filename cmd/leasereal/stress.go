@@ -99,7 +99,7 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 	if *jsonOut {
 		err = printJSON(stdout, report)
 	} else {
-		_, err = fmt.Fprintf(stdout, "ops=%d completed=%d unknown=%d kills=%d incarnations=%d reclaims=%d violations=%d check=%s run=%.1fs porcupine=%.3fs segments=%d quiescent-points=%d liveness=%q\n",
+		_, err = fmt.Fprintf(stdout, "ops=%d completed=%d unknown=%d kills=%d incarnations=%d reclaims=%d violations=%d check=%s run=%.1fs check-time=%.3fs segments=%d quiescent-points=%d liveness=%q\n",
 			report.Ops, report.Completed, report.Unknown, report.Kills, report.Incarnations, report.Reclaims,
 			report.Violations, report.Check, report.RunSeconds, report.CheckSeconds, report.Segments, report.QuiescentPoints, report.LivenessAcquire)
 		if err == nil && report.WholeCheck != "" {
