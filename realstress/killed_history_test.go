@@ -44,7 +44,7 @@ func readKilledHistory(t *testing.T) History {
 		if err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join(dir, filepath.Clean("/" + header.Name))
+		path := filepath.Join(dir, filepath.Clean("/"+header.Name))
 		if header.Typeflag == tar.TypeDir {
 			if err := os.MkdirAll(path, 0o700); err != nil {
 				t.Fatal(err)
