@@ -21,7 +21,7 @@ func Engine() *campaign.Engine {
 		Doc:      "generation-fenced single-owner lease (package lease)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 5,
+		WorkloadVersion: 6,
 		Params: []campaign.Param{
 			{Name: "hosts", Default: 2, Min: 1, Max: 4, Doc: "hosts"},
 			{Name: "procs_per_host", Default: 2, Min: 1, Max: 4, Doc: "worker processes per host"},
@@ -197,6 +197,10 @@ var declaredProbes = []string{
 	"lease-guard-operator-judged-dead-holder",
 	"lease-guard-operator-stalled",
 	"lease-guard-operator-moved",
+	// slow inspects (slowinspect.go): a stall between Inspect's looks, and
+	// a second look that finds a new directory on the old inode number
+	"lease-inspect-stalled",
+	"lease-inspect-reused-inode",
 	// stranded guards (stranded.go): the Manager whose failed call left
 	// its guard gives it back on its next call
 	"lease-stranded-guard-given-back",

@@ -123,8 +123,7 @@ func (lw *leaseWorld) corrupt(w *sim.World) {
 	c := leaseCorruption{kind: targets[d.Intn(len(targets))], repairAt: w.Step() + 1 + d.Intn(leaseRepairDelayMax)}
 	switch c.kind {
 	case "owner":
-		c.path = leaseOwnerPath
-		c.written = workkit.Garble(owner, d)
+		c = ownerCorruption(w, owner)
 	case "receiver":
 		c.path = leaseReceiver()
 		c.written = []byte("hostile co-tenant\n")
@@ -144,6 +143,21 @@ func (lw *leaseWorld) corrupt(w *sim.World) {
 		}
 		c.written = workkit.Garble(data, d)
 	}
+	lw.applyCorruption(w, space, c)
+}
+
+// ownerCorruption is the hostile edit of a valid owner.json (data): its
+// bytes garbled in place.
+func ownerCorruption(w *sim.World, data []byte) leaseCorruption {
+	d := w.Decisions()
+	return leaseCorruption{kind: "owner", path: leaseOwnerPath, written: workkit.Garble(data, d),
+		repairAt: w.Step() + 1 + d.Intn(leaseRepairDelayMax)}
+}
+
+// applyCorruption writes c through space's co-tenant and records it: in
+// the history when it hides the owner, and for the repair.
+func (lw *leaseWorld) applyCorruption(w *sim.World, space *leaseSpace, c leaseCorruption) {
+	root := space.cotenant()
 	flag := lease.O_TRUNC
 	if c.kind == "receiver" {
 		flag = lease.O_CREATE | lease.O_EXCL

@@ -248,7 +248,9 @@ func (lw *leaseWorld) inspect(p *sim.Proc, m *lease.Manager) (held, bool) {
 	op := p.Begin("inspect", models.LeaseInspect{Namespace: space.key, Proc: p.ProcessID()})
 	call := p.BeginCall()
 	callAt := lw.world.Now()
+	lw.beginSlowInspect(p)
 	projection, err := m.Inspect(call.Context())
+	lw.endSlowInspect(p)
 	lw.left.After(call, workkit.Outcome{Op: "inspect", Err: err, Failed: err != nil})
 	if err != nil {
 		lw.noteSymlinkError(space, err, callAt)

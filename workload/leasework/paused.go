@@ -43,6 +43,10 @@ type pausedHold struct {
 // operator's ForceReclaim.
 const operatorChance = 0.5
 
+// operatorGarbleChance is the chance that a co-tenant garbles the record an
+// operator judged before its force (garbleJudgedRecord).
+const operatorGarbleChance = 0.6
+
 // stopped is the world's stop hook.
 func (lw *leaseWorld) stopped(p *sim.Proc) {
 	space := lw.spaceOf[p.Host()]
@@ -101,6 +105,7 @@ func (lw *leaseWorld) operate(op, holder *sim.Proc, generation string) {
 	// it (InspectUnknown, e.g. EACCES) leaves the engine unable to prove it
 	// alive, and an unverifiable owner is the operator's call by design.
 	watch := &inspectWatch{Inspector: op.Inspector(), pid: holder.Table().PID}
+	lw.garbleJudgedRecord(op)
 	res, err := lw.managerWith(op, watch).ForceReclaim(context.Background(),
 		lease.ForceRequest{Kind: lease.BlockerReceiver, Generation: generation})
 	lw.settleReclaims(op, true, err, sim.ExitFinished)
@@ -126,6 +131,26 @@ func (lw *leaseWorld) operate(op, holder *sim.Proc, generation string) {
 	case res.Kind == lease.ForceRefused:
 		w.Probe("lease-operator-refused-remote-paused-holder")
 	}
+}
+
+// garbleJudgedRecord is a co-tenant's garble of owner.json between the
+// operator's judgement of the paused holder's record and its force (when
+// the run's plan has the corrupt fault): the record the operator confirms
+// by generation is no longer the one it judged, and the force must refuse
+// it, whoever the holder is.
+func (lw *leaseWorld) garbleJudgedRecord(op *sim.Proc) {
+	w := lw.world
+	space := lw.space(op)
+	if w.Plan().Get(sim.FaultCorrupt) == 0 || !w.Decisions().Chance(operatorGarbleChance) ||
+		space.unsafeLinks > 0 || space.ownerCorrupted {
+		return
+	}
+	owner, err := workkit.ReadRoot(space.cotenant(), leaseOwnerPath)
+	if _, valid := lw.parseRecord(owner); err != nil || !valid {
+		return
+	}
+	w.Probe("lease-operator-judged-record-garbled")
+	lw.applyCorruption(w, space, ownerCorruption(w, owner))
 }
 
 // operatorExited forgets an operator that exited, and reports whether p was one.

@@ -400,6 +400,8 @@ type leaseWorld struct {
 	epochOperators map[*sim.Proc]bool
 	// cli are the simulated `leasereal run` invocations (clirun.go).
 	cli cliRuns
+	// slowInspects are the inspects in progress drawn slow (slowinspect.go).
+	slowInspects map[*sim.Proc]*slowInspect
 }
 
 func (lw *leaseWorld) setup() error {
