@@ -39,8 +39,9 @@ func HeldByTree(projection lease.Projection, namespace string, env Env) (lease.O
 //
 // A wrapper that dies between the tree check and the engine's judgement
 // is reclaimed by the engine; the result's Tree then names the reclaimed
-// owner's group if it still runs, and the caller holds the lease without
-// starting its command until that group is gone (WaitTree).
+// owner's group if it still runs (or the group of an owner in quarantine/
+// that another run reclaimed meanwhile), and the caller holds the lease
+// without starting its command until that group is gone (WaitTree).
 func AcquireOnce(ctx context.Context, m *lease.Manager, req lease.AcquireRequest, env Env) (lease.AcquireResult, TreeVerdict, error) {
 	projection, err := m.Inspect(ctx)
 	if err != nil {
@@ -57,6 +58,24 @@ func AcquireOnce(ctx context.Context, m *lease.Manager, req lease.AcquireRequest
 	if err != nil || result.Kind != lease.Acquired {
 		return result, TreeVerdict{}, err
 	}
-	verdict, err = ReclaimedTreeRuns(result, env.Self, env.Inspector, env.Groups)
+	verdict, err = AcquiredTreeRuns(result, m.Namespace(), env)
 	return result, verdict, err
+}
+
+// AcquiredTreeRuns judges the command trees that still hold a lease the
+// caller has just acquired (result): those of the owners its acquire
+// reclaimed, then those of the owners in namespace's quarantine/. The
+// engine's acquire may wait for the lifecycle guard long after HeldByTree
+// looked: meanwhile another run can reclaim an owner whose tree runs (its
+// record goes to quarantine/) and die, and this acquire then reclaims that
+// run, whose own group is empty; the tree in quarantine/ still holds the
+// lease. The caller holds the lease without starting its command while
+// the verdict Runs, and asks again until it does not.
+func AcquiredTreeRuns(result lease.AcquireResult, namespace string, env Env) (TreeVerdict, error) {
+	verdict, err := ReclaimedTreeRuns(result, env.Self, env.Inspector, env.Groups)
+	if err != nil || verdict.Runs {
+		return verdict, err
+	}
+	_, verdict, err = QuarantinedTreeRuns(env.FS, namespace, env.Self, env.Inspector, env.Groups)
+	return verdict, err
 }

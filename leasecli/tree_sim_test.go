@@ -285,3 +285,59 @@ func TestKilledReclaimerLeavesTheTreeHoldingTheLease(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, lease.Acquired, result.Kind, "the tree is gone: %s", tree.Why)
 }
+
+// An acquire can wait for the lifecycle guard long after its tree check:
+// meanwhile the first run's wrapper dies, a second run reclaims it (its
+// record, whose tree runs, goes to quarantine/) and dies before its wait,
+// and the waiting acquire then reclaims the second run, whose own group is
+// empty. The first run's job still holds the lease: the acquiring run must
+// wait for that tree before its command starts. Lease campaign seeds
+// 13370302548673753941 and 13370302548673755323 found this ('cli-2-1 got
+// the lease and started its command while 2 descendant(s) of the killed
+// cli-0-0 still run in its process group') before AcquireOnce judged the
+// quarantine after the engine's acquire too.
+func TestTreeReclaimedWhileTheAcquireWaitedHoldsTheLease(t *testing.T) {
+	ctx := context.Background()
+	w := newTreeWorld(t)
+	first := w.wrapper(t)
+	m, env := w.manager(t, first)
+	result, _, err := leasecli.AcquireOnce(ctx, m, lease.AcquireRequest{}, env)
+	require.NoError(t, err)
+	require.Equal(t, lease.Acquired, result.Kind)
+	command, err := w.host.Fork(first, simproc.ForkSpec{Exe: "/bin/sh"})
+	require.NoError(t, err)
+	w.host.SetPdeathsig(command, 9)
+	_, err = w.host.Fork(command, simproc.ForkSpec{Exe: "/usr/bin/job"})
+	require.NoError(t, err)
+
+	second := w.wrapper(t)
+	m2, _ := w.manager(t, second)
+	third := w.wrapper(t)
+	_, env3 := w.manager(t, third)
+	hooked := leasetest.NewHookFS(w.fsys)
+	interleaved := false
+	hooked.Before(func(op leasetest.Op) error {
+		if interleaved || op.Name != "OpenFile" || !strings.Contains(op.Paths[0], ".tmp-lg") {
+			return nil
+		}
+		// The third run's tree check is done (the first wrapper was
+		// alive); its engine acquire starts now.
+		interleaved = true
+		w.host.Kill(first)
+		reclaimed, err := m2.Acquire(ctx, lease.AcquireRequest{})
+		require.NoError(t, err)
+		require.Equal(t, lease.Acquired, reclaimed.Kind)
+		w.host.Kill(second)
+		return nil
+	})
+	m3, err := lease.NewManager(lease.Config{Namespace: simNamespace, RootID: "root", FS: hooked,
+		Clock: w.clock, Inspector: env3.Inspector, IDs: w.ids, GuardWait: 20 * time.Millisecond})
+	require.NoError(t, err)
+	env3.FS = hooked
+	result, tree, err := leasecli.AcquireOnce(ctx, m3, lease.AcquireRequest{}, env3)
+	require.NoError(t, err)
+	require.True(t, interleaved, "the hook never ran")
+	require.Equal(t, lease.Acquired, result.Kind, "the third run reclaims the second")
+	require.True(t, tree.Runs, "the third run would start its command beside the first run's job: %s", tree.Why)
+	require.Equal(t, first.PID, tree.Group, "the verdict names the first run's group")
+}

@@ -99,7 +99,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := tree.waitReclaimedTree(reclaimed, signals, stderr); err != nil {
+	if err := tree.waitReclaimedTree(manager.Namespace(), reclaimed, signals, stderr); err != nil {
 		releaseAfter(manager, owner, err, stderr)
 		return err
 	}

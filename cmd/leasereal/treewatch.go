@@ -69,14 +69,16 @@ func (t *treeWatch) waitHolderTree(manager *lease.Manager, f runFlags, signals <
 }
 
 // waitReclaimedTree holds the acquired lease, without starting the
-// command, while the tree of an owner the acquire reclaimed still runs:
-// that owner was killed after waitHolderTree looked. The wait ignores the
+// command, while the tree of an owner the acquire reclaimed still runs
+// (that owner was killed after waitHolderTree looked), or the tree of an
+// owner in quarantine/ that another run reclaimed while this acquire
+// waited (leasecli.AcquiredTreeRuns). The wait ignores the
 // run's -w (giving up would free the lease while the tree runs); it is
 // bounded by treePollsMax.
-func (t *treeWatch) waitReclaimedTree(result lease.AcquireResult, signals <-chan os.Signal, stderr io.Writer) error {
+func (t *treeWatch) waitReclaimedTree(namespace string, result lease.AcquireResult, signals <-chan os.Signal, stderr io.Writer) error {
 	said := false
 	for range treePollsMax {
-		verdict, err := leasecli.ReclaimedTreeRuns(result, t.env.Self, t.env.Inspector, t.env.Groups)
+		verdict, err := leasecli.AcquiredTreeRuns(result, namespace, t.env)
 		if err != nil || !verdict.Runs {
 			return err
 		}

@@ -251,12 +251,13 @@ func (c *cliRuns) acquire(p *sim.Proc, m *lease.Manager, env leasecli.Env, d *si
 }
 
 // waitReclaimedTree holds the lease while the tree of a run the acquire
-// reclaimed still runs (leasereal's waitReclaimedTree).
+// reclaimed, or of one in quarantine/, still runs (leasereal's
+// waitReclaimedTree).
 func (c *cliRuns) waitReclaimedTree(p *sim.Proc, result lease.AcquireResult, env leasecli.Env) bool {
 	c.lw.world.Probe("lease-cli-reclaimed-tree-wait")
 	for range cliWaitRounds {
 		c.expire()
-		verdict, err := leasecli.ReclaimedTreeRuns(result, env.Self, env.Inspector, env.Groups)
+		verdict, err := leasecli.AcquiredTreeRuns(result, cliNamespace, env)
 		if err != nil {
 			return false
 		}

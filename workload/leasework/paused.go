@@ -76,6 +76,7 @@ func (lw *leaseWorld) stopped(p *sim.Proc) {
 	}
 	host := space.hosts[d.Intn(len(space.hosts))]
 	ns := d.Intn(host.Table().NamespaceCount())
+	lw.garbleJudgedRecord(space)
 	operator, err := w.Spawn(host, sim.ProcSpec{Name: fmt.Sprintf("operator-%d", len(lw.paused.operators)+1),
 		UID: leaseUID, Exe: "/usr/sbin/leasekit-operator", Namespace: ns}, func(op *sim.Proc) { lw.operate(op, p, generation) })
 	if err == nil {
@@ -105,7 +106,6 @@ func (lw *leaseWorld) operate(op, holder *sim.Proc, generation string) {
 	// it (InspectUnknown, e.g. EACCES) leaves the engine unable to prove it
 	// alive, and an unverifiable owner is the operator's call by design.
 	watch := &inspectWatch{Inspector: op.Inspector(), pid: holder.Table().PID}
-	lw.garbleJudgedRecord(op)
 	res, err := lw.managerWith(op, watch).ForceReclaim(context.Background(),
 		lease.ForceRequest{Kind: lease.BlockerReceiver, Generation: generation})
 	lw.settleReclaims(op, true, err, sim.ExitFinished)
@@ -133,14 +133,14 @@ func (lw *leaseWorld) operate(op, holder *sim.Proc, generation string) {
 	}
 }
 
-// garbleJudgedRecord is a co-tenant's garble of owner.json between the
-// operator's judgement of the paused holder's record and its force (when
-// the run's plan has the corrupt fault): the record the operator confirms
-// by generation is no longer the one it judged, and the force must refuse
-// it, whoever the holder is.
-func (lw *leaseWorld) garbleJudgedRecord(op *sim.Proc) {
+// garbleJudgedRecord is a co-tenant's garble of owner.json after the
+// operator judged the paused holder's record and before its force runs
+// (when the run's plan has the corrupt fault): the record the operator
+// confirms by generation is no longer the one it judged, and the force must
+// refuse it, whoever the holder is. It runs in the stop hook, outside every
+// process, so no fault of a process strikes the co-tenant's write.
+func (lw *leaseWorld) garbleJudgedRecord(space *leaseSpace) {
 	w := lw.world
-	space := lw.space(op)
 	if w.Plan().Get(sim.FaultCorrupt) == 0 || !w.Decisions().Chance(operatorGarbleChance) ||
 		space.unsafeLinks > 0 || space.ownerCorrupted {
 		return
