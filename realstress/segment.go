@@ -44,9 +44,12 @@ type SegmentedResult struct {
 	// result is Illegal or Unknown: then the last one is the one that
 	// failed or timed out).
 	Segments int
-	// Configurations is how many configurations the search visited, over
-	// all segments: the cost of the check.
+	// Configurations is how many configurations the exact search visited,
+	// over all segments: the cost of the check.
 	Configurations int
+	// Witness is set when the fast pass decided (Ok): the exact search
+	// did not run.
+	Witness bool
 	// Failed is the illegal segment's operations, Model the model to
 	// replay them with (it starts from the states the segments before it
 	// left), and Info its verbose linearization info, for the report.
@@ -87,9 +90,21 @@ func Segments(ops []porcupine.Operation, minOps int) [][]porcupine.Operation {
 
 // CheckSegmented checks ops against model segment by segment (see above),
 // within timeout in all, each partition of the model on its own. An empty
-// history is Ok.
+// history is Ok. The fast pass (witness.go) goes first, with half the
+// time: when it finds a linearization the verdict is Ok; otherwise the
+// exact search decides.
 func CheckSegmented(model porcupine.NondeterministicModel, ops []porcupine.Operation, minOps int, timeout time.Duration) SegmentedResult {
-	deadline := time.Now().Add(timeout)
+	started := time.Now()
+	deadline := started.Add(timeout)
+	if witnessPass(model.ToModel(), ops, started.Add(timeout/2)) {
+		return SegmentedResult{Result: porcupine.Ok, Segments: len(Segments(ops, witnessSegmentOps)), Witness: true}
+	}
+	return checkExact(model, ops, minOps, deadline)
+}
+
+// checkExact is the exact search alone: every partition of ops, segment by
+// segment, from the exact end states of the segment before.
+func checkExact(model porcupine.NondeterministicModel, ops []porcupine.Operation, minOps int, deadline time.Time) SegmentedResult {
 	partitions := [][]porcupine.Operation{ops}
 	if model.Partition != nil && len(ops) > 0 {
 		partitions = model.Partition(ops)
