@@ -57,6 +57,7 @@ import (
 
 // The library's errors, with its texts.
 var (
+	//lint:ignore ST1005 the library's own error text
 	ErrBusy          = errors.New("Locked by other process")
 	ErrNotExist      = errors.New("Lockfile created, but doesn't exist")
 	ErrInvalidPid    = errors.New("Lockfile contains invalid pid for system")
