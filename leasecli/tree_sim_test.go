@@ -236,6 +236,22 @@ func TestTreeCampaign(t *testing.T) {
 	t.Logf("unfixed acquire broke the rule in %d of %d seeds", broken, seeds)
 }
 
+// runWithJob is a run holding the lease whose command (with the
+// parent-death SIGKILL) left a background job in the run's group.
+func (w *treeWorld) runWithJob(t *testing.T) (wrapper, job *simproc.Proc) {
+	wrapper = w.wrapper(t)
+	m, env := w.manager(t, wrapper)
+	result, _, err := leasecli.AcquireOnce(context.Background(), m, lease.AcquireRequest{}, env)
+	require.NoError(t, err)
+	require.Equal(t, lease.Acquired, result.Kind)
+	command, err := w.host.Fork(wrapper, simproc.ForkSpec{Exe: "/bin/sh"})
+	require.NoError(t, err)
+	w.host.SetPdeathsig(command, 9)
+	job, err = w.host.Fork(command, simproc.ForkSpec{Exe: "/usr/bin/job"})
+	require.NoError(t, err)
+	return wrapper, job
+}
+
 // A run whose acquire reclaimed a killed run with a running tree holds
 // the lease while that tree runs; when it is killed before its wait, the
 // lease's record names it (its own group is empty) and only the record in
@@ -247,16 +263,7 @@ func TestTreeCampaign(t *testing.T) {
 func TestKilledReclaimerLeavesTheTreeHoldingTheLease(t *testing.T) {
 	ctx := context.Background()
 	w := newTreeWorld(t)
-	first := w.wrapper(t)
-	m, env := w.manager(t, first)
-	result, _, err := leasecli.AcquireOnce(ctx, m, lease.AcquireRequest{}, env)
-	require.NoError(t, err)
-	require.Equal(t, lease.Acquired, result.Kind)
-	command, err := w.host.Fork(first, simproc.ForkSpec{Exe: "/bin/sh"})
-	require.NoError(t, err)
-	w.host.SetPdeathsig(command, 9)
-	job, err := w.host.Fork(command, simproc.ForkSpec{Exe: "/usr/bin/job"})
-	require.NoError(t, err)
+	first, job := w.runWithJob(t)
 	w.host.Kill(first)
 
 	// The second run's engine acquire reclaims the first run (its tree
@@ -273,7 +280,7 @@ func TestKilledReclaimerLeavesTheTreeHoldingTheLease(t *testing.T) {
 
 	third := w.wrapper(t)
 	m3, env3 := w.manager(t, third)
-	result, tree, err = leasecli.AcquireOnce(ctx, m3, lease.AcquireRequest{}, env3)
+	result, tree, err := leasecli.AcquireOnce(ctx, m3, lease.AcquireRequest{}, env3)
 	require.NoError(t, err)
 	require.Equal(t, lease.Held, result.Kind, "a run got the lease while the first run's job runs")
 	require.True(t, tree.Runs)
@@ -299,16 +306,7 @@ func TestKilledReclaimerLeavesTheTreeHoldingTheLease(t *testing.T) {
 func TestTreeReclaimedWhileTheAcquireWaitedHoldsTheLease(t *testing.T) {
 	ctx := context.Background()
 	w := newTreeWorld(t)
-	first := w.wrapper(t)
-	m, env := w.manager(t, first)
-	result, _, err := leasecli.AcquireOnce(ctx, m, lease.AcquireRequest{}, env)
-	require.NoError(t, err)
-	require.Equal(t, lease.Acquired, result.Kind)
-	command, err := w.host.Fork(first, simproc.ForkSpec{Exe: "/bin/sh"})
-	require.NoError(t, err)
-	w.host.SetPdeathsig(command, 9)
-	_, err = w.host.Fork(command, simproc.ForkSpec{Exe: "/usr/bin/job"})
-	require.NoError(t, err)
+	first, _ := w.runWithJob(t)
 
 	second := w.wrapper(t)
 	m2, _ := w.manager(t, second)
