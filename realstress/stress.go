@@ -73,7 +73,7 @@ type Report struct {
 	// dirlease, the directories recovery passes removed.
 	Reclaims   int `json:"reclaims"`
 	Violations int `json:"violations"`
-	// Check is ok, illegal (a violation) or unknown (porcupine ran out of
+	// Check is ok, illegal (a violation) or unknown (the check ran out of
 	// time: no verdict, neither a pass nor a violation).
 	Check        string  `json:"check"`
 	RunSeconds   float64 `json:"runSeconds"`

@@ -40,7 +40,7 @@ func newStressFlags() (*flag.FlagSet, stressFlags) {
 		killRate:     flags.Float64("kill-rate", 10, "mean SIGKILLs per second (Poisson); 0 disables kills"),
 		seed:         flags.Uint64("seed", 1, "seed of the workers' choices and of the kill schedule"),
 		workDir:      flags.String("work-dir", "", "directory for the namespace, logs and reports (default: a new temp dir)"),
-		checkTimeout: flags.Duration("check-timeout", time.Minute, "porcupine time bound; running out is check=unknown: no verdict, exit 4"),
+		checkTimeout: flags.Duration("check-timeout", time.Minute, "time bound of the history check; running out is check=unknown: no verdict, exit 4"),
 		quiesceEvery: flags.Duration("quiesce-every", realstress.DefaultQuiesceEvery, "pause every worker between two operations this often, so the check can cut the history there (0: never)"),
 		compareCheck: flags.Bool("compare-check", false, "also check the history in one piece, unsegmented, and print both check times"),
 		jsonOut:      flags.Bool("json", false, "print the report as JSON"),
@@ -115,7 +115,7 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 	}
 	if report.Check != "ok" {
 		// No verdict: neither a pass (exit 0) nor a violation (exit 1).
-		return &codeError{code: exitError, err: fmt.Errorf("check=%s: porcupine ran out of time (--check-timeout %v); the history has no verdict",
+		return &codeError{code: exitError, err: fmt.Errorf("check=%s: the check ran out of time (--check-timeout %v); the history has no verdict",
 			report.Check, *checkTimeout)}
 	}
 	return nil
