@@ -90,13 +90,13 @@ func Segments(ops []porcupine.Operation, minOps int) [][]porcupine.Operation {
 
 // CheckSegmented checks ops against model segment by segment (see above),
 // within timeout in all, each partition of the model on its own. An empty
-// history is Ok. The fast pass (witness.go) goes first, with half the
-// time: when it finds a linearization the verdict is Ok; otherwise the
-// exact search decides.
+// history is Ok. The fast pass (witness.go) goes first, with a quarter of
+// the time: when it finds a linearization the verdict is Ok; otherwise the
+// exact search decides with the rest.
 func CheckSegmented(model porcupine.NondeterministicModel, ops []porcupine.Operation, minOps int, timeout time.Duration) SegmentedResult {
 	started := time.Now()
 	deadline := started.Add(timeout)
-	if witnessPass(model.ToModel(), ops, started.Add(timeout/2)) {
+	if witnessPass(model.ToModel(), ops, started.Add(timeout/witnessShare)) {
 		return SegmentedResult{Result: porcupine.Ok, Segments: len(Segments(ops, witnessSegmentOps)), Witness: true}
 	}
 	return checkExact(model, ops, minOps, deadline)

@@ -24,6 +24,13 @@ import (
 // witnessSegmentOps is the smallest segment the fast pass cuts.
 const witnessSegmentOps = 500
 
+// witnessShare: the fast pass gets 1/witnessShare of the check's time. It
+// decides a history in well under a second when it can; a history it
+// cannot decide (a violation, or many unknown outcomes) can keep
+// porcupine searching a segment for long, and the exact search needs the
+// rest.
+const witnessShare = 4
+
 // witnessPass reports whether the fast pass found a linearization of ops
 // (model is the power-set model) before deadline.
 func witnessPass(model porcupine.Model, ops []porcupine.Operation, deadline time.Time) bool {
