@@ -206,8 +206,8 @@ var rules = []Rule{
 
 	// The operator.
 	{Rule: "the operator path (ForceReclaim) moves only what the operator judged; a paused holder resumed after a confirmed move is fenced",
-		Exercise: "the lease workload's operator at paused holders, from their host or another",
-		Probes:   []string{"lease-operator-reclaimed-paused-holder", "lease-operator-refused-paused-holder", "lease-paused-holder-resumed-fenced"},
+		Exercise: "the lease workload's operator at paused holders, from their host or another; a co-tenant garbles the record the operator judged before it forces",
+		Probes:   []string{"lease-operator-reclaimed-paused-holder", "lease-operator-refused-paused-holder", "lease-paused-holder-resumed-fenced", "lease-operator-judged-record-garbled"},
 		Mutants:  []string{"lease-force-corrupt-under-generation"}},
 
 	{Rule: "dirlease: the operator's Quarantine moves only what time cannot resolve: an active claim, or a dead owner's launching lease within its window, is refused",

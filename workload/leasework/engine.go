@@ -201,6 +201,8 @@ var declaredProbes = []string{
 	// a second look that finds a new directory on the old inode number
 	"lease-inspect-stalled",
 	"lease-inspect-reused-inode",
+	// a co-tenant garbles the record an operator judged before its force (paused.go)
+	"lease-operator-judged-record-garbled",
 	// stranded guards (stranded.go): the Manager whose failed call left
 	// its guard gives it back on its next call
 	"lease-stranded-guard-given-back",

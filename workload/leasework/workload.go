@@ -531,6 +531,7 @@ func (lw *leaseWorld) fail(err error, liveness bool) {
 // crashed workers, and starts the liveness phase after the last worker.
 func (lw *leaseWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 	w := lw.world
+	lw.endSlowInspect(p) // killed inside a slow inspect
 	if t := p.Table(); t.State == simproc.Zombie && t.Threads > 1 {
 		lw.zombiesLeft = append(lw.zombiesLeft, p)
 	}
