@@ -96,8 +96,8 @@ func Segments(ops []porcupine.Operation, minOps int) [][]porcupine.Operation {
 func CheckSegmented(model porcupine.NondeterministicModel, ops []porcupine.Operation, minOps int, timeout time.Duration) SegmentedResult {
 	started := time.Now()
 	deadline := started.Add(timeout)
-	if witnessPass(model.ToModel(), ops, started.Add(timeout/witnessShare)) {
-		return SegmentedResult{Result: porcupine.Ok, Segments: len(Segments(ops, witnessSegmentOps)), Witness: true}
+	if ok, segments := witnessPass(model, ops, started.Add(timeout/witnessShare)); ok {
+		return SegmentedResult{Result: porcupine.Ok, Segments: segments, Witness: true}
 	}
 	return checkExact(model, ops, minOps, deadline)
 }

@@ -2,7 +2,6 @@ package realstress
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -32,128 +31,66 @@ const witnessSegmentOps = 500
 const witnessShare = 4
 
 // witnessPass reports whether the fast pass found a linearization of ops
-// (model is the power-set model) before deadline.
-func witnessPass(model porcupine.Model, ops []porcupine.Operation, deadline time.Time) bool {
-	states := segmentState{model.Init()}
-	for _, segment := range Segments(ops, witnessSegmentOps) {
+// before deadline, and how many segments it cut.
+func witnessPass(model porcupine.NondeterministicModel, ops []porcupine.Operation, deadline time.Time) (bool, int) {
+	states := model.Init()
+	segments := Segments(ops, witnessSegmentOps)
+	for _, segment := range segments {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return false
+			return false, len(segments)
 		}
-		wrapped := &segmentModel{inner: model, start: states}
+		ends := &witnessEnds{}
 		marked := append(append([]porcupine.Operation(nil), segment...), endMarker(segment))
-		if porcupine.CheckOperationsTimeout(wrapped.model(), marked, left) != porcupine.Ok || len(wrapped.ends) == 0 {
-			return false
+		if porcupine.CheckOperationsTimeout(ends.model(model, states), marked, left) != porcupine.Ok || len(ends.states) == 0 {
+			return false, len(segments)
 		}
-		states = wrapped.ends
+		states = ends.states
 	}
-	return true
+	return true, len(segments)
 }
 
 // segmentEnd is the end marker of a segment: the wrapped model records the
-// states it is offered and refuses it.
+// states it is offered and accepts it, so the search stops at the first
+// linearization.
 type segmentEnd struct{}
 
-// segmentState is the wrapped model's state: the set of inner states the
-// history may be in (each a state of the inner model, itself possibly a set).
-type segmentState []any
-
-// segmentModel wraps a porcupine model so that it starts from a set of
-// states and records the end states of the first linearization found.
-type segmentModel struct {
-	inner porcupine.Model
-	start segmentState
-	// ends collects, under mutex, the inner states offered to segmentEnd.
-	mutex sync.Mutex
-	ends  segmentState
+// witnessEnds collects the states the first linearization of a segment
+// ends in.
+type witnessEnds struct {
+	mutex  sync.Mutex
+	states []any
 }
 
-func (m *segmentModel) equal(a, b any) bool {
-	if m.inner.Equal != nil {
-		return m.inner.Equal(a, b)
-	}
-	return a == b
-}
-
-func (m *segmentModel) contains(set segmentState, state any) bool {
-	for _, s := range set {
-		if m.equal(s, state) {
-			return true
+// model is porcupine's power-set construction of inner, started from
+// starts, with the end marker recorded: the set of states porcupine offers
+// the marker reaches its Step state by state.
+func (e *witnessEnds) model(inner porcupine.NondeterministicModel, starts []any) porcupine.Model {
+	wrapped := inner
+	wrapped.Partition, wrapped.PartitionEvent = nil, nil // one segment of one namespace
+	wrapped.StepContext = nil                            // Step below is the one porcupine calls
+	wrapped.Init = func() []any { return append([]any(nil), starts...) }
+	wrapped.Step = func(state, input, output any) []any {
+		if _, end := input.(segmentEnd); end {
+			e.mutex.Lock()
+			if !containsState(inner, e.states, state) {
+				e.states = append(e.states, state)
+			}
+			e.mutex.Unlock()
+			return []any{state}
 		}
+		return inner.Step(state, input, output)
 	}
-	return false
-}
-
-func (m *segmentModel) step(state, input, output any) (bool, any) {
-	states := state.(segmentState)
-	if _, end := input.(segmentEnd); end {
-		m.mutex.Lock()
-		for _, s := range states {
-			if !m.contains(m.ends, s) {
-				m.ends = append(m.ends, s)
-			}
+	wrapped.DescribeOperation = func(input, output any) string {
+		if _, end := input.(segmentEnd); end {
+			return "end of segment"
 		}
-		m.mutex.Unlock()
-		return true, state // accepted: the search stops at this first linearization
-	}
-	var next segmentState
-	for _, s := range states {
-		if ok, successor := m.inner.Step(s, input, output); ok && !m.contains(next, successor) {
-			next = append(next, successor)
+		if inner.DescribeOperation == nil {
+			return fmt.Sprintf("%v -> %v", input, output)
 		}
+		return inner.DescribeOperation(input, output)
 	}
-	return len(next) > 0, next
-}
-
-// model is the porcupine model of one segment. It has no Partition: the
-// histories the stress writes have one namespace.
-func (m *segmentModel) model() porcupine.Model {
-	return porcupine.Model{
-		Init: func() any { return m.start },
-		Step: m.step,
-		Equal: func(a, b any) bool {
-			first, second := a.(segmentState), b.(segmentState)
-			if len(first) != len(second) {
-				return false
-			}
-			for _, s := range first {
-				if !m.contains(second, s) {
-					return false
-				}
-			}
-			return true
-		},
-		Hash: func(state any) uint64 {
-			if m.inner.Hash == nil {
-				return 0
-			}
-			var sum uint64 // XOR: the order of a set does not matter
-			for _, s := range state.(segmentState) {
-				sum ^= m.inner.Hash(s)
-			}
-			return sum
-		},
-		DescribeOperation: func(input, output any) string {
-			if _, end := input.(segmentEnd); end {
-				return "end of segment"
-			}
-			if m.inner.DescribeOperation == nil {
-				return fmt.Sprintf("%v -> %v", input, output)
-			}
-			return m.inner.DescribeOperation(input, output)
-		},
-		DescribeState: func(state any) string {
-			var parts []string
-			for _, s := range state.(segmentState) {
-				if m.inner.DescribeState == nil {
-					parts = append(parts, fmt.Sprintf("%v", s))
-				} else {
-					parts = append(parts, m.inner.DescribeState(s))
-				}
-			}
-			return "one of {" + strings.Join(parts, " | ") + "}"
-		},
-	}
+	return wrapped.ToModel()
 }
 
 // endMarker is the segment's end marker: called after every return of the
