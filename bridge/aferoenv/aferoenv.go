@@ -68,19 +68,26 @@ func openFlag(flag int) (env.OpenFlag, bool) {
 	case os.O_RDWR:
 		out = env.O_RDWR
 	}
-	known := os.O_RDONLY | os.O_WRONLY | os.O_RDWR | os.O_CREATE | os.O_EXCL | os.O_TRUNC | os.O_APPEND |
-		syscall.O_NOFOLLOW | syscall.O_DIRECTORY | syscall.O_CLOEXEC
+	known := os.O_RDONLY | os.O_WRONLY | os.O_RDWR | syscall.O_CLOEXEC // osenv always adds O_CLOEXEC
+	for _, pair := range openFlagBits {
+		known |= pair.os
+		if flag&pair.os != 0 {
+			out |= pair.env
+		}
+	}
 	if flag&^known != 0 {
 		return 0, false
 	}
-	for osFlag, envBit := range map[int]env.OpenFlag{os.O_CREATE: env.O_CREATE, os.O_EXCL: env.O_EXCL,
-		os.O_TRUNC: env.O_TRUNC, os.O_APPEND: env.O_APPEND, syscall.O_NOFOLLOW: env.O_NOFOLLOW,
-		syscall.O_DIRECTORY: env.O_DIRECTORY} {
-		if flag&osFlag != 0 {
-			out |= envBit
-		}
-	}
 	return out, true
+}
+
+// openFlagBits are the os flags env has a bit for, beside the access mode.
+var openFlagBits = []struct {
+	os  int
+	env env.OpenFlag
+}{
+	{os.O_CREATE, env.O_CREATE}, {os.O_EXCL, env.O_EXCL}, {os.O_TRUNC, env.O_TRUNC}, {os.O_APPEND, env.O_APPEND},
+	{syscall.O_NOFOLLOW, env.O_NOFOLLOW}, {syscall.O_DIRECTORY, env.O_DIRECTORY},
 }
 
 // Mkdir is os.Mkdir.
