@@ -225,9 +225,10 @@ var rules = []Rule{
 
 	// leasereal's run: the command's process tree.
 	{Rule: "leasereal run: the lease covers the command's process tree: no run starts its command while a killed run's descendants that stayed in its process group still run (reclaimed records in quarantine/ included)",
-		Exercise: "simulated `leasereal run` invocations beside the lease workload: background jobs, pipelines, double forks and setsid escapes; kill -9 of the wrapper at any step; reruns",
-		Probes:   []string{"lease-cli-killed-tree-runs", "lease-cli-held-by-tree", "lease-cli-acquired-after-tree-exit", "lease-cli-waited-descendants"},
-		Mutants:  []string{"leasecli-ignores-process-tree"}},
+		Exercise:      "simulated `leasereal run` invocations beside the lease workload: background jobs, pipelines, double forks and setsid escapes; kill -9 of the wrapper at any step; reruns",
+		Probes:        []string{"lease-cli-killed-tree-runs", "lease-cli-held-by-tree", "lease-cli-acquired-after-tree-exit", "lease-cli-waited-descendants"},
+		Mutants:       []string{"leasecli-ignores-process-tree"},
+		MutantsByTest: []string{"leasecli-acquired-skips-quarantine"}},
 
 	// Cancellation and failed calls.
 	{Rule: "a cancelled or failed call leaves nothing of its own behind: no guard, claim, temp or open file, no product for a determinate outcome",
