@@ -147,6 +147,8 @@ func TestHazardsAreAttributedToWhatTheLockObserved(t *testing.T) {
 		record func(lease.FS) (int, bool)
 		rules  models.LockRules
 		faults string
+		// restarts is Spec.ServerRestarts.
+		restarts int
 		// want must end the class of some finding, never no class;
 		// messages maps a class prefix to what every finding's message of
 		// such a class must say; said must be in some finding's message.
@@ -161,6 +163,12 @@ func TestHazardsAreAttributedToWhatTheLockObserved(t *testing.T) {
 		{name: "clock step the lock never read", faults: "clockstep=0.2", want: "invariant two holders", never: "(clock step)",
 			perRun: func() lockwork.Spec {
 				return lockwork.Spec{Open: func(*sim.Proc) lockwork.Lock { return noLock{} }}
+			}},
+		{name: "server restart under a lock not kept in descriptors", faults: "none", restarts: 8,
+			want: "invariant two holders", never: "(server restart)",
+			perRun: func() lockwork.Spec {
+				state, stamp := &memState{}, &time.Time{}
+				return lockwork.Spec{Open: func(p *sim.Proc) lockwork.Lock { return wallLock{memLock{state: state, p: p}, stamp} }}
 			}},
 		{name: "PID reuse the lock inspected", faults: "swarm", rules: models.LockRules{DeadHolderFree: true},
 			want: "held by a dead holder (PID reuse)", perRun: openPID(absent, false)},
@@ -191,7 +199,8 @@ func TestHazardsAreAttributedToWhatTheLockObserved(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			engine := lockwork.Engine(lockwork.Spec{Name: "attribution", PerRun: tt.perRun, Rules: tt.rules, Record: tt.record})
+			engine := lockwork.Engine(lockwork.Spec{Name: "attribution", PerRun: tt.perRun, Rules: tt.rules, Record: tt.record,
+				ServerRestarts: tt.restarts})
 			failures := campaignFailures(t, engine, tt.faults)
 			found, said, classes := false, false, map[string]int{}
 			for _, f := range failures {

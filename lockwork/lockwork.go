@@ -5,15 +5,18 @@
 // on one host sharing a disk; each takes the lock, works in its critical
 // section and releases it, for a few rounds, while the simulator crashes
 // them, reuses their PIDs, steps the wall clock and reorders every step.
-// Crashed clients are respawned, up to a budget (ParamRespawns).
+// Crashed clients are respawned, up to a budget (ParamRespawns). On a
+// volume shared between hosts (Spec.ServerRestarts), the volume's server
+// restarts too, losing every advisory lock, as NFS does (server.go).
 //
 // Two checks judge a run. A Recorder watches the answers as they come and
 // stops the run at the first one that proves a bug, naming the hazard that
-// caused it (a failed liveness check, a clock step, a paused holder, PID
-// reuse, a zombie, or one the lock's author names in Spec.Hazards), a
-// built-in one only when the lock observed it (it read the stepped clock,
-// it inspected the reused PID); the finding's class carries that name, so
-// shrinking keeps it. At the end, the whole history is checked by
+// caused it (a server restart, a failed liveness check, a clock step, a
+// paused holder, PID reuse, a zombie, or one the lock's author names in
+// Spec.Hazards), a built-in one only when the lock observed it (it read
+// the stepped clock, it inspected the reused PID, its lock lived in
+// descriptors); the finding's class carries that name, so shrinking keeps
+// it. At the end, the whole history is checked by
 // porcupine against models.LockModel, which also catches what no single
 // answer proves.
 //
@@ -132,6 +135,13 @@ type Spec struct {
 	// PausedAfter is how long a holder must have held the lock for a
 	// second holder to be blamed on a paused holder; 0 means 500ms.
 	PausedAfter time.Duration
+	// ServerRestarts is the default of ParamServerRestarts: the lock's
+	// directory is on a volume shared between hosts (NFS), whose server
+	// restarts this many times in a run and loses every advisory lock
+	// (server.go). A lock whose state lives only in the server's lock
+	// table cannot survive that, so a finding is named "server restart".
+	// A spec with it above 0 declares ProbeServerRestart.
+	ServerRestarts int
 }
 
 // Hazard names the cause of a two-holder finding.
@@ -149,6 +159,13 @@ const (
 	ProbeAcquired  = "lock-acquired"
 	ProbeReleased  = "lock-released"
 	ProbeContended = "lock-contended"
+	// ProbeServerRestart fires at each restart of the shared volume's
+	// server (ParamServerRestarts); ProbeLockLostAtRestart when a restart
+	// dropped an advisory lock a live client held. Engine declares the
+	// first when Spec.ServerRestarts is above 0; a descriptor lock's
+	// engine should declare the second.
+	ProbeServerRestart     = "lock-server-restart"
+	ProbeLockLostAtRestart = "lock-lost-at-server-restart"
 )
 
 // DirDefault is Spec.Dir's default.
@@ -159,6 +176,9 @@ const (
 	ParamProcesses = "processes"
 	ParamRounds    = "rounds"
 	ParamRespawns  = "respawns"
+	// ParamServerRestarts is how many times the shared volume's server
+	// restarts in a run, losing every advisory lock (Spec.ServerRestarts).
+	ParamServerRestarts = "server-restarts"
 )
 
 // attemptsMax bounds one round's acquire attempts; retryPause separates them.
@@ -186,12 +206,18 @@ func Engine(spec Spec) *campaign.Engine {
 	if doc == "" {
 		doc = "mutual exclusion of the lock " + spec.Name + " (lockwork)"
 	}
+	probes := []string{ProbeAcquired, ProbeReleased, ProbeContended}
+	if spec.ServerRestarts > 0 {
+		probes = append(probes, ProbeServerRestart)
+	}
 	return &campaign.Engine{
 		Name: spec.Name, Doc: doc, StepsMax: 20_000,
 		Params: []campaign.Param{
 			{Name: ParamProcesses, Default: 3, Min: 1, Max: 8, Doc: "client processes"},
 			{Name: ParamRounds, Default: 3, Min: 1, Max: 20, Doc: "lock/unlock rounds per client"},
 			{Name: ParamRespawns, Default: 4, Min: 0, Max: 32, Doc: "crashed clients respawned, in all"},
+			{Name: ParamServerRestarts, Default: spec.ServerRestarts, Min: 0, Max: serverRestartsMax,
+				Doc: "restarts of the shared volume's server, each losing every advisory lock (NFS)"},
 		},
 		Setup: func(params campaign.Params) func(w *sim.World) error {
 			return func(w *sim.World) error { return newRecorder(spec.forRun(), params, w).setup() }
@@ -202,8 +228,8 @@ func Engine(spec Spec) *campaign.Engine {
 		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
 			return Operations(history), models.LockModel(spec.Rules)
 		},
-		Probes:  []string{ProbeAcquired, ProbeReleased, ProbeContended},
-		Explore: campaign.Params{ParamProcesses: 2, ParamRounds: 1, ParamRespawns: 0},
+		Probes:  probes,
+		Explore: campaign.Params{ParamProcesses: 2, ParamRounds: 1, ParamRespawns: 0, ParamServerRestarts: min(spec.ServerRestarts, 1)},
 	}
 }
 

@@ -53,6 +53,12 @@ type Recorder struct {
 	// begins afterwards to beat.
 	epochSeen uint64
 	findings  map[string]error
+	// restarts is the run's count of server restarts (server.go); server
+	// is the server's process, not a client, and restartedAt the times
+	// it restarted.
+	restarts    int
+	server      *sim.Proc
+	restartedAt []int64
 }
 
 type holding struct {
@@ -101,7 +107,7 @@ const (
 
 func newRecorder(spec Spec, params campaign.Params, w *sim.World) *Recorder {
 	return &Recorder{spec: spec, world: w, rounds: params[ParamRounds], clients: params[ParamProcesses],
-		respawns: params[ParamRespawns], holders: map[*sim.Proc]holding{}, inFlight: map[*sim.Proc]*flight{},
+		respawns: params[ParamRespawns], restarts: params[ParamServerRestarts], holders: map[*sim.Proc]holding{}, inFlight: map[*sim.Proc]*flight{},
 		uncertain: map[*sim.Proc]bool{}, zombies: map[*simproc.Proc]*sim.Proc{}, deadHelds: map[*sim.Proc]int{}, findings: map[string]error{}}
 }
 
@@ -112,7 +118,7 @@ func (r *Recorder) findingNames() []string {
 	for _, h := range r.spec.Hazards {
 		names = append(names, findingTwoHolders+" ("+h.Name+")")
 	}
-	return append(names, findingTwoHolders+" ("+hazardLivenessFailed+")", findingTwoHolders+" (clock step)",
+	return append(names, findingTwoHolders+" ("+hazardServerRestart+")", findingTwoHolders+" ("+hazardLivenessFailed+")", findingTwoHolders+" (clock step)",
 		findingTwoHolders+" (paused holder)", findingTwoHolders,
 		findingDeadHolder+" (PID reuse)", findingDeadHolder+" (zombie)", findingDeadHolder, findingEpoch)
 }
@@ -131,8 +137,15 @@ func (r *Recorder) setup() error {
 	for _, name := range r.findingNames() {
 		w.Invariant(name, func() error { return r.findings[name] })
 	}
-	w.OnExit(func(p *sim.Proc, reason sim.ExitReason) { r.exited(host, p, reason) })
+	w.OnExit(func(p *sim.Proc, reason sim.ExitReason) {
+		if p != r.server {
+			r.exited(host, p, reason)
+		}
+	})
 	w.OnReap(func(_ *sim.Host, proc *simproc.Proc) { r.reaped(proc) })
+	if err := r.startServer(); err != nil {
+		return err
+	}
 	if r.spec.Setup != nil {
 		r.spec.Setup(w)
 	}
@@ -300,10 +313,12 @@ const hazardLivenessFailed = "liveness check failed (EACCES or ESRCH)"
 
 // twoHolderClass names the hazard that let newcomer in while h holds, from
 // what the lock observed during newcomer's acquire f, and says why. A
-// built-in hazard is named only when the lock saw it: a clock step when the
-// newcomer's or the holder's process read the wall clock after it, a
-// failed liveness check when the newcomer's own check of the holder's PID
-// answered unknown (EACCES) or absent (ESRCH).
+// built-in hazard is named only when the lock saw it: a server restart
+// when the lock lives in descriptors and the server restarted after the
+// holder took it, a clock step when the newcomer's or the holder's
+// process read the wall clock after it, a failed liveness check when the
+// newcomer's own check of the holder's PID answered unknown (EACCES) or
+// absent (ESRCH).
 func (r *Recorder) twoHolderClass(h holding, newcomer *sim.Proc, f *flight) (class, why string) {
 	evidence := r.twoHolderEvidence(newcomer, f, h.table.PID)
 	for _, hazard := range r.spec.Hazards {
@@ -313,6 +328,8 @@ func (r *Recorder) twoHolderClass(h holding, newcomer *sim.Proc, f *flight) (cla
 	}
 	check, checked := newcomer.Inspection(h.table.PID)
 	switch {
+	case r.spec.DescriptorLocks && r.restartedSince(h.since):
+		return findingTwoHolders + " (" + hazardServerRestart + ")", evidence
 	case checked && check.Call > f.observedAtCall && check.Kind != lease.InspectLive:
 		return findingTwoHolders + " (" + hazardLivenessFailed + ")",
 			fmt.Sprintf("; %s's check of pid %d answered %s", newcomer.Name(), h.table.PID, inspectionAnswer(check))

@@ -4,6 +4,13 @@
 // while it holds the lock, and on release unlocks and closes it. It never
 // unlinks the file, so every process locks the one inode, and the kernel
 // drops the lock when its holder dies. The harness finds no two holders.
+//
+// The same lock on a volume shared between hosts (SharedEngine: NFS, whose
+// server restarts and loses its lock table) is not sound: a restart drops
+// the holder's lock without telling it, and the next client takes the
+// lock while the first still works. The harness names that hazard
+// "server restart". A lock that must survive it keeps its state in files
+// the server keeps, as leasekit's lease does.
 package flocksound
 
 import (
@@ -70,5 +77,24 @@ func Spec() lockwork.Spec {
 func Engine() *campaign.Engine {
 	e := lockwork.Engine(Spec())
 	e.Probes = append(e.Probes, sim.ProbeFlockConflict)
+	return e
+}
+
+// sharedRestarts is SharedSpec's count of server restarts per run.
+const sharedRestarts = 2
+
+// SharedSpec is the lock's workload on a volume shared between hosts whose
+// server restarts twice a run, losing every advisory lock.
+func SharedSpec() lockwork.Spec {
+	spec := Spec()
+	spec.Name, spec.ServerRestarts = "flocksound-nfs", sharedRestarts
+	return spec
+}
+
+// SharedEngine is SharedSpec as the engine the harness runs: its
+// campaigns must see a restart take a held lock away.
+func SharedEngine() *campaign.Engine {
+	e := lockwork.Engine(SharedSpec())
+	e.Probes = append(e.Probes, lockwork.ProbeLockLostAtRestart)
 	return e
 }
