@@ -1,7 +1,9 @@
 // Package realstress is the real-OS multi-process stress campaign behind
 // `leasereal stress`: N real worker processes contend on one lease
 // namespace (or the admission slot, admission.go, or dirlease claims,
-// dirlease.go) through lease/osenv, a parent SIGKILLs them at random and
+// dirlease.go; or, EngineRun in runs.go, `leasereal run` itself as
+// people use it, with background jobs, killed wrappers and an operator's
+// forced reclaims) through lease/osenv, a parent SIGKILLs them at random and
 // restarts them, every operation's call and return is stamped on
 // CLOCK_MONOTONIC (comparable across processes), and the merged history is
 // checked by the same porcupine models (package models) that check the

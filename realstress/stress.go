@@ -43,6 +43,13 @@ type Config struct {
 	// WorkerCommand builds the command of one worker incarnation from the
 	// worker arguments (see WorkerArgs); the binary re-executes itself.
 	WorkerCommand func(args []string) *exec.Cmd
+	// LeaserealCommand builds a leasereal command line (EngineRun: the
+	// wrappers and the operator's commands).
+	LeaserealCommand func(args []string) *exec.Cmd
+	// PlantSplitNamespace plants a bug in an EngineRun campaign: each
+	// wrapper leases a directory of its own, so nothing keeps two runs
+	// apart. The harness's own tests use it to show the check catches it.
+	PlantSplitNamespace bool
 	// CheckTimeout bounds porcupine; 0 means one minute.
 	CheckTimeout time.Duration
 	// QuiesceEvery is how often the parent pauses every worker between two
@@ -52,8 +59,8 @@ type Config struct {
 	// SegmentOps is the smallest segment CheckSegmented cuts; 0 means
 	// defaultSegmentOps.
 	SegmentOps int
-	// CompareWholeCheck also checks the history in one piece, as before
-	// segmenting, and reports both times (Report.WholeCheck*).
+	// CompareWholeCheck also checks the history in one piece, without
+	// segments, and reports both times (Report.WholeCheck*).
 	CompareWholeCheck bool
 	// RunTimeout bounds the whole run; 0 means ten minutes.
 	RunTimeout time.Duration
@@ -95,6 +102,12 @@ type Report struct {
 	LivenessAcquire string `json:"livenessAcquire"`
 	// Visualization is the porcupine HTML written on a failed check.
 	Visualization string `json:"visualization,omitempty"`
+	// RunCodes (EngineRun) counts the exit codes of the wrappers that were
+	// not killed; OperatorCodes the operator's commands' ("reclaim exit
+	// 1"); Planted names a planted bug.
+	RunCodes      map[int]int    `json:"runCodes,omitempty"`
+	OperatorCodes map[string]int `json:"operatorCodes,omitempty"`
+	Planted       string         `json:"planted,omitempty"`
 }
 
 // slot is one worker position: its share of operations, and its current
@@ -126,7 +139,7 @@ const (
 )
 
 // WorkerArgs are the arguments of a worker incarnation after the hidden
-// subcommand name; ParseWorkerArgs reads them back.
+// subcommand name; WorkerMain reads them back.
 func WorkerArgs(config WorkerConfig) []string {
 	return []string{"--engine", config.Engine, "--no-inspect=" + strconv.FormatBool(config.NoInspect),
 		"--plant-blind-inspector=" + strconv.FormatBool(config.PlantBlindInspector), "--namespace", config.Namespace, "--worker", strconv.Itoa(config.Worker),
@@ -144,8 +157,8 @@ func Run(config Config) (Report, error) {
 	if config.Engine == "" {
 		config.Engine = EngineLease
 	}
-	if config.Engine != EngineLease && config.Engine != EngineAdmission && config.Engine != EngineDirlease {
-		return Report{}, fmt.Errorf("stress: engine %q is not implemented (lease, admission, dirlease)", config.Engine)
+	if config.Engine != EngineLease && config.Engine != EngineAdmission && config.Engine != EngineDirlease && config.Engine != EngineRun {
+		return Report{}, fmt.Errorf("stress: engine %q is not implemented (lease, admission, dirlease, run)", config.Engine)
 	}
 	if config.Engine == EngineDirlease && config.Procs < 2 {
 		return Report{}, fmt.Errorf("stress: dirlease needs 2 or more procs (creators and a recoverer)")
@@ -171,6 +184,9 @@ func Run(config Config) (Report, error) {
 	dir, err := canonicalWorkDir(config.Dir)
 	if err != nil {
 		return Report{}, err
+	}
+	if config.Engine == EngineRun {
+		return runRuns(config, dir)
 	}
 	run := &runner{config: config, dir: dir, namespace: filepath.Join(dir, "namespace"),
 		deathsPath: filepath.Join(dir, "deaths.jsonl"), spawnsPath: filepath.Join(dir, "spawns.jsonl"), random: rand.New(rand.NewPCG(config.Seed, 0x5eed))}

@@ -12,6 +12,9 @@ func WorkerMain(args []string) error {
 	if len(args) == 1 && args[0] == "--child" {
 		return childMain()
 	}
+	if len(args) > 0 && args[0] == "--job" {
+		return jobMain(args[1:])
+	}
 	flags := flag.NewFlagSet("stress-worker", flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
 	var config WorkerConfig
@@ -38,4 +41,12 @@ func WorkerMain(args []string) error {
 		return fmt.Errorf("stress-worker: --namespace, --lane, --log, --spawns and --deaths are required")
 	}
 	return RunWorker(config)
+}
+
+// newQuietFlagSet is a flag set for a hidden subcommand: errors are
+// returned, nothing is printed.
+func newQuietFlagSet(name string) *flag.FlagSet {
+	flags := flag.NewFlagSet(name, flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	return flags
 }

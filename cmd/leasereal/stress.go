@@ -34,7 +34,7 @@ type stressFlags struct {
 func newStressFlags() (*flag.FlagSet, stressFlags) {
 	flags := newFlagSet("stress")
 	return flags, stressFlags{
-		engine:       flags.String("engine", "lease", "engine under test: lease, admission or dirlease"),
+		engine:       flags.String("engine", "lease", "engine under test: lease, admission, dirlease, or run (leasereal run as people use it: background jobs, kill -9 of the wrappers, an operator's forced reclaims)"),
 		procs:        flags.Int("procs", 8, "worker processes running at once"),
 		ops:          flags.Int("ops", 1000, "operations started in all"),
 		killRate:     flags.Float64("kill-rate", 10, "mean SIGKILLs per second (Poisson); 0 disables kills"),
@@ -61,13 +61,13 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 		return usagef("stress takes no arguments")
 	}
 	switch *engine {
-	case realstress.EngineLease, realstress.EngineAdmission:
+	case realstress.EngineLease, realstress.EngineAdmission, realstress.EngineRun:
 	case realstress.EngineDirlease:
 		if *procs < 2 {
 			return usagef("stress --engine dirlease needs --procs 2 or more (creators and a recoverer)")
 		}
 	default:
-		return usagef("stress --engine %s: the engines are lease, admission and dirlease", *engine)
+		return usagef("stress --engine %s: the engines are lease, admission, dirlease and run", *engine)
 	}
 	executable, err := os.Executable()
 	if err != nil {
@@ -88,7 +88,8 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 		NoInspect: *noInspect, CheckTimeout: *checkTimeout, QuiesceEvery: *quiesceEvery, CompareWholeCheck: *compareCheck,
 		WorkerCommand: func(args []string) *exec.Cmd {
 			return exec.Command(executable, append([]string{"stress-worker"}, args...)...)
-		}}
+		},
+		LeaserealCommand: func(args []string) *exec.Cmd { return exec.Command(executable, args...) }}
 	if *verbose {
 		config.Progress = stderr
 	}
@@ -96,9 +97,12 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *jsonOut {
+	switch {
+	case *jsonOut:
 		err = printJSON(stdout, report)
-	} else {
+	case *engine == realstress.EngineRun:
+		err = printRunsReport(stdout, report)
+	default:
 		_, err = fmt.Fprintf(stdout, "ops=%d completed=%d unknown=%d kills=%d incarnations=%d reclaims=%d violations=%d check=%s run=%.1fs check-time=%.3fs segments=%d quiescent-points=%d liveness=%q\n",
 			report.Ops, report.Completed, report.Unknown, report.Kills, report.Incarnations, report.Reclaims,
 			report.Violations, report.Check, report.RunSeconds, report.CheckSeconds, report.Segments, report.QuiescentPoints, report.LivenessAcquire)
@@ -108,6 +112,9 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if report.Violations != 0 && *engine == realstress.EngineRun {
+		return &codeError{code: exitConflict, err: fmt.Errorf("%d violation(s) of the lease over a run's process tree", report.Violations)}
 	}
 	if report.Violations != 0 {
 		return &codeError{code: exitConflict, err: fmt.Errorf("%d violation(s); check=%s; visualization %s",
@@ -144,4 +151,18 @@ func cmdScenarioActor(args []string, stdout io.Writer) error {
 		return err
 	}
 	return realstress.ActorMain(manager, *session, os.Stdin, stdout)
+}
+
+// printRunsReport prints a run campaign's report: its counts, then each
+// violation on a line of its own.
+func printRunsReport(w io.Writer, report realstress.Report) error {
+	_, err := fmt.Fprintf(w, "runs=%d ran=%d killed=%d exit-codes=%v operator=%v violations=%d check=%s run=%.1fs liveness=%q\n",
+		report.Ops, report.Completed, report.Unknown, report.RunCodes, report.OperatorCodes, report.Violations, report.Check,
+		report.RunSeconds, report.LivenessAcquire)
+	for _, v := range report.GroundTruth {
+		if err == nil {
+			_, err = fmt.Fprintln(w, "violation:", v)
+		}
+	}
+	return err
 }

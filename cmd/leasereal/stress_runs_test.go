@@ -1,0 +1,48 @@
+package main
+
+import (
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/leasekit/leasekit/realstress"
+)
+
+// `leasereal stress --engine run`: wrappers on one directory, commands
+// that leave background jobs, kill -9 of wrappers while their jobs work,
+// and an operator's forced reclaims. No two runs' trees may work at once.
+func TestStressRunEngineHoldsTheLeaseOverEveryTree(t *testing.T) {
+	ops := longOrShort(200, 60)
+	got := run(t, "stress", "--engine", "run", "--procs", "4", "--ops", strconv.Itoa(ops), "--kill-rate", "5",
+		"--json", "--work-dir", t.TempDir())
+	if got.code != exitOK {
+		t.Fatalf("exit %d: %s%s", got.code, got.stdout, got.stderr)
+	}
+	_, reportText, _ := strings.Cut(got.stdout, "\n")
+	report := decode[realstress.Report](t, reportText)
+	if report.Ops != ops || report.Violations != 0 || report.Check != "ok" || report.LivenessAcquire != "acquired" {
+		t.Fatalf("report %+v", report)
+	}
+	if report.Completed == 0 || report.Kills == 0 || report.OperatorCodes["inspect exit 0"] == 0 {
+		t.Fatalf("the campaign did not reach its patterns (runs that ran, kills, operator commands): %+v", report)
+	}
+	t.Logf("%+v", report)
+}
+
+// The check catches a planted bug: wrappers that each lease a directory
+// of their own let runs overlap.
+func TestStressRunEngineCatchesSplitNamespaces(t *testing.T) {
+	report, err := realstress.Run(realstress.Config{Engine: realstress.EngineRun, Dir: t.TempDir(), Procs: 4, Ops: 24,
+		PlantSplitNamespace: true,
+		WorkerCommand: func(args []string) *exec.Cmd {
+			return exec.Command(binary, append([]string{"stress-worker"}, args...)...)
+		},
+		LeaserealCommand: func(args []string) *exec.Cmd { return exec.Command(binary, args...) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Violations == 0 || report.Check != "illegal" || !strings.Contains(report.GroundTruth[0], "worked until") {
+		t.Fatalf("a planted split namespace went unseen: %+v", report)
+	}
+}
