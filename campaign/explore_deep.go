@@ -75,7 +75,7 @@ type DeepOptions struct {
 	POR   bool
 	// QuietCrashes skips the crash of a process at a step that directly
 	// follows a quiet step of the same process (a read, a clock read, an
-	// identity or an inspection that recorded nothing: quietBefore): killed
+	// identity or an inspection that recorded nothing: quietStep): killed
 	// there or one step earlier, before the quiet step, the world is the
 	// same, one step later (the POR's caveat: times move by a microsecond).
 	QuietCrashes bool

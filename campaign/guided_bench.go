@@ -15,7 +15,7 @@ import (
 
 // CoverageRow is one engine's line of the coverage benchmark: the distinct
 // coverage points that random search, guided search by the operation
-// signal alone (Options.Signal "operations", the signal before the call
+// signal alone (Options.Signal "operations", the signal without the call
 // trace) and guided search by the whole default signal reach in the same
 // CPU time, one core each, one after the other in the same process. Each
 // search's points are counted in both measures: operation points
@@ -134,11 +134,11 @@ func cpuTime() time.Duration {
 // WriteCoverageTable prints the rows as docs/BENCH.md's table: per search
 // its runs and points in both measures (operation points / all points),
 // and the two ratios of the bar: guided by operations over random in
-// operation points (the measure before the call trace), guided by the
+// operation points (the measure without the call trace), guided by the
 // default signal over random in all points (the benchmark's figure: the
 // search `--search guided` runs, scored by the whole default signal), and
-// the same in operation points alone (the issue's list: probes, operation
-// outcomes, on-disk shapes; a measure the call trace does not feed).
+// the same in operation points alone (probes, operation outcomes, on-disk
+// shapes: a measure the call trace does not feed).
 func WriteCoverageTable(w io.Writer, rows []CoverageRow) error {
 	table := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	fmt.Fprintln(table, "| engine\t| CPU s each\t| random runs\t| random points (ops / all)\t| guided-ops runs\t| guided-ops points\t| guided-calls runs\t| guided-calls points\t| ops signal: guided / random (ops points)\t| calls signal: guided / random (all points)\t| calls signal: guided / random (ops points)\t|")

@@ -20,8 +20,8 @@ type CoveragePoint struct {
 
 // OperationCoverage is the part of DefaultCoverage taken at operation
 // boundaries, from what every run records under sim's Config.Coverage
-// (the whole signal before the call trace; Options.Signal "operations"
-// guides by it alone):
+// (every point but the call trace's; Options.Signal "operations" guides
+// by it alone):
 //
 //   - each probe fired, and its count's power-of-two bucket (as AFL buckets
 //     edge counts);

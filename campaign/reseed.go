@@ -99,8 +99,12 @@ func reseedSearch(e *Engine, file SeedFile, want Finding, target []string, o Res
 	return best, bestResult, bestLost, runs
 }
 
-// Reseed re-derives file on today's code (see above). It fails when no
-// candidate within the budget finds the wanted finding.
+// Reseed re-derives file on today's code: it tries the candidates in order
+// (the recorded list, the seed's own run, then perturbations of the list),
+// keeps the first that finds the wanted finding and hits every recorded
+// probe (else the one that loses the fewest), shrinks it again when it
+// fails, and returns the file with fresh provenance, not yet written. It
+// fails when no candidate within the budget finds the wanted finding.
 func (c *Catalog) Reseed(file SeedFile, o ReseedOptions) (ReseedResult, error) {
 	e, err := c.Lookup(file.Spec.Engine)
 	if err != nil {

@@ -35,7 +35,8 @@ type Options struct {
 	Shard, Shards int
 	// Workers is the number of goroutines; zero means runtime.NumCPU().
 	Workers int
-	// Scheduler is "random", "pct" or "mix" (decided per seed).
+	// Scheduler is "random", "pct", "sticky" or "mix" (random or pct,
+	// decided per seed); "" means "mix".
 	Scheduler string
 	PCTDepth  int
 	// StepsMax overrides the engines' step budgets when non-zero.
@@ -54,7 +55,7 @@ type Options struct {
 	Search string
 	// Signal, with Search "guided", is the coverage signal that guides it:
 	// "" or "calls" (DefaultCoverage: operations and the call trace) or
-	// "operations" (OperationCoverage alone, the signal before the call
+	// "operations" (OperationCoverage alone, the signal without the call
 	// trace, for comparison). An engine's own Engine.Coverage overrides
 	// both.
 	Signal string

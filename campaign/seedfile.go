@@ -50,7 +50,12 @@ const seedFileBytesMax = 64 << 20
 //	hash=3e3caca7ab9c838c
 //	probes=crash,lease-acquired
 //	decisions=0*12,1,0*3,2
+//	stream_keys=world,sched,proc/client-0,...
+//	streams=0*5,1*2,2,...
 //	# outcome=violation steps=40 ...
+//
+// stream_keys and streams (each decision's stream, an index into
+// stream_keys) are present when the run recorded its streams (Spec.Keys).
 type SeedFile struct {
 	Spec Spec
 	// Expect is the finding recorded when the file was written.

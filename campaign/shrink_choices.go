@@ -9,10 +9,10 @@ import (
 // The passes of this file work on the choices (non-zero decisions) rather
 // than on positions in the list. A long list is mostly zeros, so chunking
 // positions spends most runs on chunks that hold nothing, or one choice
-// each; and at chunk size one the old passes spent a run on every position
-// of a list of thousands. These take the choices as the set to minimise.
+// each; and at chunk size one a pass over positions spends a run on every
+// position of a list of thousands. These take the choices as the set to minimise.
 //
-// What kept the large shrunk lists large was mostly time. A step takes
+// What keeps a shrunk list large is mostly time. A step takes
 // 1 + d µs of virtual time, where d is a decision of the stepping
 // process's "step/" stream, drawn below 50; a failure that needs a guard
 // to grow old, a wait to run out or a pause to outlast a check needs the

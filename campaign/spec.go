@@ -220,14 +220,14 @@ func parseScheduler(name string) (sim.SchedulerKind, error) {
 	return 0, &UsageError{Message: fmt.Sprintf("unknown scheduler %q (random, pct or sticky)", name)}
 }
 
+// faultsPrintedWhenOn are the faults added after seed format v1.
+var faultsPrintedWhenOn = []string{sim.FaultProcfs, sim.FaultStop, sim.FaultCotenant}
+
 // formatPlan prints a fault plan exactly (sim's String rounds to 4 places,
 // which would change a swarm plan's probabilities in a seed file). A fault
 // newer than the seed files' format (faultsPrintedWhenOn) is printed only
 // when on, so a spec without it keeps its text, hence its hash and its seed
 // file's name (a missing fault parses as off).
-// faultsPrintedWhenOn are the faults added after seed format v1.
-var faultsPrintedWhenOn = []string{sim.FaultProcfs, sim.FaultStop, sim.FaultCotenant}
-
 func formatPlan(plan sim.FaultPlan) string {
 	fields := make([]string, 0, len(faultNames))
 	for _, name := range faultNames {

@@ -229,9 +229,9 @@ func TestRecoverClearsOrphanedMutationMachinery(t *testing.T) {
 	})
 }
 
-// TestLegacySchema2Claims: seed-written claims (schema 2, three-key
+// TestLegacySchema2Claims: claims the original implementations wrote (schema 2, three-key
 // owners) are read as on this host and namespace and judged by the original implementation's
-// rules; a live PID whose seed digest cannot be verified is indeterminate.
+// rules; a live PID whose legacy start digest cannot be verified is indeterminate.
 func TestLegacySchema2Claims(t *testing.T) {
 	cases := []struct {
 		name   string

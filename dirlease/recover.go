@@ -60,7 +60,7 @@ type clocks struct {
 //     provable or an operator acts.
 //
 // A legacy claim (schema 2 or 3) has no boot-clock reading: it keeps the
-// seed's wall-clock rule, now >= recoverAfterMs.
+// original implementations' wall-clock rule, now >= recoverAfterMs.
 func launchWindowPassed(claim Claim, at clocks) bool {
 	if claim.Legacy() {
 		return at.wallMs >= claim.RecoverAfterMs

@@ -209,8 +209,8 @@ func (m *Manager) settleGuard(c *call, guard guardRecord) (held bool, refusal Re
 // copy) as absent, for the caller to re-read: read as "moved away", our
 // own guard would stay behind while we start over and then wait for it
 // as for any live holder's, and after the wait it would block every later
-// call until this process exits (found by the simulator's "a failed call
-// leaves nothing behind" oracle). So an absent guard is read
+// call until this process exits (the simulator's "a failed call leaves
+// nothing behind" oracle checks it). So an absent guard is read
 // again, a bounded number of times; unsettled says the name still held a
 // file after the last read, for the caller to give its guard back.
 func (m *Manager) readOwnGuard(c *call) (read guardRead, unsettled bool, err error) {

@@ -450,7 +450,6 @@ func (m *Manager) forceGuard(c *call, generation string) (ForceResult, error) {
 	return result, statefile.JoinErrors(err, m.withdrawIntent(intentPath))
 }
 
-// unparsableGuard reports whether data is no guard or intent record.
 // isNobodysEntry reports whether a read failed because the entry is not a
 // record any process wrote: not a regular file, or past the size bound
 // (the engine writes neither).
@@ -460,6 +459,7 @@ func isNobodysEntry(err error) bool {
 	return errors.As(err, &notRegular) || errors.As(err, &tooLarge)
 }
 
+// unparsableGuard reports whether data is no guard or intent record.
 func (m *Manager) unparsableGuard(data []byte, record string) bool {
 	_, err := m.parseGuardCached(data, record)
 	return err != nil

@@ -54,8 +54,8 @@ type Reclaim struct {
 // RefusalReason says why an operation refused to act.
 type RefusalReason string
 
-// Refusal reasons. The first five are the original's; RefusalCorruptEpoch is
-// new with the epoch counter.
+// Refusal reasons. The first five are the original's; RefusalCorruptEpoch
+// (new with the epoch counter) and RefusalUnsafeNamespace are the port's own.
 const (
 	// RefusalRemoteOwner: the owner record names another host; it can be
 	// neither inspected nor reclaimed from here.

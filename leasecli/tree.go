@@ -5,9 +5,12 @@
 // and the command's descendants run in; when the wrapper is killed
 // (kill -9), those descendants may still work. The engine judges the
 // owner by its own process only, so an acquire through leasereal
-// (AcquireOnce) asks HeldByTree and HolderTreeRuns first, and a lease whose
-// dead wrapper's group still has a member is held, not stale. The real OS (lease/osenv.ProcessGroups)
-// and the simulator (simproc.Host.Groups) both implement Groups.
+// (AcquireOnce) asks HeldByTree first, and a lease whose dead wrapper's
+// group still has a member (or whose reclaimed owner's group, in
+// quarantine/, still has one) is held, not stale; once the engine has
+// acquired, AcquiredTreeRuns asks again before the command starts. The
+// real OS (lease/osenv.ProcessGroups) and the simulator (simproc.GroupView,
+// from Host.Groups) both implement Groups.
 //
 // The package is deterministic: every effect goes through the engine's
 // interfaces and Groups.
@@ -25,7 +28,8 @@ type Groups interface {
 	GroupRuns(pgid int) (bool, error)
 }
 
-// TreeVerdict is what HolderTreeRuns found.
+// TreeVerdict is what HolderTreeRuns (and the other judges built on it)
+// found.
 type TreeVerdict struct {
 	// Runs is true when the recorded owner is gone but its process group,
 	// which leasereal's command tree runs in, still has a member.

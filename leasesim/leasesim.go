@@ -148,7 +148,7 @@ func (f *specFlags) register(set *flag.FlagSet, engineDefault string, catalog *c
 	f.catalog = catalog
 	set.StringVar(&f.engine, "engine", engineDefault, "engines: a name, a comma list, or all (known: "+
 		strings.Join(catalog.Names(false), ", ")+")")
-	set.StringVar(&f.scheduler, "scheduler", "mix", "scheduler: random, pct, or mix (decided per seed)")
+	set.StringVar(&f.scheduler, "scheduler", "mix", "scheduler: random, pct, sticky, or mix (decided per seed)")
 	set.IntVar(&f.pctDepth, "pct-depth", 3, "PCT bug depth d")
 	set.IntVar(&f.stepsMax, "steps-max", 0, "per-run step budget (0: the engine's own)")
 	set.StringVar(&f.faults, "faults", "swarm", "fault plan: swarm (drawn per seed), none, or name=p pairs after swarm, (e.g. swarm,crash=0)")

@@ -256,7 +256,8 @@ func checkWitnessFirst(model porcupine.Model, ops []porcupine.Operation, timeout
 }
 
 // check runs the fast check first and reruns the verbose one only on a
-// failure, to get the partial linearizations for the report (CHECKING.md).
+// failure, to get the partial linearizations for the report (ExplainIllegal;
+// realstress's failure.txt).
 // An Ok result comes with an empty LinearizationInfo.
 func check(model porcupine.Model, ops []porcupine.Operation, timeout time.Duration) (porcupine.CheckResult, porcupine.LinearizationInfo) {
 	result := porcupine.CheckOperationsTimeout(model, ops, timeout)

@@ -195,8 +195,12 @@ type DirReleaseResult struct {
 	Kind CASKind
 }
 
-// DirRecover is the input of a recovery pass run at wall time NowMs (the
-// engine takes the time as a parameter, like the original's nowMs).
+// DirRecover is the input of a recovery pass judged at time NowMs: the
+// instant its launching windows are judged at, in the recorder's time
+// (the engine measures windows on the boot clock, which no wall-clock step
+// moves; a recorder makes NowMs jump past every window at a reboot). The
+// original took this instant as its nowMs parameter; the engine reads it
+// from its Clock, which the recorder fixes for the pass.
 type DirRecover struct {
 	Proc  int
 	Host  string

@@ -17,8 +17,8 @@ import (
 const failureContextOps = 25
 
 // writeFailure writes a text dump of the longest partial linearization and
-// of the earliest operations that could not follow it (CHECKING.md,
-// "Reports").
+// of the earliest operations that could not follow it (docs/REALSTRESS.md,
+// the stress run's "Report").
 func writeFailure(path string, info porcupine.LinearizationInfo, model porcupine.Model) error {
 	var text strings.Builder
 	partitions := info.PartialLinearizationsOperations()

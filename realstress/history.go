@@ -93,7 +93,7 @@ func BuildHistory(lanes map[int][]Record, deaths []Death) (History, error) {
 // appendReclaims adds one models.LeaseReclaim per generation a known-outcome
 // acquire reported reclaimed. An acquire moves the stale receiver.lock into
 // quarantine and installs the new owner in later steps, and a lock-free
-// Inspect can see the lease empty in between (finding F1); the log does not
+// Inspect can see the lease empty in between; the log does not
 // show the instant of the move, only that it happened inside the acquire.
 // So the reclaim spans the acquire's own [Call, Return], and porcupine
 // places it anywhere inside. Each reclaim gets a lane (ClientId) of its

@@ -88,8 +88,9 @@ func Segments(ops []porcupine.Operation, minOps int) [][]porcupine.Operation {
 	return segments
 }
 
-// CheckSegmented checks ops against model segment by segment (see above),
-// within timeout in all, each partition of the model on its own. An empty
+// CheckSegmented checks ops against model segment by segment (cut at
+// quiescent points by Segments, each from the exact end states of the one
+// before), within timeout in all, each partition of the model on its own. An empty
 // history is Ok. The fast pass (witness.go) goes first, with a quarter of
 // the time: when it finds a linearization the verdict is Ok; otherwise the
 // exact search decides with the rest.

@@ -22,7 +22,9 @@ import (
 
 // Config configures one stress run.
 type Config struct {
-	// Engine is EngineLease (default), EngineAdmission or EngineDirlease.
+	// Engine is EngineLease (default), EngineAdmission, EngineDirlease or
+	// EngineRun (runs.go: leasereal run itself, which needs
+	// LeaserealCommand).
 	Engine string
 	// Dir is an empty or missing work directory: the namespace, the logs,
 	// the deaths file and any failure report go inside it.

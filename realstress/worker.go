@@ -39,8 +39,8 @@ type WorkerConfig struct {
 	SpawnsPath string
 	DeathsPath string
 	// NoInspect leaves Inspect out of the workload (a user's choice; the
-	// tests run with Inspect: since finding F1 was fixed, the empty instant
-	// inside a reclaiming Acquire is explained by LeaseReclaim events).
+	// tests run with Inspect: the empty instant inside a reclaiming Acquire
+	// is explained by LeaseReclaim events).
 	NoInspect bool
 	// BarrierDir is the parent's pause barrier (quiesce.go); "" = none.
 	BarrierDir string

@@ -44,7 +44,8 @@
 // A body runs engine code with the process's environment:
 //
 //	body := func(p *sim.Proc) {
-//		m := lease.NewManager(p.FS(), p.Clock(), p.Inspector(), p.IDs(), ...)
+//		m, _ := lease.NewManager(lease.Config{Namespace: ..., RootID: ...,
+//			FS: p.FS(), Clock: p.Clock(), Inspector: p.Inspector(), IDs: p.IDs()})
 //		op := p.Begin("acquire", nonce)   // history call, at the current time
 //		res, err := m.Acquire(...)        // every FS/clock/inspector call yields
 //		p.End(op, outcome(res, err))      // history return

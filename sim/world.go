@@ -15,7 +15,7 @@ import (
 var wallEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 
 // Filesystem is what the world needs of a simulated filesystem. simfs
-// implements it through simfsVolume; tests may substitute their own.
+// implements it through SimfsVolume; tests may substitute their own.
 type Filesystem interface {
 	// View returns the lease.FS a process of user uid sees.
 	View(uid uint32) lease.FS

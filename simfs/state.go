@@ -171,8 +171,8 @@ func (f *FS) Hash() uint64 {
 // run since the last one (every call but the pure reads: Read, Stat,
 // Lstat, ReadDir, Readlink and the handle's Stat, ReadDir, StatAt). A
 // state-caching explorer keys every step by it, and most steps only read,
-// or touch another volume. TestStateHashMemo checks it against Hash after
-// every call of the model test's random sequences.
+// or touch another volume. checkStateHash (model_test.go, crashprop_test.go)
+// checks it against Hash after every call of the random sequences.
 func (f *FS) StateHash() uint64 {
 	if !f.memoValid || f.memoAt != f.changes {
 		f.memo, f.memoAt, f.memoValid = f.Hash(), f.changes, true

@@ -59,7 +59,8 @@ type Mutation struct {
 var ErrStale = errors.New("mutant: old block is not exactly once in the file; the code changed, update the mutant")
 
 // Parse parses a mutation.txt: header lines ("file: PATH", optional
-// "engine: a,b", "bug: TEXT", "faults: SETTING" and "equivalent: WHY"), then
+// "engine: a,b", "bug: TEXT", "faults: SETTING", "equivalent: WHY",
+// "search: SEARCH", "explore: FLAGS" and "test: PKG TESTNAME"), then
 // "--- old", "--- new", "--- end".
 func Parse(name, text string) (Mutation, error) {
 	header, rest, ok := strings.Cut(text, "\n--- old\n")

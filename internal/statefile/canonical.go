@@ -465,9 +465,9 @@ func isLiteralByte(c byte) bool {
 // for a struct (or a map[string]any) of the same fields. The caller adds the
 // keys in byte order (a key out of order, or not plain ASCII, is a
 // programming error and panics), and nests objects with Open and Close.
-// Every engine record is written with it (the records' map[string]any
-// encoding through Canonical was a tenth of a simulated admission or
-// dirlease run); TestCanonicalObjectEqualsCanonical, the engines' golden
+// Every engine record is written with it (encoding a record as a
+// map[string]any through Canonical costs about a tenth of a simulated
+// admission or dirlease run); TestCanonicalObjectEqualsCanonical, the engines' golden
 // tests and their map-encoding cross-checks hold it to Canonical's bytes.
 type CanonicalObject struct {
 	buf     []byte

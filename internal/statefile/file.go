@@ -304,9 +304,9 @@ func JoinErrors(first, second error) error {
 // SameInode reports whether a and b describe the same inode: device, inode
 // number and birth time. Device and inode alone are not an identity: a
 // filesystem reuses a freed inode number at once, so a directory released
-// and another created in its place between two Lstats share dev+ino (the
-// lease campaign's seeds 9257052 and 9305074: Inspect reported a
-// receiver.lock corrupt that never was). Where the filesystem reports no
+// and another created in its place between two Lstats share dev+ino (lease
+// campaign seeds 9257052 and 9305074 reach it: compared by dev+ino alone,
+// Inspect reports a receiver.lock corrupt that never was). Where the filesystem reports no
 // birth time on either side, dev+ino is all there is to compare.
 func SameInode(a, b FileInfo) bool {
 	return a.Dev == b.Dev && a.Ino == b.Ino && a.HasBirth == b.HasBirth && a.BirthNs == b.BirthNs

@@ -4,9 +4,9 @@ import "github.com/leasekit/leasekit/env"
 
 // The filesystem surface the engines see is declared in the public package
 // env (so users can implement and import it) and re-exported here under the
-// same names as type aliases (statefile.FS = env.FS, ...), so the engine code
-// that names statefile.FS is unaffected. Package lease re-exports the same
-// declarations; see env for the rules that govern them.
+// same names as type aliases (statefile.FS = env.FS, ...): statefile.FS and
+// env.FS are one type. Package lease re-exports the same declarations; see
+// env for the rules that govern them.
 type (
 	// OpenFlag is the flag set of FS.OpenFile; see env.OpenFlag.
 	OpenFlag = env.OpenFlag

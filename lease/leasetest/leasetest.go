@@ -1,15 +1,14 @@
-// Package leasetest is the one fake environment of the engines' tests:
-// scripted fakes of the injected interfaces of package lease (Clock,
-// Inspector, IDSource) and a recording, hookable FS wrapper (HookFS). Tests
-// of lease, admission, dirlease, leasecli, internal/statecas and
-// internal/statefile, the hostile suite, realstress and the bench run the
-// real engine on a real temporary directory (lease/osenv.NewFS) or on
-// simfs while deciding exactly what time it is,
-// which processes are alive, which identifiers come next and what happens
-// between two FS calls. Every fake is safe for concurrent use (tests run
-// under -race) and fully deterministic: internal/archtest holds this package
-// to the engines' determinism rules, so a fake cannot smuggle in real time,
-// randomness or map order.
+// Package leasetest is the one fake environment of the engines' tests: scripted
+// fakes of the injected interfaces (Clock, Inspector, IDSource; declared in
+// package env, aliased by package lease) and a recording, hookable FS wrapper
+// (HookFS). Tests of lease, admission, dirlease, leasecli, internal/statecas
+// and internal/statefile, the hostile suite, realstress and the bench run the
+// real engine on a real temporary directory (lease/osenv.NewFS) or on simfs
+// while deciding exactly what time it is, which processes are alive, which
+// identifiers come next and what happens between two FS calls. Every fake is
+// safe for concurrent use (tests run under -race) and fully deterministic:
+// internal/archtest holds this package to the engines' determinism rules, so a
+// fake cannot smuggle in real time, randomness or map order.
 package leasetest
 
 import (

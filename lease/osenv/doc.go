@@ -1,7 +1,7 @@
-// Package osenv implements the injected interfaces of package lease (FS,
-// File, Clock, IDSource and Inspector) on the real operating system, through
-// golang.org/x/sys/unix, with dirlease's BootClock and leasecli's Groups
-// (ProcessGroups) beside them. It is the only place where the engines reach
+// Package osenv implements the injected interfaces (FS, File, Clock,
+// IDSource and Inspector, declared in package env and aliased by package
+// lease) on the real operating system, through golang.org/x/sys/unix, with
+// dirlease's BootClock and leasecli's Groups (ProcessGroups) beside them. It is the only place where the engines reach
 // the OS; they see it only through those interfaces, so the same engine
 // code also runs inside the deterministic simulator.
 //

@@ -32,8 +32,8 @@ import (
 // against models.AdmissionModel.
 //
 // Some runs start with a legacy record (schema 1, or schema 2 parent-owned
-// without a revision) written by setup on the host's boot, as a seed-era
-// controller would have left it; the history starts with an
+// without a revision) written by setup on the host's boot, as a controller of
+// the original implementations would have left it; the history starts with an
 // AdmissionLegacy event saying so. A schema-1 record is recoverable only
 // after a reboot, so "legacy admission recovered" fires after a power loss
 // (or the liveness phase's operator reboot).
@@ -188,7 +188,7 @@ func (aw *admissionWorld) setup() error {
 		legacy = 1 + w.Decisions().Intn(3)
 	}
 	if len(aw.places.Hosts) > 1 {
-		legacy = 1 // seed-era records are read as this host's: a shared volume never had one
+		legacy = 1 // legacy records are read as this host's: a shared volume never had one
 	}
 	w.Tracef("admission-workload controllers=%d ops=%d legacy=%d", opts.Controllers, opts.OpsPerProc, legacy)
 	if legacy > 1 {
@@ -219,7 +219,7 @@ func (aw *admissionWorld) setup() error {
 	return nil
 }
 
-// writeLegacy writes a seed-era record owned by a process of this boot
+// writeLegacy writes a legacy record owned by a process of this boot
 // that is gone: schema 1 (kind 2) or schema 2 parent-owned (kind 3).
 func (aw *admissionWorld) writeLegacy(kind int) error {
 	dir := fspath.Dir(admissionFile)

@@ -21,7 +21,7 @@ import (
 //   - parent swapped: a claim's recorded parent moved away, an empty
 //     directory or a symlink to the original put at its path (parents.go);
 //   - directory recreated: a claimed directory removed and made again at its
-//     path, its inode number reused with a new birth time (dirInodeReuse);
+//     path, its inode number reused with a new birth time (recreateDir);
 //   - symlink at the path: a claimed directory moved away and a symlink to a
 //     directory outside the state tree put at its path;
 //   - symlink planted: a symlink to the outside directory put inside a

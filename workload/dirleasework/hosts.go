@@ -61,7 +61,7 @@ type recordOwner struct {
 }
 
 // ownersLeft reads the owners of every claim file and mutation claim in
-// the claim directory (ok false for a seed-era or unreadable one).
+// the claim directory (ok false for a legacy or unreadable one).
 func (dw *dirWorld) ownersLeft() []recordOwner {
 	entries, _ := dw.volume.Root().ReadDir(dirClaimsPath)
 	var owners []recordOwner

@@ -31,7 +31,7 @@ import (
 // liveness holds.
 //
 // The hook only swaps a parent no workload process is using (creating,
-// looking at, publishing or removing a directory in it: parentBusy), and
+// looking at, publishing or removing a directory in it: using), and
 // while no mutation claim is held in the claim directory: a recovery that
 // has passed its parent check holds the claim until its claim file is
 // removed, so the swap can only come before the check.

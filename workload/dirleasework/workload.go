@@ -117,7 +117,7 @@ type dirTrack struct {
 	// where a recovery moved it); foreignID is its identity.
 	foreign   bool
 	foreignID lease.FileIdentity
-	// swappedAt is the step of the swap; repairAt the operator's.
+	// repairAt is the step of the operator's repair of the swap.
 	repairAt int
 	// claimed is set once a Create may have written the claim.
 	claimed bool

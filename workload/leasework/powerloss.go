@@ -4,7 +4,7 @@ package leasework
 // space whose volume only one host mounts, a power loss reduces the volume
 // to a crash state, which may keep a crashed writer's temp (a guard, intent
 // or epoch temp, or owner.json inside a .receiver.prepare-* directory) with
-// its name but not its data. The engine's cleanup meets it (cleanup.go:
+// its name but not its data. The engine's cleanup meets it (lease/cleanup.go:
 // removed once its writer is provably dead, or left alone); the liveness
 // probe says the namespace still works with it there.
 

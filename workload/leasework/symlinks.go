@@ -49,8 +49,8 @@ import (
 // them by design (the caller's path, /var/run -> /run), so a link there
 // is the caller's choice, not an attack the engine can see.
 
-// leaseSymlinkKinds are the planted kinds; leaseSymlinkDirKinds those
-// planted only while the space is idle.
+// leaseSymlinkFileKinds and leaseSymlinkDirKinds are the planted kinds; the
+// directory kinds are planted only while the space is idle.
 var (
 	leaseSymlinkFileKinds = []string{"owner", "guard", "intent", "epoch"}
 	leaseSymlinkDirKinds  = []string{"receiver", "namespace", "quarantine", "reclaims"}
@@ -73,7 +73,7 @@ type leaseSymlink struct {
 	before string
 	id     lease.FileIdentity
 	// repairAt is the step of the operator's repair (the kinds repaired
-	// here; the others are leaseCorruptions).
+	// here; the others are the space's corruptions, leaseCorruption).
 	repairAt int
 }
 
@@ -288,7 +288,7 @@ func (s *leaseSpace) isPlantedLink(name string) bool {
 	return false
 }
 
-// linkStillThere reports whether the link is still at its path.
+// stillThere reports whether the link is still at its path.
 func (link *leaseSymlink) stillThere(root lease.FS) bool {
 	info, err := root.Lstat(link.path)
 	id, ok := info.Identity()

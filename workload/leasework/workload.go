@@ -150,8 +150,8 @@ type LeaseOptions struct {
 	// 0 means 2, -1 none.
 	CLITerminals int
 	// CotenantSymlinks: 0 lets the co-tenant plant symlinks at the
-	// namespace's entries (symlinks.go), -1 leaves it hard links only (the
-	// world before symlinks.go, run for run).
+	// namespace's entries (symlinks.go), -1 leaves it hard links only
+	// (every run then draws as if symlinks.go did not exist).
 	CotenantSymlinks int
 	// HostileCallers is how many hostile caller processes (hostile.go)
 	// call the engine with arguments it must refuse (default 1; -1 none).

@@ -16,7 +16,8 @@ func PIDFree(dead *sim.Proc) bool {
 // dead's own executable in half the draws (never at dead's start tick,
 // where it would be dead's exact twin, which no identity rule can tell
 // apart), else with exe. It fires the probes <prefix>-pid-impostor,
-// -same-exe and -across-boot, and returns nil when the spawn fails.
+// <prefix>-pid-impostor-same-exe and <prefix>-pid-impostor-across-boot, and
+// returns nil when the spawn fails.
 func SpawnOnDeadPID(w *sim.World, dead *sim.Proc, spec sim.ProcSpec, prefix string, body func(*sim.Proc)) *sim.Proc {
 	host, table := dead.Host(), dead.Table()
 	sameExe := w.Decisions().Intn(2) == 0 && host.Table().TicksNow() != table.StartTicks

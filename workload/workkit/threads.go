@@ -25,8 +25,8 @@ const (
 // (from 1) running body(leader, i),
 // in one run of ThreadedOneIn. The draws come from ThreadsStream, and the
 // answer 0 (the boring one, and a replay's of a list recorded before
-// threads existed) is no threads; a single-stream replay (sim.Decisions.
-// Keyed) has none either. It returns the threads spawned.
+// threads existed) is no threads; a single-stream replay
+// (sim.Decisions.Keyed false) has none either. It returns the threads spawned.
 func SpawnThreads(w *sim.World, prefix string, body func(leader *sim.Proc, i int) func(t *sim.Proc)) ([]*sim.Proc, error) {
 	d := w.Decisions().Stream(ThreadsStream)
 	if !d.Keyed() || d.Intn(ThreadedOneIn) != ThreadedOneIn-1 {
