@@ -16,7 +16,7 @@ const (
 type WaitOptions struct {
 	// Timeout bounds the whole wait, measured on Clock.Monotonic from the
 	// call's start. 0 means one attempt (flock -w 0). It is the only
-	// bound besides ctx: a wait without a Timeout is a RequestError.
+	// bound besides ctx; a negative Timeout is a RequestError.
 	Timeout time.Duration
 	// BackoffMin is the first pause after a Held or busy attempt, doubled
 	// after each further one up to BackoffMax; 0 means the defaults.
@@ -26,6 +26,12 @@ type WaitOptions struct {
 	// a CLI says who holds the lease, a test knows the wait has begun. It
 	// runs on the caller's goroutine and must not block.
 	Waiting func(result AcquireResult)
+	// Retry, when set, decides which results are retried in place of the
+	// default (Held, or the guard busy): a CLI that also waits out an
+	// owner whose liveness could not be decided for now
+	// (leasecli.Retryable). A result it retries is returned, as the last
+	// one, when the wait ends.
+	Retry func(result AcquireResult) bool
 }
 
 // AcquireWait calls Acquire until it returns Acquired, a refusal that
@@ -38,8 +44,10 @@ type WaitOptions struct {
 // RefusalLifecycleBusy) and a nil error, as Acquire would have. When ctx
 // is done (cancelled, or its deadline passed) it returns the last result
 // and ctx.Err(). Any other refusal (corrupt, remote, unverifiable, unsafe)
-// is returned at once: it needs an operator, not patience. Reclaims of
-// every attempt are accumulated in the result's Reclaimed.
+// is returned at once: it needs an operator, not patience. WaitOptions.Retry
+// replaces that choice (leasereal's run also waits out every refusal that
+// names no human state). Reclaims of every attempt are accumulated in the
+// result's Reclaimed.
 //
 // Each attempt is one Acquire, which may itself wait up to the Manager's
 // GuardWait for a busy lifecycle guard; so the whole call can outlast
@@ -54,13 +62,17 @@ func (m *Manager) AcquireWait(ctx context.Context, req AcquireRequest, opts Wait
 	// so this bound is never what ends a wait on a real clock; it is the
 	// guard against a Clock whose Sleep does not advance Monotonic.
 	attemptsMax := 2 + int(opts.Timeout/minimum)
+	retry := opts.Retry
+	if retry == nil {
+		retry = retryable
+	}
 	var reclaimed []Reclaim
 	pause := minimum
 	for attempt := 1; ; attempt++ {
 		result, err := m.Acquire(ctx, req)
 		reclaimed = append(reclaimed, result.Reclaimed...)
 		result.Reclaimed = reclaimed
-		if err != nil || !retryable(result) {
+		if err != nil || result.Kind == Acquired || !retry(result) {
 			return result, err
 		}
 		left := deadline - m.clock.Monotonic()

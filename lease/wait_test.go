@@ -89,6 +89,26 @@ func TestAcquireWaitEndings(t *testing.T) {
 		sleeps, _ := w.clock.Sleeps()
 		require.Zero(t, sleeps)
 	})
+	t.Run("Retry decides which results are retried", func(t *testing.T) {
+		w := newWorld(t)
+		initNamespace(t, w)
+		w.write("receiver.lock/owner.json", "garbage")
+		m := w.manager(leasetest.Identity(1))
+		retried := 0
+		result, err := m.AcquireWait(context.Background(), request, lease.WaitOptions{Timeout: time.Second,
+			Retry: func(r lease.AcquireResult) bool { retried++; return r.Kind == lease.Refused }})
+		require.NoError(t, err)
+		require.Equal(t, lease.RefusalCorruptOwner, result.Refusal.Reason, "the last result is returned")
+		require.Greater(t, retried, 1)
+		sleeps, _ := w.clock.Sleeps()
+		require.Equal(t, retried-1, sleeps, "every retried result but the last, at the timeout, is slept on")
+
+		_, m = setup(t)
+		result, err = m.AcquireWait(context.Background(), request, lease.WaitOptions{Timeout: time.Hour,
+			Retry: func(lease.AcquireResult) bool { return false }})
+		require.NoError(t, err)
+		require.Equal(t, lease.Held, result.Kind, "a Held result Retry declines ends the wait")
+	})
 	t.Run("a clock that stands still ends on the attempt bound", func(t *testing.T) {
 		w := newWorld(t)
 		w.table.SetLive(holder)

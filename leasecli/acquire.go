@@ -31,17 +31,36 @@ func HeldByTree(projection lease.Projection, namespace string, env Env) (lease.O
 	return QuarantinedTreeRuns(env.FS, namespace, env.Self, env.Inspector, env.Groups)
 }
 
+// Retryable reports whether a run that waits (`run -w`) tries again after
+// result: the lease is held, or the engine refused with no human state,
+// which lease.HumanState documents as a state waiting or retrying may
+// resolve (its guard busy; an inspection of the owner or of the guard's
+// holder that failed with EACCES; an owner caught while it exits, whose
+// /proc/PID/exe is gone before it is a zombie). A refusal that names a
+// human state ends the wait: only an operator resolves it.
+func Retryable(result lease.AcquireResult) bool {
+	switch result.Kind {
+	case lease.Held:
+		return true
+	case lease.Refused:
+		return result.Refusal.Human == lease.HumanNone
+	}
+	return false
+}
+
 // AcquireOnce is one acquire attempt of `leasereal run`: a lease whose
 // dead owner's command tree still runs, or that the engine took from an
 // owner whose tree still runs (its record is in quarantine/), is Held
-// (Owner is that record, Tree says why), and is not reclaimed. The engine
-// judges the rest.
+// (the result's Owner is that record, the returned TreeVerdict says why),
+// and is not reclaimed. The engine judges the rest.
 //
 // A wrapper that dies between the tree check and the engine's judgement
-// is reclaimed by the engine; the result's Tree then names the reclaimed
-// owner's group if it still runs (or the group of an owner in quarantine/
-// that another run reclaimed meanwhile), and the caller holds the lease
-// without starting its command until that group is gone (WaitTree).
+// is reclaimed by the engine; on an Acquired result the returned
+// TreeVerdict then names the reclaimed owner's group if it still runs (or
+// the group of an owner in quarantine/ that another run reclaimed
+// meanwhile), and the caller holds the lease without starting its command
+// until that group is gone (asking AcquiredTreeRuns again until its
+// verdict does not Run).
 func AcquireOnce(ctx context.Context, m *lease.Manager, req lease.AcquireRequest, env Env) (lease.AcquireResult, TreeVerdict, error) {
 	projection, err := m.Inspect(ctx)
 	if err != nil {

@@ -229,6 +229,10 @@ var rules = []Rule{
 		Probes:        []string{"lease-cli-killed-tree-runs", "lease-cli-held-by-tree", "lease-cli-acquired-after-tree-exit", "lease-cli-waited-descendants"},
 		Mutants:       []string{"leasecli-ignores-process-tree"},
 		MutantsByTest: []string{"leasecli-acquired-skips-quarantine"}},
+	{Rule: "leasereal run -w: a waiting run ends only when it acquires, its wait is over, or the engine refuses with a state an operator must resolve; a refusal with no human state (the guard busy, an inspection that failed for now, an owner caught while it exits) is waited out as a held lease is",
+		Exercise: "simulated `leasereal run` invocations under injected EACCES on /proc, busy guards and killed holders",
+		Probes:   []string{"lease-cli-refusal-waited"},
+		Mutants:  []string{"leasecli-refusal-ends-the-wait"}},
 
 	// Cancellation and failed calls.
 	{Rule: "a cancelled or failed call leaves nothing of its own behind: no guard, claim, temp or open file, no product for a determinate outcome",

@@ -11,7 +11,7 @@
 //	leasereal admission inspect|run|quarantine ...  the export admission
 //	leasereal dirlease recover|run ...              directory leases
 //	leasereal dirlease inspect|quarantine ...       directory leases: operator
-//	leasereal stress [--engine E] --procs N --ops M --kill-rate R
+//	leasereal stress [--engine E] --procs N --ops M --kill-rate R  real processes, kill -9, checked histories (E: lease, admission, dirlease, run)
 package main
 
 import (

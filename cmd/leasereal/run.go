@@ -16,6 +16,7 @@ import (
 
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/osenv"
+	"github.com/leasekit/leasekit/leasecli"
 )
 
 // Environment variables exported to the child of `run`.
@@ -191,13 +192,14 @@ func acquireInterruptible(manager *lease.Manager, request lease.AcquireRequest, 
 }
 
 // acquireWaiting is lease.Manager.AcquireWait over the run's wait: it
-// retries while the lease is held or the guard busy, until f.wait (0: one
+// retries while the lease is held or the engine refuses with no state an
+// operator must resolve (leasecli.Retryable), until f.wait (0: one
 // attempt, as -n), with a backoff from waitBackoffMin doubling to
 // waitBackoffMax; each attempt is bounded by the guard wait. The owner is
 // returned only when acquired; a holder that stayed is the conflict code,
 // a refusal exit 3 (gaveUp), a cancelled ctx its error.
 func acquireWaiting(ctx context.Context, manager *lease.Manager, request lease.AcquireRequest, f runFlags, stderr io.Writer) (lease.Owner, lease.AcquireResult, error) {
-	result, err := manager.AcquireWait(ctx, request, lease.WaitOptions{Timeout: f.wait,
+	result, err := manager.AcquireWait(ctx, request, lease.WaitOptions{Timeout: f.wait, Retry: leasecli.Retryable,
 		BackoffMin: waitBackoffMin, BackoffMax: waitBackoffMax, Waiting: waitNotice(manager.Namespace(), f, stderr)})
 	if err != nil {
 		reportReclaims(result, stderr)
@@ -223,8 +225,11 @@ func waitNotice(namespace string, f runFlags, stderr io.Writer) func(lease.Acqui
 		}
 		said = true
 		holder := "its lifecycle guard is busy"
-		if result.Kind == lease.Held {
+		switch {
+		case result.Kind == lease.Held:
 			holder = fmt.Sprintf("held by pid %d (epoch %d)", result.Owner.PID, result.Owner.Epoch)
+		case result.Refusal.Reason != lease.RefusalLifecycleBusy:
+			holder = fmt.Sprintf("%s, which a retry may resolve: %s", result.Refusal.Reason, result.Refusal.Diagnostic)
 		}
 		fmt.Fprintf(stderr, "leasereal: waiting up to %v for %s: %s\n", f.wait, namespace, holder)
 	}

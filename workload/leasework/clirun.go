@@ -60,6 +60,7 @@ var cliProbes = []string{
 	"lease-cli-wrapper-killed",
 	"lease-cli-killed-tree-runs",
 	"lease-cli-held-by-tree",
+	"lease-cli-refusal-waited",
 	"lease-cli-acquired-after-tree-exit",
 	"lease-cli-double-fork",
 	"lease-cli-setsid-escape",
@@ -216,8 +217,9 @@ func (c *cliRuns) manager(p *sim.Proc) (*lease.Manager, leasecli.Env, bool) {
 	return m, leasecli.Env{Self: self, Inspector: p.Inspector(), Groups: c.host.Table().Groups(p.Table()), FS: p.FS()}, true
 }
 
-// acquire is run's acquire: leasecli.AcquireOnce until acquired or the
-// tries are spent, then, when the acquire reclaimed a killed run whose
+// acquire is run's acquire: leasecli.AcquireOnce until acquired, a
+// result that waiting cannot resolve (leasecli.Retryable), or the tries
+// are spent, then, when the acquire reclaimed a killed run whose
 // tree still runs, a wait for that tree before the command starts.
 func (c *cliRuns) acquire(p *sim.Proc, m *lease.Manager, env leasecli.Env, d *sim.Decisions) (lease.Owner, bool) {
 	w := c.lw.world
@@ -228,14 +230,18 @@ func (c *cliRuns) acquire(p *sim.Proc, m *lease.Manager, env leasecli.Env, d *si
 		switch {
 		case err != nil:
 			return lease.Owner{}, false
-		case result.Kind == lease.Held:
+		case leasecli.Retryable(result):
 			if tree.Runs {
 				heldByTree = true
 				w.Probe("lease-cli-held-by-tree")
 			}
+			if result.Kind == lease.Refused {
+				w.Probe("lease-cli-refusal-waited")
+			}
 			c.sleep(p, time.Duration(2+d.Intn(6))*time.Millisecond)
 			continue
 		case result.Kind != lease.Acquired:
+			c.gaveUp(p, result)
 			return lease.Owner{}, false
 		}
 		if heldByTree {
@@ -248,6 +254,17 @@ func (c *cliRuns) acquire(p *sim.Proc, m *lease.Manager, env leasecli.Env, d *si
 		return result.Owner, true
 	}
 	return lease.Owner{}, false
+}
+
+// gaveUp judges a run that stopped waiting with tries left: only a
+// refusal that asks for an operator may end a wait; one that a retry may
+// resolve (an owner whose liveness could not be decided for now, a busy
+// guard) must be waited out, as a held lease is.
+func (c *cliRuns) gaveUp(p *sim.Proc, result lease.AcquireResult) {
+	if result.Kind == lease.Refused && result.Refusal.Human == lease.HumanNone {
+		c.lw.fail(fmt.Errorf("cli: %s (run -w) gave up with tries left on a refusal no operator must resolve: %s: %s",
+			p.Name(), result.Refusal.Reason, result.Refusal.Diagnostic), true)
+	}
 }
 
 // waitReclaimedTree holds the lease while the tree of a run the acquire
