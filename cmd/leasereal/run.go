@@ -89,19 +89,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	request := defaultRequest(manager.Namespace(), os.Getpid(), f.sessionID, f.sessionFile)
 	started := time.Now()
-	tree, err := newTreeWatch()
+	owner, err := acquireForRun(manager, request, f, signals, stderr)
 	if err != nil {
-		return err
-	}
-	if err := tree.waitHolderTree(manager, f, signals, stderr); err != nil {
-		return err
-	}
-	owner, reclaimed, err := acquireInterruptible(manager, request, f, signals, stderr)
-	if err != nil {
-		return err
-	}
-	if err := tree.waitReclaimedTree(manager.Namespace(), reclaimed, signals, stderr); err != nil {
-		releaseAfter(manager, owner, err, stderr)
 		return err
 	}
 	if f.verbose {
@@ -159,73 +148,23 @@ func interruption(sig os.Signal) (int, error) {
 	return 128 + int(sig.(syscall.Signal)), fmt.Errorf("interrupted by %v before the command started", sig)
 }
 
-// acquireInterruptible is acquireWaiting, ended early by a caught signal
-// (its context is cancelled, its backoff cut short). A lease acquired when
-// the signal comes is released before returning.
-func acquireInterruptible(manager *lease.Manager, request lease.AcquireRequest, f runFlags, signals <-chan os.Signal, stderr io.Writer) (lease.Owner, lease.AcquireResult, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	interrupted := make(chan os.Signal, 1)
-	watcherDone := make(chan struct{})
-	go func() {
-		defer close(watcherDone)
-		select {
-		case sig := <-signals:
-			interrupted <- sig
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	owner, result, err := acquireWaiting(ctx, manager, request, f, stderr)
-	cancel()
-	<-watcherDone
-	select {
-	case sig := <-interrupted:
-		if err == nil {
-			if _, releaseErr := manager.Release(context.Background(), owner.Generation); releaseErr != nil {
-				fmt.Fprintf(stderr, "leasereal: releasing %s after %v: %v\n", manager.Namespace(), sig, releaseErr)
-			}
-		}
-		return lease.Owner{}, lease.AcquireResult{}, interruptedError(sig)
-	default:
-	}
-	return owner, result, err
-}
-
-// acquireWaiting is lease.Manager.AcquireWait over the run's wait: it
-// retries while the lease is held or the engine refuses with no state an
-// operator must resolve (leasecli.Retryable), until f.wait (0: one
-// attempt, as -n), with a backoff from waitBackoffMin doubling to
-// waitBackoffMax; each attempt is bounded by the guard wait. The owner is
-// returned only when acquired; a holder that stayed is the conflict code,
-// a refusal exit 3 (gaveUp), a cancelled ctx its error.
-func acquireWaiting(ctx context.Context, manager *lease.Manager, request lease.AcquireRequest, f runFlags, stderr io.Writer) (lease.Owner, lease.AcquireResult, error) {
-	result, err := manager.AcquireWait(ctx, request, lease.WaitOptions{Timeout: f.wait, Retry: leasecli.Retryable,
-		BackoffMin: waitBackoffMin, BackoffMax: waitBackoffMax, Waiting: waitNotice(manager.Namespace(), f, stderr)})
-	if err != nil {
-		reportReclaims(result, stderr)
-		return lease.Owner{}, result, err
-	}
-	reportAcquire(manager.Namespace(), result, f, stderr)
-	if result.Kind == lease.Acquired {
-		return result.Owner, result, nil
-	}
-	return lease.Owner{}, result, gaveUp(manager.Namespace(), result, f, stderr)
-}
-
 // waitNotice is --verbose's line when a wait begins: who holds the lease
-// (or that its guard is busy), said once.
-func waitNotice(namespace string, f runFlags, stderr io.Writer) func(lease.AcquireResult) {
+// (a live holder, a killed run's tree, or its guard), or which refusal a
+// retry may resolve, said once.
+func waitNotice(namespace string, f runFlags, stderr io.Writer) func(lease.AcquireResult, leasecli.TreeVerdict) {
 	if !f.verbose {
 		return nil
 	}
 	said := false
-	return func(result lease.AcquireResult) {
+	return func(result lease.AcquireResult, tree leasecli.TreeVerdict) {
 		if said {
 			return
 		}
 		said = true
 		holder := "its lifecycle guard is busy"
 		switch {
+		case tree.Runs:
+			holder = tree.Why
 		case result.Kind == lease.Held:
 			holder = fmt.Sprintf("held by pid %d (epoch %d)", result.Owner.PID, result.Owner.Epoch)
 		case result.Refusal.Reason != lease.RefusalLifecycleBusy:
@@ -252,10 +191,11 @@ func reportReclaims(result lease.AcquireResult, stderr io.Writer) {
 	}
 }
 
-// gaveUp is the error of a run whose lease stayed held (or its guard busy)
-// for the whole wait: the conflict code for a holder, as flock; exit 3 for
-// a guard that stayed busy.
-func gaveUp(namespace string, last lease.AcquireResult, f runFlags, stderr io.Writer) error {
+// gaveUp is the error of a run whose lease stayed held (by a live holder,
+// or by a killed run's command tree), or whose last attempt was refused,
+// when the wait ended: the conflict code for a holder, as flock; exit 3 for
+// a refusal.
+func gaveUp(namespace string, last lease.AcquireResult, tree leasecli.TreeVerdict, f runFlags, stderr io.Writer) error {
 	if last.Kind == lease.Refused {
 		return refusedError(namespace, last.Refusal)
 	}
@@ -264,8 +204,11 @@ func gaveUp(namespace string, last lease.AcquireResult, f runFlags, stderr io.Wr
 		if f.wait > 0 {
 			what = "timeout while waiting to get the lease"
 		}
-		fmt.Fprintf(stderr, "leasereal: %s: %s is held by pid %d (generation %s, epoch %d)\n",
-			what, namespace, last.Owner.PID, last.Owner.Generation, last.Owner.Epoch)
+		holder := fmt.Sprintf("held by pid %d (generation %s, epoch %d)", last.Owner.PID, last.Owner.Generation, last.Owner.Epoch)
+		if tree.Runs {
+			holder = "held: " + tree.Why
+		}
+		fmt.Fprintf(stderr, "leasereal: %s: %s is %s\n", what, namespace, holder)
 	}
 	return &codeError{code: f.conflictCode}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/osenv"
@@ -16,92 +15,75 @@ import (
 // wrapper (at waitBackoffMax apart: about six days).
 const treePollsMax = 1 << 20
 
-// treeWatch judges, beside the engine, the command trees of killed
-// leasereal runs (leasecli.HolderTreeRuns): a lease whose recorded run was
-// killed while its command's descendants still run in its process group
-// stays held until they exit.
-type treeWatch struct {
-	env leasecli.Env
-}
-
-func newTreeWatch() (*treeWatch, error) {
+// runEnv is what run's acquire reads besides the lease (leasecli.Env): this
+// process, the real process table and process groups, the real
+// filesystem. A lease whose recorded run was killed while its command's
+// descendants still run in its process group stays held until they exit.
+func runEnv() (leasecli.Env, error) {
 	inspector := osenv.NewInspector()
 	self, err := inspector.Current()
 	if err != nil {
-		return nil, err
+		return leasecli.Env{}, err
 	}
-	return &treeWatch{env: leasecli.Env{Self: self, Inspector: inspector, Groups: commandGroups(), FS: osenv.NewFS()}}, nil
+	return leasecli.Env{Self: self, Inspector: inspector, Groups: commandGroups(), FS: osenv.NewFS()}, nil
 }
 
-// waitHolderTree waits, within the run's wait, while the lease's recorded
-// owner is gone but its command tree runs, or while the tree of an owner
-// the engine reclaimed into quarantine/ runs (a run that reclaimed it was
-// killed before it waited for that tree); at the end of the wait that is
-// a holder (the conflict code, as flock).
-func (t *treeWatch) waitHolderTree(manager *lease.Manager, f runFlags, signals <-chan os.Signal, stderr io.Writer) error {
-	deadline := time.Now().Add(f.wait)
-	backoff := waitBackoffMin
-	for range treePollsMax {
-		projection, err := manager.Inspect(context.Background())
-		if err != nil {
-			return nil // the acquire reports it
-		}
-		_, verdict, err := leasecli.HeldByTree(projection, manager.Namespace(), t.env)
-		if err != nil {
-			return err
-		}
-		if !verdict.Runs {
-			return nil
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			if f.verbose {
-				fmt.Fprintf(stderr, "leasereal: %s is held: %s\n", manager.Namespace(), verdict.Why)
-			}
-			return &codeError{code: f.conflictCode}
-		}
-		if err := pause(min(backoff, left), signals); err != nil {
-			return err
-		}
-		backoff = min(2*backoff, waitBackoffMax)
+// acquireForRun is run's acquire (leasecli.AcquireRun, the code the
+// simulated wrappers run too) on the real clock, ended early by a caught
+// signal: its context is cancelled, its pause cut short, and a lease it
+// acquired is released before it returns 128+N. The owner is returned only
+// when acquired and no killed run's tree holds the lease any more; a
+// holder that stayed is the conflict code, a refusal exit 3 (gaveUp).
+func acquireForRun(manager *lease.Manager, request lease.AcquireRequest, f runFlags, signals <-chan os.Signal, stderr io.Writer) (lease.Owner, error) {
+	env, err := runEnv()
+	if err != nil {
+		return lease.Owner{}, err
 	}
-	return fmt.Errorf("leasereal: the command tree holding %s outlived %d polls", manager.Namespace(), treePollsMax)
-}
-
-// waitReclaimedTree holds the acquired lease, without starting the
-// command, while the tree of an owner the acquire reclaimed still runs
-// (that owner was killed after waitHolderTree looked), or the tree of an
-// owner in quarantine/ that another run reclaimed while this acquire
-// waited (leasecli.AcquiredTreeRuns). The wait ignores the
-// run's -w (giving up would free the lease while the tree runs); it is
-// bounded by treePollsMax.
-func (t *treeWatch) waitReclaimedTree(namespace string, result lease.AcquireResult, signals <-chan os.Signal, stderr io.Writer) error {
-	said := false
-	for range treePollsMax {
-		verdict, err := leasecli.AcquiredTreeRuns(result, namespace, t.env)
-		if err != nil || !verdict.Runs {
-			return err
+	ctx, cancel := context.WithCancel(context.Background())
+	interrupted := make(chan os.Signal, 1)
+	watcherDone := make(chan struct{})
+	go func() {
+		defer close(watcherDone)
+		select {
+		case sig := <-signals:
+			interrupted <- sig
+			cancel()
+		case <-ctx.Done():
 		}
-		if !said {
-			fmt.Fprintf(stderr, "leasereal: %s; holding the lease until it exits\n", verdict.Why)
-			said = true
-		}
-		if err := pause(waitBackoffMax, signals); err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("leasereal: a reclaimed command tree outlived %d polls", treePollsMax)
-}
-
-// pause sleeps d, or ends the run early on a caught signal (128+N).
-func pause(d time.Duration, signals <-chan os.Signal) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
+	}()
+	result, tree, err := leasecli.AcquireRun(ctx, manager, request, env, leasecli.RunWait{Timeout: f.wait,
+		BackoffMin: waitBackoffMin, BackoffMax: waitBackoffMax, Clock: osenv.NewClock(),
+		TreePoll: waitBackoffMax, TreePollsMax: treePollsMax,
+		Waiting: waitNotice(manager.Namespace(), f, stderr), Holding: holdingNotice(stderr)})
+	cancel()
+	<-watcherDone
 	select {
-	case <-timer.C:
-		return nil
-	case sig := <-signals:
-		return interruptedError(sig)
+	case sig := <-interrupted:
+		if result.Kind == lease.Acquired {
+			releaseAfter(manager, result.Owner, fmt.Errorf("%v", sig), stderr)
+		}
+		return lease.Owner{}, interruptedError(sig)
+	default:
+	}
+	if err != nil {
+		reportReclaims(result, stderr)
+		if result.Kind == lease.Acquired {
+			releaseAfter(manager, result.Owner, err, stderr)
+		}
+		return lease.Owner{}, err
+	}
+	reportAcquire(manager.Namespace(), result, f, stderr)
+	if result.Kind == lease.Acquired {
+		return result.Owner, nil
+	}
+	return lease.Owner{}, gaveUp(manager.Namespace(), result, tree, f, stderr)
+}
+
+// holdingNotice says, once, that the acquired lease waits for the tree of
+// a killed run before the command starts.
+func holdingNotice(stderr io.Writer) func(leasecli.TreeVerdict) {
+	return func(tree leasecli.TreeVerdict) {
+		fmt.Fprintf(stderr, "leasereal: %s; holding the lease until it exits\n", tree.Why)
 	}
 }
 

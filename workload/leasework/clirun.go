@@ -38,8 +38,11 @@ const (
 	// cliRunsPerTerminal bounds the runs a terminal starts (the first and
 	// its reruns).
 	cliRunsPerTerminal = 3
-	// cliAcquireTries bounds a run's attempts while the lease is held.
-	cliAcquireTries = 24
+	// cliWait is a run's -w; its pauses double from cliBackoffMin to
+	// cliBackoffMax.
+	cliWait       = 120 * time.Millisecond
+	cliBackoffMin = 2 * time.Millisecond
+	cliBackoffMax = 8 * time.Millisecond
 	// cliWaitRounds bounds a run's waits for descendants (lifetimes are
 	// at most cliLifetimeMax, far below cliWaitRounds * cliPoll).
 	cliWaitRounds  = 64
@@ -167,7 +170,7 @@ func (c *cliRuns) body(p *sim.Proc, run *cliRun) {
 	if !ok {
 		return
 	}
-	owner, ok := c.acquire(p, m, env, d)
+	owner, ok := c.acquire(p, m, env)
 	if !ok {
 		return
 	}
@@ -217,20 +220,20 @@ func (c *cliRuns) manager(p *sim.Proc) (*lease.Manager, leasecli.Env, bool) {
 	return m, leasecli.Env{Self: self, Inspector: p.Inspector(), Groups: c.host.Table().Groups(p.Table()), FS: p.FS()}, true
 }
 
-// acquire is run's acquire: leasecli.AcquireOnce until acquired, a
-// result that waiting cannot resolve (leasecli.Retryable), or the tries
-// are spent, then, when the acquire reclaimed a killed run whose
-// tree still runs, a wait for that tree before the command starts.
-func (c *cliRuns) acquire(p *sim.Proc, m *lease.Manager, env leasecli.Env, d *sim.Decisions) (lease.Owner, bool) {
+// acquire is run's acquire, by the code `leasereal run` runs
+// (leasecli.AcquireRun) on the wrapper's clock: it waits while the lease is
+// held (by a live wrapper or a killed one's tree) or a retry may resolve a
+// refusal, up to cliWait, and holds an acquired lease while a reclaimed
+// run's tree still runs.
+func (c *cliRuns) acquire(p *sim.Proc, m *lease.Manager, env leasecli.Env) (lease.Owner, bool) {
 	w := c.lw.world
 	heldByTree := false
-	for range cliAcquireTries {
-		c.expire()
-		result, tree, err := leasecli.AcquireOnce(context.Background(), m, lease.AcquireRequest{}, env)
-		switch {
-		case err != nil:
-			return lease.Owner{}, false
-		case leasecli.Retryable(result):
+	c.expire()
+	start := p.Clock().Monotonic()
+	result, _, err := leasecli.AcquireRun(context.Background(), m, lease.AcquireRequest{}, env, leasecli.RunWait{
+		Timeout: cliWait, BackoffMin: cliBackoffMin, BackoffMax: cliBackoffMax, Clock: cliClock{p.Clock(), c},
+		TreePoll: cliPoll, TreePollsMax: cliWaitRounds,
+		Waiting: func(result lease.AcquireResult, tree leasecli.TreeVerdict) {
 			if tree.Runs {
 				heldByTree = true
 				w.Probe("lease-cli-held-by-tree")
@@ -238,52 +241,48 @@ func (c *cliRuns) acquire(p *sim.Proc, m *lease.Manager, env leasecli.Env, d *si
 			if result.Kind == lease.Refused {
 				w.Probe("lease-cli-refusal-waited")
 			}
-			c.sleep(p, time.Duration(2+d.Intn(6))*time.Millisecond)
-			continue
-		case result.Kind != lease.Acquired:
-			c.gaveUp(p, result)
-			return lease.Owner{}, false
-		}
-		if heldByTree {
-			w.Probe("lease-cli-acquired-after-tree-exit")
-		}
-		if tree.Runs && !c.waitReclaimedTree(p, result, env) {
+		},
+		Holding: func(leasecli.TreeVerdict) { w.Probe("lease-cli-reclaimed-tree-wait") }})
+	switch {
+	case err != nil:
+		if result.Kind == lease.Acquired {
 			_, _ = m.Release(context.Background(), result.Owner.Generation)
-			return lease.Owner{}, false
 		}
-		return result.Owner, true
+		return lease.Owner{}, false
+	case result.Kind != lease.Acquired:
+		if p.Clock().Monotonic()-start < cliWait {
+			c.gaveUp(p, result)
+		}
+		return lease.Owner{}, false
 	}
-	return lease.Owner{}, false
+	if heldByTree {
+		w.Probe("lease-cli-acquired-after-tree-exit")
+	}
+	return result.Owner, true
 }
 
-// gaveUp judges a run that stopped waiting with tries left: only a
-// refusal that asks for an operator may end a wait; one that a retry may
+// gaveUp judges a run that stopped waiting before its wait was over: only
+// a refusal that asks for an operator may end a wait; one that a retry may
 // resolve (an owner whose liveness could not be decided for now, a busy
 // guard) must be waited out, as a held lease is.
 func (c *cliRuns) gaveUp(p *sim.Proc, result lease.AcquireResult) {
 	if result.Kind == lease.Refused && result.Refusal.Human == lease.HumanNone {
-		c.lw.fail(fmt.Errorf("cli: %s (run -w) gave up with tries left on a refusal no operator must resolve: %s: %s",
+		c.lw.fail(fmt.Errorf("cli: %s (run -w) gave up before its wait was over on a refusal no operator must resolve: %s: %s",
 			p.Name(), result.Refusal.Reason, result.Refusal.Diagnostic), true)
 	}
 }
 
-// waitReclaimedTree holds the lease while the tree of a run the acquire
-// reclaimed, or of one in quarantine/, still runs (leasereal's
-// waitReclaimedTree).
-func (c *cliRuns) waitReclaimedTree(p *sim.Proc, result lease.AcquireResult, env leasecli.Env) bool {
-	c.lw.world.Probe("lease-cli-reclaimed-tree-wait")
-	for range cliWaitRounds {
-		c.expire()
-		verdict, err := leasecli.AcquiredTreeRuns(result, cliNamespace, env)
-		if err != nil {
-			return false
-		}
-		if !verdict.Runs {
-			return true
-		}
-		c.sleep(p, cliPoll)
-	}
-	return false
+// cliClock is a wrapper's clock: the descendants whose lifetime ran out
+// during a pause have ended when it returns.
+type cliClock struct {
+	lease.Clock
+	c *cliRuns
+}
+
+func (k cliClock) Sleep(ctx context.Context, d time.Duration) error {
+	err := k.Clock.Sleep(ctx, d)
+	k.c.expire()
+	return err
 }
 
 // playStep forks one step of the command's shell.

@@ -80,7 +80,7 @@ func TestGuardReclaimedProbe(t *testing.T) {
 }
 
 // TestLeaseHistoryClearUndoneByPowerLoss pins the history of
-// testdata/seeds/lease/ok-0272f13b476b0fb9.seed (30 choices): an operator's
+// a 30-choice lease seed a campaign found: an operator's
 // ForceReclaim moves a stopped holder's receiver.lock into quarantine (the
 // workload records the LeaseClear at that instant) and is stopped before it
 // fsyncs the namespace; the holder dies and the host loses power before the
