@@ -17,6 +17,10 @@ func huntGuided(ctx context.Context, o HuntOptions, campaign Options, started ti
 		if out.rec.finding.OK() {
 			return true
 		}
+		if out.rec.finding.CheckTimedOut() {
+			hunt.CheckTimeouts++
+			return true
+		}
 		found = &out
 		return false
 	})

@@ -64,6 +64,9 @@ type HuntResult struct {
 	// --save-seeds` writes it as the mutant's checked-in seed, which is how
 	// a mutant seed that drifted under a code change is re-derived.
 	ShrunkSeed string `json:"shrunk_seed,omitempty"`
+	// CheckTimeouts counts the runs whose history check ran out of time:
+	// not credited as a detection (Finding.CheckTimedOut).
+	CheckTimeouts int `json:"check_timeouts,omitempty"`
 	// Stopped says why an explore hunt that found nothing ended: "bound
 	// exhausted" (every execution within its bounds was run or pruned:
 	// the bug is out of the scenario's reach), "time out" or "run budget".
@@ -102,6 +105,10 @@ func Hunt(ctx context.Context, o HuntOptions) (HuntResult, error) {
 				return HuntResult{}, err
 			}
 			if finding.OK() {
+				continue
+			}
+			if finding.CheckTimedOut() {
+				hunt.CheckTimeouts++
 				continue
 			}
 			hunt.Found, hunt.Seconds = true, time.Since(started).Seconds()
