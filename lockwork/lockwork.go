@@ -109,13 +109,13 @@ type Spec struct {
 	// inode, ...); they are tried in order before the built-in ones.
 	Hazards []Hazard
 	// Setup, when not nil, runs after the world is built (to add a fault
-	// hook, or state the lock's fake kernel needs).
+	// hook, or state the lock needs beside the disk).
 	Setup func(w *sim.World)
 	// PerRun, when not nil, returns the Open, Setup and Hazards of one run
 	// (the other fields of its answer are ignored): a lock whose processes
-	// share simulated state (a fake kernel table) keeps it per run, since
-	// the runs of one campaign execute in parallel and Setup runs again on
-	// every replay.
+	// share state beside the disk (flockunlink's handles, which its
+	// split-inode hazard compares) keeps it per run, since the runs of one
+	// campaign execute in parallel and Setup runs again on every replay.
 	PerRun func() Spec
 	// DescriptorLocks says the lock's state lives in its holder's open
 	// descriptors (flock, fcntl record locks), not on disk. The simulator
