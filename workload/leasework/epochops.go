@@ -131,8 +131,10 @@ func (lw *leaseWorld) tearEpoch(space *leaseSpace) {
 }
 
 // forceEpoch is one round of the operator: Inspect, and force the epoch
-// file Inspect lists with floor. No epoch blocker means an acquire that had
-// read the file before the tear replaced it: it is valid again. It returns
+// file Inspect lists with floor. No epoch blocker, once the torn bytes are
+// gone, means an acquire that had read the file before the tear replaced
+// it: it is valid again. While they are still there, Inspect read the
+// files as a writer replaced one, and the operator looks again. It returns
 // the floor of the next round: the epoch the engine's evidence proves,
 // when it refused floor as below it.
 func (lw *leaseWorld) forceEpoch(p *sim.Proc, m *lease.Manager, space *leaseSpace, floor uint64) uint64 {
@@ -144,6 +146,13 @@ func (lw *leaseWorld) forceEpoch(p *sim.Proc, m *lease.Manager, space *leaseSpac
 	blocked := false
 	for _, blocker := range projection.Blockers {
 		blocked = blocked || blocker.Kind == lease.BlockerEpoch
+	}
+	if !blocked && lw.tearStillThere(space) {
+		// Inspect read the files while a writer under the guard replaced
+		// one (a changed read is no blocker), so it listed none; the torn
+		// file is still there: look again.
+		w.Probe("lease-epoch-operator-inspect-raced")
+		return floor
 	}
 	if !blocked {
 		w.Probe("lease-epoch-operator-file-replaced")
@@ -168,6 +177,17 @@ func (lw *leaseWorld) forceEpoch(p *sim.Proc, m *lease.Manager, space *leaseSpac
 		lw.epochRepaired(space)
 	}
 	return floor
+}
+
+// tearStillThere reports whether the torn file still holds the tear's
+// bytes, read as the world sees it.
+func (lw *leaseWorld) tearStillThere(space *leaseSpace) bool {
+	tear, still := space.epochTear, false
+	lw.world.Unfaulted(func() {
+		data, err := workkit.ReadRoot(space.cotenant(), tear.path)
+		still = err == nil && string(data) == string(tear.garbage)
+	})
+	return still
 }
 
 // epochRepaired files the end of a tear: the counter is valid again.
