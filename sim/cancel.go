@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -243,6 +244,20 @@ func (c *Call) fire() {
 		w.Probe("call-cancelled")
 	}
 	w.Tracef("cancel proc=%s kind=%d at=%v path=%s", c.p.name, x.kind, c.p.pending.kind, c.p.pending.path)
+}
+
+// CreatedInFlight reports whether a watched call of a process other than
+// except, still under way, created name. A unique-named entry (a
+// MkdirTemp or temp-file name) that a finished call created and then
+// renamed away may already be another call's: simfs draws such names from
+// a small space, as a kernel may hand out a freed name again.
+func (w *World) CreatedInFlight(name string, except *Proc) bool {
+	for _, p := range w.procs {
+		if p != except && p.calls.active != nil && slices.Contains(p.calls.active.created, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // noteCreated records a name a watched call created (err == nil).

@@ -198,6 +198,13 @@ func (l *LeftNothing) judge(call leftCall) {
 		if _, err := root.Lstat(name); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
+		if residue == ResidueMachinery && l.world.CreatedInFlight(name, call.p) {
+			// The call's entry moved away (a prepare directory published
+			// as receiver.lock) and another call in flight made one of the
+			// same unique name since: that one is not the call's leak.
+			l.world.Probe(l.engine + "-left-name-reused")
+			continue
+		}
 		if residue != ResidueMachinery && (call.siblings || !namesCaller(root, name, call)) {
 			continue // a thread of the same process may have made it since
 		}
