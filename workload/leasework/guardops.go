@@ -160,11 +160,16 @@ func (lw *leaseWorld) checkGuardHeld() {
 		if !in.proc.Alive() || lw.hostileGuardEvents() != in.guardEvents {
 			continue
 		}
-		data, err := workkit.ReadRoot(space.volume.Root(), leaseGuardPath)
-		record, ok := lw.parseRecord(data)
+		names, data, versioned := space.volume.Generations()
+		if versioned && in.guardSeen && in.guardSeenAt == [2]uint64{names, data} {
+			continue // no file changed since the guard was found the call's
+		}
+		contents, err := workkit.ReadRoot(space.volume.Root(), leaseGuardPath)
+		record, ok := lw.parseRecord(contents)
 		t := in.proc.Table()
 		if err == nil && ok && record.Hostname == in.proc.Host().Name() && record.PID == t.PID &&
 			record.Start == strconv.FormatUint(t.StartTicks, 10) {
+			in.guardSeen, in.guardSeenAt = versioned, [2]uint64{names, data}
 			continue
 		}
 		holder := "no guard"

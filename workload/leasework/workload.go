@@ -331,6 +331,11 @@ type leaseInside struct {
 	epoch      uint64
 	// guardEvents is hostileGuardEvents when its call began.
 	guardEvents int
+	// guardSeen is true once checkGuardHeld found the guard the call's,
+	// at the volume's name and data generations guardSeenAt: while they
+	// are unchanged, no file changed, and the guard is still the call's.
+	guardSeen   bool
+	guardSeenAt [2]uint64
 }
 
 // leaseReclaimCheck is a reported reclaim whose quarantine record is checked.
