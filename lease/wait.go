@@ -27,10 +27,9 @@ type WaitOptions struct {
 	// runs on the caller's goroutine and must not block.
 	Waiting func(result AcquireResult)
 	// Retry, when set, decides which results are retried in place of the
-	// default (Held, or the guard busy): a CLI that also waits out an
-	// owner whose liveness could not be decided for now
-	// (leasecli.Retryable). A result it retries is returned, as the last
-	// one, when the wait ends.
+	// default (Held, or the guard busy): leasereal's run also waits out
+	// every refusal that names no human state (leasecli.Retryable). A
+	// result it retries is returned, as the last one, when the wait ends.
 	Retry func(result AcquireResult) bool
 }
 
@@ -53,11 +52,20 @@ type WaitOptions struct {
 // GuardWait for a busy lifecycle guard; so the whole call can outlast
 // Timeout by at most one GuardWait.
 func (m *Manager) AcquireWait(ctx context.Context, req AcquireRequest, opts WaitOptions) (AcquireResult, error) {
+	return WaitFor(ctx, m.clock, opts, func(ctx context.Context) (AcquireResult, error) { return m.Acquire(ctx, req) })
+}
+
+// WaitFor is AcquireWait's loop around any acquire attempt: attempt until
+// it returns Acquired, an error, or a result opts.Retry declines, or the
+// wait ends; pauses on clock as AcquireWait's. A caller whose attempt does
+// more than Acquire (leasecli.AcquireRun, which first judges a killed
+// run's process tree) waits by the same rules.
+func WaitFor(ctx context.Context, clock Clock, opts WaitOptions, attempt func(context.Context) (AcquireResult, error)) (AcquireResult, error) {
 	minimum, maximum, err := opts.backoff()
 	if err != nil {
 		return AcquireResult{}, err
 	}
-	deadline := m.clock.Monotonic() + opts.Timeout
+	deadline := clock.Monotonic() + opts.Timeout
 	// Every pause but the last lasts at least minimum (or ends the wait),
 	// so this bound is never what ends a wait on a real clock; it is the
 	// guard against a Clock whose Sleep does not advance Monotonic.
@@ -68,21 +76,21 @@ func (m *Manager) AcquireWait(ctx context.Context, req AcquireRequest, opts Wait
 	}
 	var reclaimed []Reclaim
 	pause := minimum
-	for attempt := 1; ; attempt++ {
-		result, err := m.Acquire(ctx, req)
+	for n := 1; ; n++ {
+		result, err := attempt(ctx)
 		reclaimed = append(reclaimed, result.Reclaimed...)
 		result.Reclaimed = reclaimed
 		if err != nil || result.Kind == Acquired || !retry(result) {
 			return result, err
 		}
-		left := deadline - m.clock.Monotonic()
-		if left <= 0 || attempt >= attemptsMax {
+		left := deadline - clock.Monotonic()
+		if left <= 0 || n >= attemptsMax {
 			return result, nil
 		}
 		if opts.Waiting != nil {
 			opts.Waiting(result)
 		}
-		if err := m.clock.Sleep(ctx, min(pause, left)); err != nil {
+		if err := clock.Sleep(ctx, min(pause, left)); err != nil {
 			return result, err
 		}
 		if err := ctx.Err(); err != nil {

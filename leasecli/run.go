@@ -19,7 +19,7 @@ type RunWait struct {
 	// giving up then would free the lease while the tree runs.
 	Timeout time.Duration
 	// BackoffMin is the first pause, doubled after each attempt up to
-	// BackoffMax.
+	// BackoffMax (lease.WaitOptions: 0 means lease's defaults).
 	BackoffMin, BackoffMax time.Duration
 	// Clock measures the wait and sleeps its pauses; a done ctx ends them.
 	Clock lease.Clock
@@ -35,54 +35,33 @@ type RunWait struct {
 	Holding func(tree TreeVerdict)
 }
 
-// AcquireRun is run's acquire: AcquireOnce until it acquires, returns a
-// result a wait cannot resolve (Retryable), or the wait is over; then,
-// when the acquire took the lease from an owner whose tree still runs (or
-// another run did, into quarantine/, while this one waited), it holds the
-// lease without starting the command until that tree is gone. The last
-// attempt's result is returned, with the reclaims of every attempt; its
-// TreeVerdict says which tree held the lease when a tree did. An error
-// after the acquire leaves the lease acquired: the caller releases it.
+// AcquireRun is run's acquire: AcquireOnce, waited on by lease.WaitFor's
+// rules until it acquires, returns a result a wait cannot resolve
+// (Retryable), or the wait is over; then, when the acquire took the lease
+// from an owner whose tree still runs (or another run did, into
+// quarantine/, while this one waited), it holds the lease without starting
+// the command until that tree is gone. The last attempt's result is
+// returned, with the reclaims of every attempt; its TreeVerdict says which
+// tree held the lease when a tree did. An error after the acquire leaves
+// the lease acquired: the caller releases it.
 func AcquireRun(ctx context.Context, m *lease.Manager, req lease.AcquireRequest, env Env, wait RunWait) (lease.AcquireResult, TreeVerdict, error) {
-	if wait.Clock == nil || wait.BackoffMin <= 0 || wait.BackoffMax < wait.BackoffMin || wait.Timeout < 0 {
-		panic(fmt.Sprintf("leasecli: RunWait needs a Clock and a backoff range (%v..%v), and a timeout not below 0 (%v)",
-			wait.BackoffMin, wait.BackoffMax, wait.Timeout))
+	if wait.Clock == nil {
+		panic("leasecli: RunWait needs a Clock")
 	}
-	result, tree, err := acquireWithin(ctx, m, req, env, wait)
+	var tree TreeVerdict // the last attempt's
+	opts := lease.WaitOptions{Timeout: wait.Timeout, BackoffMin: wait.BackoffMin, BackoffMax: wait.BackoffMax, Retry: Retryable}
+	if wait.Waiting != nil {
+		opts.Waiting = func(result lease.AcquireResult) { wait.Waiting(result, tree) }
+	}
+	result, err := lease.WaitFor(ctx, wait.Clock, opts, func(ctx context.Context) (lease.AcquireResult, error) {
+		result, verdict, err := AcquireOnce(ctx, m, req, env)
+		tree = verdict
+		return result, err
+	})
 	if err != nil || result.Kind != lease.Acquired || !tree.Runs {
 		return result, tree, err
 	}
 	return result, tree, holdWhileTreeRuns(ctx, result, m.Namespace(), env, wait, tree)
-}
-
-// acquireWithin retries AcquireOnce while its result is Retryable and the
-// wait lasts, with a doubling pause.
-func acquireWithin(ctx context.Context, m *lease.Manager, req lease.AcquireRequest, env Env, wait RunWait) (lease.AcquireResult, TreeVerdict, error) {
-	deadline := wait.Clock.Monotonic() + wait.Timeout
-	// Every pause but the last lasts BackoffMin or more; this bound only
-	// matters for a clock whose Sleep does not advance Monotonic.
-	attemptsMax := 2 + int(wait.Timeout/wait.BackoffMin)
-	var reclaimed []lease.Reclaim
-	pause := wait.BackoffMin
-	for attempt := 1; ; attempt++ {
-		result, tree, err := AcquireOnce(ctx, m, req, env)
-		reclaimed = append(reclaimed, result.Reclaimed...)
-		result.Reclaimed = reclaimed
-		if err != nil || result.Kind == lease.Acquired || !Retryable(result) {
-			return result, tree, err
-		}
-		left := deadline - wait.Clock.Monotonic()
-		if left <= 0 || attempt >= attemptsMax {
-			return result, tree, nil
-		}
-		if wait.Waiting != nil {
-			wait.Waiting(result, tree)
-		}
-		if err := wait.Clock.Sleep(ctx, min(pause, left)); err != nil {
-			return result, tree, err
-		}
-		pause = min(2*pause, wait.BackoffMax)
-	}
 }
 
 // holdWhileTreeRuns polls AcquiredTreeRuns until the tree that still holds
