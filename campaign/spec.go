@@ -54,14 +54,18 @@ func (f Finding) OK() bool { return f.Outcome == sim.OutcomeOK }
 // Same reports whether g is the same kind of failure as f.
 func (f Finding) Same(g Finding) bool { return f.Outcome == g.Outcome && f.Class == g.Class }
 
+// CheckTimeoutMessage begins the Verdict message of a history check that
+// ran out of time: every engine's Check uses it, so CheckTimedOut knows it.
+const CheckTimeoutMessage = "porcupine timeout"
+
 // CheckTimedOut reports whether the finding is a history check that ran
-// out of time ("porcupine timeout", workkit.CheckMessage): no verdict,
+// out of time (a Verdict message that begins CheckTimeoutMessage): no verdict,
 // never a pass, and not reproducible either, since whether a check ends
 // in time depends on the machine's load. A hunt does not credit it to a
 // mutant, and a shrink whose final rerun checks in time reports it as an
 // error, not as a broken determinism invariant.
 func (f Finding) CheckTimedOut() bool {
-	return f.Outcome == sim.OutcomeViolation && strings.HasPrefix(f.Class, "history: porcupine timeout")
+	return f.Outcome == sim.OutcomeViolation && strings.HasPrefix(f.Class, "history: "+CheckTimeoutMessage)
 }
 
 func (f Finding) String() string {

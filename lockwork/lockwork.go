@@ -319,7 +319,7 @@ func checkHistory(spec Spec, result sim.Result, visualize bool) campaign.Verdict
 	case porcupine.Illegal:
 		message = "not linearizable: " + explainIllegal(result.History, ops, spec.Rules, info)
 	case porcupine.Unknown:
-		message = "porcupine timed out"
+		message = campaign.CheckTimeoutMessage
 	}
 	e := campaign.Engine{Name: spec.Name, History: func(h []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
 		return Operations(h), models.LockModel(spec.Rules)

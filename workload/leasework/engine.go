@@ -223,7 +223,7 @@ func checkMessage(_ string, err error) string {
 	message := err.Error()
 	switch {
 	case strings.Contains(message, "timed out"):
-		return "porcupine timeout: " + message
+		return campaign.CheckTimeoutMessage + ": " + message
 	case strings.Contains(message, "contract"):
 		return "history contract: " + message
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/leasekit/leasekit/campaign"
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
 )
@@ -90,7 +91,7 @@ func CheckMessage(engine string, err error) string {
 	message := err.Error()
 	switch {
 	case errors.Is(err, ErrCheckTimeout):
-		return "porcupine timeout: " + message
+		return campaign.CheckTimeoutMessage + ": " + message
 	case strings.Contains(message, "contract"):
 		return "history contract: " + message
 	}
