@@ -54,11 +54,12 @@ type Recorder struct {
 	epochSeen uint64
 	findings  map[string]error
 	// restarts is the run's count of server restarts (server.go); server
-	// is the server's process, not a client, and restartedAt the times
-	// it restarted.
+	// is the server's process, not a client, and lastRestart the time of
+	// its latest restart (restarted: there was one).
 	restarts    int
 	server      *sim.Proc
-	restartedAt []int64
+	lastRestart int64
+	restarted   bool
 }
 
 type holding struct {

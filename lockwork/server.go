@@ -77,7 +77,7 @@ func (r *Recorder) restartServer() {
 	locks := r.lockTable()
 	lost := locks.LocksHeld() > 0 && len(r.holders) > 0
 	locks.DropLocks()
-	r.restartedAt = append(r.restartedAt, r.world.Now())
+	r.lastRestart, r.restarted = r.world.Now(), true
 	r.world.Tracef("nfs-server restarted: every advisory lock lost")
 	r.world.Probe(ProbeServerRestart)
 	if lost {
@@ -88,5 +88,5 @@ func (r *Recorder) restartServer() {
 // restartedSince reports whether the server restarted after t: a lock
 // taken at t is gone from its table.
 func (r *Recorder) restartedSince(t int64) bool {
-	return len(r.restartedAt) > 0 && r.restartedAt[len(r.restartedAt)-1] > t
+	return r.restarted && r.lastRestart > t
 }

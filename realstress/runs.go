@@ -60,10 +60,6 @@ type runsCampaign struct {
 	random    *rand.Rand
 	started   int
 	report    Report
-	// codes counts the wrappers' exit codes (-1: killed).
-	codes map[int]int
-	// operator counts the operator commands' exit codes, by command.
-	operator map[string]int
 	// stderr is wrappers.log in the work directory: every wrapper's
 	// --verbose account, for a failure's reader.
 	stderr *os.File
@@ -87,7 +83,7 @@ func runRuns(config Config, dir string) (Report, error) {
 	}
 	c := &runsCampaign{config: config, dir: dir, namespace: filepath.Join(dir, "namespace"),
 		marksPath: filepath.Join(dir, "marks.jsonl"), random: rand.New(rand.NewPCG(config.Seed, 0x5eed)),
-		codes: map[int]int{}, operator: map[string]int{}}
+		report: Report{RunCodes: map[int]int{}, OperatorCodes: map[string]int{}}}
 	if config.PlantSplitNamespace {
 		c.report.Planted = "each wrapper leases a directory of its own"
 	}
@@ -113,7 +109,6 @@ func runRuns(config Config, dir string) (Report, error) {
 	if c.report.Violations > 0 {
 		c.report.Check = "illegal"
 	}
-	c.report.RunCodes, c.report.OperatorCodes = c.codes, c.operator
 	return c.report, nil
 }
 
@@ -123,7 +118,7 @@ func runRuns(config Config, dir string) (Report, error) {
 func (c *runsCampaign) wrappers() error {
 	exits := make(chan wrapperExit, c.config.Procs)
 	live := map[*wrapper]bool{}
-	for range c.config.Procs {
+	for range min(c.config.Procs, c.config.Ops) {
 		if err := c.startWrapper(live, exits); err != nil {
 			return err
 		}
@@ -149,7 +144,7 @@ func (c *runsCampaign) wrappers() error {
 		case codes := <-operatorDone:
 			operatorBusy = false
 			for name, n := range codes {
-				c.operator[name] += n
+				c.report.OperatorCodes[name] += n
 			}
 		case e := <-exits:
 			delete(live, e.w)
@@ -169,7 +164,7 @@ func (c *runsCampaign) wrappers() error {
 func (c *runsCampaign) startWrapper(live map[*wrapper]bool, exits chan<- wrapperExit) error {
 	c.started++
 	c.report.Ops++
-	job := c.config.WorkerCommand(c.jobArgs(c.started))
+	job := c.config.WorkerCommand(c.drawJob(c.started))
 	namespace := c.namespace
 	if c.config.PlantSplitNamespace {
 		namespace = filepath.Join(c.dir, "namespace-"+strconv.Itoa(c.started))
@@ -189,9 +184,9 @@ func (c *runsCampaign) startWrapper(live map[*wrapper]bool, exits chan<- wrapper
 	return nil
 }
 
-// jobArgs draws one run's command: a foreground hold, and half the time a
+// drawJob draws one run's command: a foreground hold, and half the time a
 // background job that outlives it.
-func (c *runsCampaign) jobArgs(run int) []string {
+func (c *runsCampaign) drawJob(run int) []string {
 	hold := time.Duration(c.random.Int64N(int64(jobHoldMax)))
 	background := time.Duration(0)
 	if c.random.IntN(2) == 0 {
@@ -221,7 +216,7 @@ func (c *runsCampaign) recordExit(e wrapperExit) {
 		c.report.Unknown++
 		return
 	}
-	c.codes[e.code]++
+	c.report.RunCodes[e.code]++
 	if e.code == 0 {
 		c.report.Completed++
 	}
