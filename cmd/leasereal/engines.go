@@ -6,16 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/leasekit/leasekit/admission"
 	"github.com/leasekit/leasekit/dirlease"
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/lease/osenv"
+	"github.com/leasekit/leasekit/leasecli"
 )
 
 // The admission and dirlease handles belong to the process that acquired
@@ -205,10 +203,12 @@ func admissionRun(config admission.Config, command []string, stderr io.Writer) e
 	if err := held.BeginHelperLaunch(ctx); err != nil {
 		return errors.Join(err, held.Release(ctx))
 	}
-	code, runErr := runBound(command, held.Claim().ID, signals, childBinding{
-		bind:          func(pid int) error { return held.BindHelper(ctx, pid) },
-		notCapturable: func(err error) bool { return errors.Is(err, admission.ErrHelperIdentity) },
-	})
+	code, runErr := leasecli.RunRecorded(ctx, osStarter{signals: signals}, command,
+		[]string{"LEASEKIT_CLAIM_ID=" + held.Claim().ID}, leasecli.Binding{
+			Record:        func(pid int) error { return held.BindHelper(ctx, pid) },
+			NotCapturable: func(err error) bool { return errors.Is(err, admission.ErrHelperIdentity) },
+			Attempts:      bindAttemptsMax, Pause: bindRetryPause, Clock: config.Clock,
+		})
 	if err := held.Settle(ctx); err != nil {
 		fmt.Fprintf(stderr, "leasereal: settling the admission failed; marking cleanup unsafe: %v\n", err)
 		return &codeError{code: exitError, err: errors.Join(err, held.MarkCleanupUnsafe(ctx))}
@@ -216,92 +216,16 @@ func admissionRun(config admission.Config, command []string, stderr io.Writer) e
 	if err := held.Release(ctx); err != nil {
 		return &codeError{code: exitError, err: err}
 	}
-	if runErr != nil {
-		return &codeError{code: code, err: runErr}
-	}
-	return codeOrNil(code)
+	return engineRunExit(code, runErr, admissionCode)
 }
 
-// childBinding records a started child in the engine's record: bind
-// records pid; notCapturable says that bind failed because the child's
-// identity could not be captured (it may have exited already).
-type childBinding struct {
-	bind          func(pid int) error
-	notCapturable func(error) bool
-}
-
-// bindAttemptsMax and bindRetryPause bound how long runBound retries a
-// capture that failed while the child was neither capturable nor exited
-// (it was exiting: its memory released, not yet a zombie).
+// bindAttemptsMax and bindRetryPause bound how long a run retries a
+// capture of its child that failed while the child was neither capturable
+// nor exited (it was exiting: its memory released, not yet a zombie).
 const (
 	bindAttemptsMax = 50
 	bindRetryPause  = 2 * time.Millisecond
 )
-
-// runBound starts the command, records it with binding, and waits for it.
-// A child that exits before it is recorded (a short command: `true`) is
-// not an error: unreaped, its PID cannot be reused, and the waitid(WNOWAIT)
-// check proves it exited; the record then stays as it was (launching) and
-// the caller settles it, as after any child's exit. A child that cannot be
-// recorded while it runs is killed: the record must never claim less than
-// what runs. Caught signals are drained, never forwarded, while the child
-// runs; one caught before it started ends the run with 128+N and no child
-// (the caller settles and releases as after any exit).
-func runBound(command []string, id string, signals <-chan os.Signal, binding childBinding) (int, error) {
-	if sig := pendingSignal(signals); sig != nil {
-		return interruption(sig)
-	}
-	child := exec.Command(command[0], command[1:]...)
-	child.Stdin, child.Stdout, child.Stderr = os.Stdin, os.Stdout, os.Stderr
-	child.SysProcAttr = childAttributes()
-	child.Env = append(os.Environ(), "LEASEKIT_CLAIM_ID="+id)
-	// Pdeathsig follows the thread that forked: keep it alive until Wait.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := child.Start(); err != nil {
-		return exitNoCommand, err
-	}
-	stopDraining := drainSignals(signals)
-	defer stopDraining()
-	if err := bindChild(child.Process.Pid, binding); err != nil {
-		_ = child.Process.Kill()
-		_ = child.Wait()
-		return exitError, err
-	}
-	err := child.Wait()
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, nil
-	case errors.As(err, &exitErr):
-		if exitErr.ExitCode() < 0 {
-			return 128 + signalOf(exitErr), nil
-		}
-		return exitErr.ExitCode(), nil
-	}
-	return exitError, err
-}
-
-// bindChild records the unreaped child pid, or proves that it exited
-// first (nil either way); it retries, bounded, a capture that failed while
-// the child was still exiting.
-func bindChild(pid int, binding childBinding) error {
-	var err error
-	for range bindAttemptsMax {
-		if err = binding.bind(pid); err == nil || !binding.notCapturable(err) {
-			return err
-		}
-		exited, waitErr := childExited(pid)
-		if waitErr != nil {
-			return errors.Join(err, waitErr)
-		}
-		if exited {
-			return nil
-		}
-		time.Sleep(bindRetryPause)
-	}
-	return err
-}
 
 func dirleaseConfig(stateHome string) (dirlease.Config, error) {
 	home, err := absoluteDir(stateHome, "--state-home")
@@ -511,55 +435,23 @@ func claimStateJSON(state dirlease.ClaimState, stateHome string) map[string]any 
 	return out
 }
 
-// dirleaseRun holds a raw-working lease on path while a child runs in it:
-// create, launching, start, running (the child's identity), wait, settled,
-// release. It exits with the child's code. A path another run holds is
-// busy: exit 1 at once, as flock -n, or after waiting up to wait for it.
-// Signals as in admissionRun.
+// dirleaseRun holds a raw-working lease on path while a child runs in it
+// (leasecli.RunDirlease: create, launching, start, running with the
+// child's identity, wait, settled, release). It exits with the child's
+// code. A path another run holds is busy: exit 1 at once, as flock -n, or
+// after waiting up to wait for it. Signals as in admissionRun.
 func dirleaseRun(config dirlease.Config, path string, recoverAfter, wait time.Duration, command []string) error {
 	if len(command) == 0 {
 		return usagef("dirlease run needs a command")
 	}
 	signals, stopSignals := watchSignals()
 	defer stopSignals()
-	ctx := context.Background()
-	held, err := createWaiting(ctx, config, path, recoverAfter, wait)
-	if err != nil {
-		return &codeError{code: dirleaseCode(err), err: err}
-	}
-	if err := held.Update(ctx, dirlease.PhaseLaunching, 0); err != nil {
-		return errors.Join(err, held.Release(ctx))
-	}
-	code, runErr := runBound(command, held.Claim().ID, signals, childBinding{
-		bind:          func(pid int) error { return held.Update(ctx, dirlease.PhaseRunning, pid) },
-		notCapturable: func(err error) bool { return errors.Is(err, dirlease.ErrChildIdentity) },
-	})
-	if err := held.Update(ctx, dirlease.PhaseSettled, 0); err != nil {
-		return &codeError{code: exitError, err: err}
-	}
-	if err := held.Release(ctx); err != nil {
-		return &codeError{code: exitError, err: err}
-	}
-	if runErr != nil {
-		return &codeError{code: code, err: runErr}
-	}
-	return codeOrNil(code)
+	code, err := leasecli.RunDirlease(context.Background(), config, leasecli.DirleaseRun{
+		Path: path, RecoverAfter: recoverAfter, Wait: wait, BusyPoll: busyPoll, Command: command,
+		BindAttempts: bindAttemptsMax, BindPause: bindRetryPause,
+	}, osStarter{signals: signals})
+	return engineRunExit(code, err, dirleaseCode)
 }
 
 // busyPoll is how often a waiting dirlease run tries a busy path again.
 const busyPoll = 50 * time.Millisecond
-
-// createWaiting is Create on path, tried again every busyPoll while the
-// path is busy (another claim names the directory) until wait has passed.
-func createWaiting(ctx context.Context, config dirlease.Config, path string, recoverAfter, wait time.Duration) (*dirlease.Lease, error) {
-	deadline := config.Clock.Now().Add(wait)
-	for tries := int64(0); ; tries++ {
-		held, err := dirlease.Create(ctx, config, dirlease.CreateRequest{Role: dirlease.RoleRawWorking, Path: path,
-			RecoverAfterMs: config.Clock.Now().Add(recoverAfter).UnixMilli()})
-		left := deadline.Sub(config.Clock.Now())
-		if !errors.Is(err, dirlease.ErrBusy) || left <= 0 || tries > int64(wait/busyPoll)+1 {
-			return held, err
-		}
-		time.Sleep(min(busyPoll, left))
-	}
-}

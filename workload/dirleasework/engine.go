@@ -140,6 +140,7 @@ func Engine() *campaign.Engine {
 			// command-line users on shared paths (users.go)
 			"dirlease-user-held",
 			"dirlease-user-running",
+			"dirlease-user-command-checked",
 			"dirlease-user-released",
 			"dirlease-user-rerun",
 			"dirlease-user-recovered",

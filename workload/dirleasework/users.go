@@ -13,6 +13,7 @@ import (
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/leasecli"
 	"github.com/leasekit/leasekit/sim"
 )
 
@@ -49,8 +50,9 @@ const (
 	userPaths = 2
 	// userWaitTries bounds a waiting run's Create attempts; userChildPolls
 	// bounds a run's wait for its child.
-	userWaitTries  = 12
-	userChildPolls = 40
+	userWaitTries    = 12
+	userChildPolls   = 40
+	userBindAttempts = 4
 	// userLegacyOneIn: one run in userLegacyOneIn is the earlier release's.
 	userLegacyOneIn = 4
 )
@@ -98,6 +100,7 @@ func (dw *dirWorld) setupUsers() error {
 	root := dw.volume.FS()
 	root.MkdirAll(userWork, 0o700, dirleaseUID)
 	dw.userClaims = make(map[string][]*userClaim)
+	dw.userChildren = make(map[string][]*userChild)
 	for i := 0; i < dw.opts.Users; i++ {
 		if _, err := dw.spawnAt(dw.places.Deal(i), fmt.Sprintf("user-%d", i), dw.user); err != nil {
 			return err
@@ -136,41 +139,128 @@ func (dw *dirWorld) user(p *sim.Proc) {
 	}
 }
 
-// userRun is one `dirlease run` (with -w when wait is set).
+// userRun is one `dirlease run` (with -w when wait is set), run by the
+// code `leasereal dirlease run` runs (leasecli.RunDirlease), with the
+// user's process as the wrapper and a simulated child (userStarter). Its
+// events keep the ground truth: the claim is held from Create's return
+// until its Release returns, and surely records its child from the
+// running record until the settle.
 func (dw *dirWorld) userRun(p *sim.Proc, cfg dirlease.Config, path string, wait bool) {
-	w, d := dw.world, dw.world.Decisions()
 	if _, err := p.FS().Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		if p.FS().Mkdir(path, 0o700) != nil {
 			return
 		}
 	}
-	held := dw.userCreate(p, cfg, path, wait)
-	if held == nil {
-		return
+	d := dw.world.Decisions()
+	run := leasecli.DirleaseRun{Path: path, Command: []string{"work"},
+		RecoverAfter: time.Duration(d.Intn(dirleaseLaunchWindowMs)) * time.Millisecond,
+		BusyPoll:     time.Duration(1+d.Intn(6)) * time.Millisecond,
+		BindAttempts: userBindAttempts, BindPause: time.Millisecond}
+	if wait {
+		run.Wait = userWaitTries * run.BusyPoll
 	}
-	uc := &userClaim{owner: p, held: true, file: held.ClaimPath()}
-	dw.userClaims[path] = append(dw.userClaims[path], uc)
-	ctx := context.Background()
-	if held.Update(ctx, dirlease.PhaseLaunching, 0) != nil {
-		dw.userRelease(p, held, uc)
-		return
+	var uc *userClaim
+	run.Events = leasecli.DirleaseEvents{
+		Busy: func() { dw.world.Probe("dirlease-user-busy") },
+		Held: func(held *dirlease.Lease, attempts int) {
+			uc = &userClaim{owner: p, held: true, file: held.ClaimPath()}
+			dw.userClaims[path] = append(dw.userClaims[path], uc)
+			dw.userHeld(p, path, held, attempts)
+		},
+		Running: func(child leasecli.Child) {
+			uc.child = child.(*userChild).proc
+			dw.world.Probe("dirlease-user-running")
+		},
+		Settling:  func() { uc.child = nil }, // unsure from the settle on: never blame a recovery for it
+		Releasing: func() { uc.releasing, uc.releaseFrom = true, dw.world.Step() },
+		Released: func() {
+			uc.held = false
+			dw.world.Probe("dirlease-user-released")
+		},
 	}
-	child, err := dw.spawnAt(placeOf(p), p.Name()+"-child", dw.childBody)
-	if err != nil {
-		return
-	}
-	if held.Update(ctx, dirlease.PhaseRunning, child.Table().PID) == nil {
-		uc.child = child
-		w.Probe("dirlease-user-running")
-	}
-	for poll := 0; poll < userChildPolls && dw.Alive(child); poll++ {
-		_ = p.Clock().Sleep(ctx, time.Duration(1+d.Intn(3))*time.Millisecond)
-	}
-	uc.child = nil // unsure from the settle on: never blame a recovery for it
-	if held.Update(ctx, dirlease.PhaseSettled, 0) == nil {
-		dw.userRelease(p, held, uc)
+	_, _ = leasecli.RunDirlease(context.Background(), cfg, run, userStarter{dw: dw, p: p, path: path})
+}
+
+// userHeld traces a user's Create that took the lease.
+func (dw *dirWorld) userHeld(p *sim.Proc, path string, held *dirlease.Lease, attempts int) {
+	dw.world.Tracef("user-held %s %s %s", p.Name(), path, held.Claim().ID)
+	dw.world.Probe("dirlease-user-held")
+	if attempts > 1 {
+		dw.world.Probe("dirlease-user-waited")
 	}
 }
+
+// userStarter starts a user run's command: a simulated process beside the
+// wrapper, in its PID namespace, that works a drawn while in path and
+// exits.
+type userStarter struct {
+	dw   *dirWorld
+	p    *sim.Proc
+	path string
+}
+
+func (s userStarter) Start([]string, []string) (leasecli.Child, int, error) {
+	s.dw.checkCommandAlone(s.p, s.path)
+	proc, err := s.dw.spawnAt(placeOf(s.p), s.p.Name()+"-child", s.dw.childBody)
+	if err != nil {
+		return nil, 127, err
+	}
+	child := &userChild{dw: s.dw, parent: s.p, proc: proc, unwaited: true}
+	s.dw.userChildren[s.path] = append(s.dw.userChildren[s.path], child)
+	return child, 0, nil
+}
+
+// checkCommandAlone fails the run when a command starts in path while the
+// command of another run on it works under its live wrapper, which has not
+// seen it exit: one lease per directory means one command in it. A
+// command whose wrapper was killed is not judged (leasereal's parent-death
+// signal would end it; the simulated command outlives it), nor one whose
+// wrapper gave up waiting for it (userChildPolls).
+func (dw *dirWorld) checkCommandAlone(p *sim.Proc, path string) {
+	if len(dw.userChildren[path]) > 0 {
+		dw.world.Probe("dirlease-user-command-checked")
+	}
+	for _, other := range dw.userChildren[path] {
+		if other.unwaited && dw.Alive(other.proc) && dw.Alive(other.parent) {
+			dw.fail(fmt.Errorf("%s starts its command in %s while %s's command %s works there under its live run",
+				p.Name(), path, other.parent.Name(), other.proc.Name()), false)
+		}
+	}
+}
+
+// userChild is a user run's simulated command. The wrapper's process
+// cannot end another simulated process (only the world's crash fault
+// does), so Kill refuses and Wait waits for the command's own exit.
+// unwaited is set until its wrapper's Wait returns.
+type userChild struct {
+	dw       *dirWorld
+	parent   *sim.Proc
+	proc     *sim.Proc
+	unwaited bool
+}
+
+func (c *userChild) PID() int              { return c.proc.Table().PID }
+func (c *userChild) Exited() (bool, error) { return !c.dw.Alive(c.proc), nil }
+func (c *userChild) Kill() error           { return errUserKill }
+
+// Wait polls the child's exit, at most userChildPolls times.
+func (c *userChild) Wait(ctx context.Context) (int, error) {
+	defer func() { c.unwaited = false }()
+	d := c.dw.world.Decisions()
+	for poll := 0; poll < userChildPolls && c.dw.Alive(c.proc); poll++ {
+		if err := c.parent.Clock().Sleep(ctx, time.Duration(1+d.Intn(3))*time.Millisecond); err != nil {
+			return 128 + 9, err
+		}
+	}
+	if c.dw.Alive(c.proc) {
+		c.dw.world.Probe("dirlease-user-child-outlived-wait")
+		return 128 + 9, fmt.Errorf("%s outlived %d polls", c.proc.Name(), userChildPolls)
+	}
+	return 0, nil
+}
+
+// errUserKill is a simulated wrapper's refused kill of its child.
+var errUserKill = errors.New("dirleasework: a simulated wrapper cannot kill its child; it waits for its exit")
 
 // legacyRun is a run of the release before one lease per directory: its
 // claim (phase preparing, this process its owner) is written as that
@@ -225,45 +315,6 @@ func (dw *dirWorld) legacyClaim(p *sim.Proc, cfg dirlease.Config, path string) (
 		CreatedAtMs: now, RecoverAfterMs: now, Revision: cfg.IDs.NewID(),
 		CreatedAtBootMs: p.Host().Monotonic().Milliseconds(),
 	}, true
-}
-
-// userCreate is the run's Create, retried while busy when wait is set.
-func (dw *dirWorld) userCreate(p *sim.Proc, cfg dirlease.Config, path string, wait bool) *dirlease.Lease {
-	w, d := dw.world, dw.world.Decisions()
-	for try := 0; try < userWaitTries; try++ {
-		window := time.Duration(d.Intn(dirleaseLaunchWindowMs)) * time.Millisecond
-		request := dirlease.CreateRequest{Role: dirlease.RoleRawWorking, Path: path,
-			RecoverAfterMs: p.Clock().Now().Add(window).UnixMilli()}
-		held, err := dirlease.Create(context.Background(), cfg, request)
-		switch {
-		case err == nil:
-			w.Tracef("user-held %s %s %s", p.Name(), path, held.Claim().ID)
-			w.Probe("dirlease-user-held")
-			if try > 0 {
-				w.Probe("dirlease-user-waited")
-			}
-			return held
-		case !isBusy(err):
-			return nil
-		}
-		w.Probe("dirlease-user-busy")
-		if !wait {
-			return nil
-		}
-		_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(6))*time.Millisecond)
-	}
-	return nil
-}
-
-// isBusy reports a refusal of a held directory.
-func isBusy(err error) bool { return errors.Is(err, dirlease.ErrBusy) }
-
-func (dw *dirWorld) userRelease(p *sim.Proc, held *dirlease.Lease, uc *userClaim) {
-	uc.releasing, uc.releaseFrom = true, dw.world.Step()
-	if held.Release(context.Background()) == nil {
-		uc.held = false
-		dw.world.Probe("dirlease-user-released")
-	}
 }
 
 // userRecoverer runs `dirlease recover` on the users' state home.
