@@ -14,8 +14,9 @@ import (
 // deterministicDirs are the packages ScanSource polices: the engines and
 // their internal helpers (engineDirs), and the fakes the engines' tests run
 // on, whose determinism those tests rely on, and the pure mapping from
-// engine results to the models (internal/modelmap), which the simulator runs.
-var deterministicDirs = append(slices.Clone(engineDirs), "lease/leasetest", "internal/modelmap")
+// engine results to the models (internal/modelmap), which the simulator runs,
+// and leasereal's logic (leasecli), which the simulated users run.
+var deterministicDirs = append(slices.Clone(engineDirs), "lease/leasetest", "internal/modelmap", "leasecli")
 
 // notDeterministic are the packages under the engines' trees that may reach
 // the OS, each with the reason. Every package under lease/, admission/,
