@@ -15,6 +15,7 @@ import (
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/leasecli"
 	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
 )
 
 // Users at the command line: user processes act as
@@ -100,7 +101,12 @@ func (dw *dirWorld) setupUsers() error {
 	root := dw.volume.FS()
 	root.MkdirAll(userWork, 0o700, dirleaseUID)
 	dw.userClaims = make(map[string][]*userClaim)
-	dw.userChildren = make(map[string][]*userChild)
+	dw.userCommands = &workkit.CLICommands{World: dw.world, Alive: dw.Alive, Polls: userChildPolls,
+		Fail:    func(err error) { dw.fail(err, false) },
+		Checked: "dirlease-user-command-checked", Outlived: "dirlease-user-child-outlived-wait",
+		Spawn: func(wrapper *sim.Proc) (*sim.Proc, error) {
+			return dw.spawnAt(placeOf(wrapper), wrapper.Name()+"-child", dw.childBody)
+		}}
 	for i := 0; i < dw.opts.Users; i++ {
 		if _, err := dw.spawnAt(dw.places.Deal(i), fmt.Sprintf("user-%d", i), dw.user); err != nil {
 			return err
@@ -141,7 +147,7 @@ func (dw *dirWorld) user(p *sim.Proc) {
 
 // userRun is one `dirlease run` (with -w when wait is set), run by the
 // code `leasereal dirlease run` runs (leasecli.RunDirlease), with the
-// user's process as the wrapper and a simulated child (userStarter). Its
+// user's process as the wrapper and a simulated child (workkit.CLICommands). Its
 // events keep the ground truth: the claim is held from Create's return
 // until its Release returns, and surely records its child from the
 // running record until the settle.
@@ -168,7 +174,7 @@ func (dw *dirWorld) userRun(p *sim.Proc, cfg dirlease.Config, path string, wait 
 			dw.userHeld(p, path, held, attempts)
 		},
 		Running: func(child leasecli.Child) {
-			uc.child = child.(*userChild).proc
+			uc.child = child.(*workkit.CLICommand).Proc
 			dw.world.Probe("dirlease-user-running")
 		},
 		Settling:  func() { uc.child = nil }, // unsure from the settle on: never blame a recovery for it
@@ -178,7 +184,7 @@ func (dw *dirWorld) userRun(p *sim.Proc, cfg dirlease.Config, path string, wait 
 			dw.world.Probe("dirlease-user-released")
 		},
 	}
-	_, _ = leasecli.RunDirlease(context.Background(), cfg, run, userStarter{dw: dw, p: p, path: path})
+	_, _ = leasecli.RunDirlease(context.Background(), cfg, run, dw.userCommands.Starter(p, path))
 }
 
 // userHeld traces a user's Create that took the lease.
@@ -189,78 +195,6 @@ func (dw *dirWorld) userHeld(p *sim.Proc, path string, held *dirlease.Lease, att
 		dw.world.Probe("dirlease-user-waited")
 	}
 }
-
-// userStarter starts a user run's command: a simulated process beside the
-// wrapper, in its PID namespace, that works a drawn while in path and
-// exits.
-type userStarter struct {
-	dw   *dirWorld
-	p    *sim.Proc
-	path string
-}
-
-func (s userStarter) Start([]string, []string) (leasecli.Child, int, error) {
-	s.dw.checkCommandAlone(s.p, s.path)
-	proc, err := s.dw.spawnAt(placeOf(s.p), s.p.Name()+"-child", s.dw.childBody)
-	if err != nil {
-		return nil, 127, err
-	}
-	child := &userChild{dw: s.dw, parent: s.p, proc: proc, unwaited: true}
-	s.dw.userChildren[s.path] = append(s.dw.userChildren[s.path], child)
-	return child, 0, nil
-}
-
-// checkCommandAlone fails the run when a command starts in path while the
-// command of another run on it works under its live wrapper, which has not
-// seen it exit: one lease per directory means one command in it. A
-// command whose wrapper was killed is not judged (leasereal's parent-death
-// signal would end it; the simulated command outlives it), nor one whose
-// wrapper gave up waiting for it (userChildPolls).
-func (dw *dirWorld) checkCommandAlone(p *sim.Proc, path string) {
-	if len(dw.userChildren[path]) > 0 {
-		dw.world.Probe("dirlease-user-command-checked")
-	}
-	for _, other := range dw.userChildren[path] {
-		if other.unwaited && dw.Alive(other.proc) && dw.Alive(other.parent) {
-			dw.fail(fmt.Errorf("%s starts its command in %s while %s's command %s works there under its live run",
-				p.Name(), path, other.parent.Name(), other.proc.Name()), false)
-		}
-	}
-}
-
-// userChild is a user run's simulated command. The wrapper's process
-// cannot end another simulated process (only the world's crash fault
-// does), so Kill refuses and Wait waits for the command's own exit.
-// unwaited is set until its wrapper's Wait returns.
-type userChild struct {
-	dw       *dirWorld
-	parent   *sim.Proc
-	proc     *sim.Proc
-	unwaited bool
-}
-
-func (c *userChild) PID() int              { return c.proc.Table().PID }
-func (c *userChild) Exited() (bool, error) { return !c.dw.Alive(c.proc), nil }
-func (c *userChild) Kill() error           { return errUserKill }
-
-// Wait polls the child's exit, at most userChildPolls times.
-func (c *userChild) Wait(ctx context.Context) (int, error) {
-	defer func() { c.unwaited = false }()
-	d := c.dw.world.Decisions()
-	for poll := 0; poll < userChildPolls && c.dw.Alive(c.proc); poll++ {
-		if err := c.parent.Clock().Sleep(ctx, time.Duration(1+d.Intn(3))*time.Millisecond); err != nil {
-			return 128 + 9, err
-		}
-	}
-	if c.dw.Alive(c.proc) {
-		c.dw.world.Probe("dirlease-user-child-outlived-wait")
-		return 128 + 9, fmt.Errorf("%s outlived %d polls", c.proc.Name(), userChildPolls)
-	}
-	return 0, nil
-}
-
-// errUserKill is a simulated wrapper's refused kill of its child.
-var errUserKill = errors.New("dirleasework: a simulated wrapper cannot kill its child; it waits for its exit")
 
 // legacyRun is a run of the release before one lease per directory: its
 // claim (phase preparing, this process its owner) is written as that

@@ -199,8 +199,8 @@ type dirWorld struct {
 	left *workkit.LeftNothing
 	// userClaims are the users' runs by path (users.go).
 	userClaims map[string][]*userClaim
-	// userChildren are the users' commands by path (checkCommandAlone).
-	userChildren map[string][]*userChild
+	// userCommands are the users' commands by path.
+	userCommands *workkit.CLICommands
 
 	// modelBoot and modelBoots are the last boot modelNowMs saw and how
 	// many it saw.
