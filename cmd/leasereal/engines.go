@@ -183,40 +183,26 @@ func trimDashes(args []string) []string {
 	return args
 }
 
-// admissionRun holds the admission while a helper child runs: acquire,
-// helper-launching, start, helper-active (the child's identity), wait,
-// parent-owned, release. It exits with the child's code. Signals are
-// handled as `run` handles them (watchSignals): a Ctrl-C reaches the child
-// from the process group, nothing is forwarded, and leasereal outlives the
-// child to settle and release.
+// admissionRun holds the admission while a helper child runs
+// (leasecli.RunAdmission: acquire, helper-launching, start, helper-active
+// with the child's identity, wait, parent-owned, release). It exits with
+// the child's code. Signals are handled as `run` handles them
+// (watchSignals): a Ctrl-C reaches the child from the process group,
+// nothing is forwarded, and leasereal outlives the child to settle and
+// release.
 func admissionRun(config admission.Config, command []string, stderr io.Writer) error {
 	if len(command) == 0 {
 		return usagef("admission run needs a command")
 	}
 	signals, stopSignals := watchSignals()
 	defer stopSignals()
-	ctx := context.Background()
-	held, err := admission.Acquire(ctx, config)
-	if err != nil {
-		return &codeError{code: admissionCode(err), err: err}
-	}
-	if err := held.BeginHelperLaunch(ctx); err != nil {
-		return errors.Join(err, held.Release(ctx))
-	}
-	code, runErr := leasecli.RunRecorded(ctx, osStarter{signals: signals}, command,
-		[]string{"LEASEKIT_CLAIM_ID=" + held.Claim().ID}, leasecli.Binding{
-			Record:        func(pid int) error { return held.BindHelper(ctx, pid) },
-			NotCapturable: func(err error) bool { return errors.Is(err, admission.ErrHelperIdentity) },
-			Attempts:      bindAttemptsMax, Pause: bindRetryPause, Clock: config.Clock,
-		})
-	if err := held.Settle(ctx); err != nil {
-		fmt.Fprintf(stderr, "leasereal: settling the admission failed; marking cleanup unsafe: %v\n", err)
-		return &codeError{code: exitError, err: errors.Join(err, held.MarkCleanupUnsafe(ctx))}
-	}
-	if err := held.Release(ctx); err != nil {
-		return &codeError{code: exitError, err: err}
-	}
-	return engineRunExit(code, runErr, admissionCode)
+	code, err := leasecli.RunAdmission(context.Background(), config, leasecli.AdmissionRun{
+		Command: command, BindAttempts: bindAttemptsMax, BindPause: bindRetryPause,
+		Events: leasecli.AdmissionEvents{SettleFailed: func(err error) {
+			fmt.Fprintf(stderr, "leasereal: settling the admission failed; marking cleanup unsafe: %v\n", err)
+		}},
+	}, osStarter{signals: signals})
+	return engineRunExit(code, err, admissionCode)
 }
 
 // bindAttemptsMax and bindRetryPause bound how long a run retries a

@@ -21,7 +21,7 @@ func Engine() *campaign.Engine {
 		Doc:      "single-slot export admission with a helper lifecycle (package admission)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 3,
+		WorkloadVersion: 4,
 		Params: []campaign.Param{
 			{Name: "controllers", Default: 3, Min: 1, Max: 6, Doc: "controller processes"},
 			{Name: "ops_per_proc", Default: 10, Min: 1, Max: 64, Doc: "loop steps per controller"},
@@ -34,13 +34,14 @@ func Engine() *campaign.Engine {
 				Doc: "1: the co-tenant may swap another live owner's earlier slot record in over the current one; 0 never"},
 			{Name: "operators", Default: 1, Min: 0, Max: 3,
 				Doc: "operator processes that inspect and quarantine the slot beside live traffic, on a stale judgement"},
+			{Name: "users", Default: 2, Min: 0, Max: 4, Doc: "command-line users running admission run on a state home of their own"},
 		},
 		Setup: func(p campaign.Params) func(w *sim.World) error {
 			return AdmissionWorkload(AdmissionOptions{
 				Controllers: p["controllers"], OpsPerProc: p["ops_per_proc"],
 				RespawnsMax: workkit.NoneIsMinusOne(p["respawns"]), Legacy: p["legacy"],
 				PIDImpostors: p["pid_impostors"] - 1, RecordSwaps: p["record_swaps"] - 1,
-				Operators: workkit.NoneIsMinusOne(p["operators"]),
+				Operators: workkit.NoneIsMinusOne(p["operators"]), Users: workkit.NoneIsMinusOne(p["users"]),
 			})
 		},
 		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {
@@ -68,6 +69,13 @@ func Engine() *campaign.Engine {
 			"admission-swapped-record-held",
 			"admission-operator-record-returned",
 			"admission-helper-bound",
+			// command-line users running admission run (users.go)
+			"admission-user-held",
+			"admission-user-running",
+			"admission-user-released",
+			"admission-user-busy",
+			"admission-user-rerun",
+			"admission-user-command-checked",
 			"admission-cleanup-unsafe",
 			"admission-liveness-acquired",
 			"admission-done-survives-power-loss", // the durability oracle judged a power loss
@@ -131,7 +139,7 @@ func Engine() *campaign.Engine {
 			"admission-failed-left-nothing",
 			"admission-left-reported",
 		},
-		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1, "pid_impostors": 0},
+		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1, "pid_impostors": 0, "users": 0},
 	}
 	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], threadProbes...) // threads.go
 	e.Check = workkit.Check(e, CheckAdmissionHistory, workkit.CheckMessage)

@@ -85,6 +85,9 @@ type AdmissionOptions struct {
 	// Operators is the number of operator processes that inspect and
 	// quarantine beside the controllers (operators.go; default 1, -1 none).
 	Operators int
+	// Users is the number of command-line users running admission run on
+	// a state home of their own (users.go; default 2, -1 none).
+	Users int
 }
 
 func (o AdmissionOptions) withDefaults() AdmissionOptions {
@@ -95,6 +98,7 @@ func (o AdmissionOptions) withDefaults() AdmissionOptions {
 	o.LivenessStepsMax = cmp.Or(o.LivenessStepsMax, 20_000)
 	o.RespawnsMax = max(o.RespawnsMax, 0)
 	o.Operators = max(cmp.Or(o.Operators, 1), 0)
+	o.Users = max(cmp.Or(o.Users, 2), 0)
 	return o
 }
 
@@ -160,6 +164,8 @@ type admissionWorld struct {
 	leftovers workkit.LeftoverWatch
 	failure   error
 	liveness  *admissionLiveness
+	// userCommands are the command-line users' commands (users.go).
+	userCommands *workkit.CLICommands
 	// impostors are the PID-reuse impostors and the race probes (impostors.go).
 	impostors admissionImpostors
 	// claims is the mutation-claim ground truth (claimwatch.go).
@@ -208,6 +214,9 @@ func (aw *admissionWorld) setup() error {
 		return err
 	}
 	if err := aw.spawnOperators(); err != nil {
+		return err
+	}
+	if err := aw.setupUsers(); err != nil {
 		return err
 	}
 	w.FaultHook(sim.FaultCorrupt, aw.corrupt)
@@ -650,13 +659,19 @@ func (aw *admissionWorld) exited(p *sim.Proc, reason sim.ExitReason) {
 		}
 		return
 	}
-	if !strings.HasPrefix(p.Name(), "controller-") || strings.Contains(p.Name(), "-helper") {
+	user := strings.HasPrefix(p.Name(), "user-") && !strings.HasSuffix(p.Name(), "-command")
+	if !user && (!strings.HasPrefix(p.Name(), "controller-") || strings.Contains(p.Name(), "-helper")) {
 		return
 	}
 	aw.controllers--
 	if reason != sim.ExitFinished && aw.respawns < aw.opts.RespawnsMax {
 		aw.respawns++
-		if _, err := aw.spawnAt(placeOf(p), p.Name(), aw.controller); err == nil {
+		body := aw.controller
+		if user {
+			body = aw.user
+			aw.world.Probe("admission-user-rerun")
+		}
+		if _, err := aw.spawnAt(placeOf(p), p.Name(), body); err == nil {
 			aw.controllers++
 			aw.world.Probe("admission-respawn")
 		}

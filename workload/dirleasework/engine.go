@@ -20,7 +20,7 @@ func Engine() *campaign.Engine {
 		Doc:      "leases on private working directories with recovery (package dirlease)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 5,
+		WorkloadVersion: 6,
 		Params: []campaign.Param{
 			{Name: "creators", Default: 3, Min: 1, Max: 6, Doc: "creator processes"},
 			{Name: "recoverers", Default: 2, Min: 1, Max: 4, Doc: "recovery processes racing the creators"},
