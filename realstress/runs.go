@@ -39,6 +39,10 @@ type JobMark struct {
 	Ns    int64  `json:"ns"`
 	// Epoch is the lease's epoch the job saw in LEASEKIT_EPOCH.
 	Epoch string `json:"epoch,omitempty"`
+	// OtherRun and OtherPID (an "overlap" mark, EngineDirleaseRun) are
+	// the earlier command that still ran as this one started.
+	OtherRun int `json:"otherRun,omitempty"`
+	OtherPID int `json:"otherPid,omitempty"`
 }
 
 // Bounds of a runs campaign.
@@ -97,13 +101,22 @@ func runRuns(config Config, dir string) (Report, error) {
 	if err := c.wrappers(); err != nil {
 		return Report{}, err
 	}
-	marks, err := c.settledMarks()
-	if err != nil {
-		return Report{}, err
+	if config.Engine == EngineDirleaseRun {
+		marks, err := c.settledCommands()
+		if err != nil {
+			return Report{}, err
+		}
+		c.report.LivenessAcquire = c.dirleaseFinalRuns()
+		c.report.GroundTruth = CheckDirleaseRunMarks(marks)
+	} else {
+		marks, err := c.settledMarks()
+		if err != nil {
+			return Report{}, err
+		}
+		c.report.LivenessAcquire = c.finalRun()
+		c.report.GroundTruth = CheckRunMarks(marks)
 	}
-	c.report.LivenessAcquire = c.finalRun()
 	c.report.RunSeconds = time.Since(start).Seconds()
-	c.report.GroundTruth = CheckRunMarks(marks)
 	c.report.Violations = len(c.report.GroundTruth)
 	c.report.Check = "ok"
 	if c.report.Violations > 0 {
@@ -165,6 +178,13 @@ func (c *runsCampaign) startWrapper(live map[*wrapper]bool, exits chan<- wrapper
 	c.started++
 	c.report.Ops++
 	job := c.config.WorkerCommand(c.drawJob(c.started))
+	if c.config.Engine == EngineDirleaseRun {
+		args, err := c.dirleaseWrapperArgs(c.started, job)
+		if err != nil {
+			return err
+		}
+		return c.startWrapperArgs(args, live, exits)
+	}
 	namespace := c.namespace
 	if c.config.PlantSplitNamespace {
 		namespace = filepath.Join(c.dir, "namespace-"+strconv.Itoa(c.started))
@@ -172,9 +192,14 @@ func (c *runsCampaign) startWrapper(live map[*wrapper]bool, exits chan<- wrapper
 	// `sh -c 'job & wait'`: kill -9 of the wrapper kills the shell (the
 	// wrapper's PR_SET_PDEATHSIG), and the job works on, as a make's or a
 	// pipeline's processes do.
-	args := append([]string{"run", "-w", runWaitSeconds, "--dir", namespace, "--", "/bin/sh", "-c", `"$@" & wait`, "sh", job.Path},
+	args := append([]string{"run", "--verbose", "-w", runWaitSeconds, "--dir", namespace, "--", "/bin/sh", "-c", `"$@" & wait`, "sh", job.Path},
 		job.Args[1:]...)
-	w := &wrapper{cmd: c.config.LeaserealCommand(append([]string{"run", "--verbose"}, args[1:]...))}
+	return c.startWrapperArgs(args, live, exits)
+}
+
+// startWrapperArgs starts the leasereal wrapper with args.
+func (c *runsCampaign) startWrapperArgs(args []string, live map[*wrapper]bool, exits chan<- wrapperExit) error {
+	w := &wrapper{cmd: c.config.LeaserealCommand(args)}
 	w.cmd.Stderr = c.stderr
 	if err := w.cmd.Start(); err != nil {
 		return fmt.Errorf("stress: starting leasereal run: %w", err)
@@ -185,11 +210,12 @@ func (c *runsCampaign) startWrapper(live map[*wrapper]bool, exits chan<- wrapper
 }
 
 // drawJob draws one run's command: a foreground hold, and half the time a
-// background job that outlives it.
+// background job that outlives it (never for a dirlease run, whose lease
+// covers its child only).
 func (c *runsCampaign) drawJob(run int) []string {
 	hold := time.Duration(c.random.Int64N(int64(jobHoldMax)))
 	background := time.Duration(0)
-	if c.random.IntN(2) == 0 {
+	if c.config.Engine != EngineDirleaseRun && c.random.IntN(2) == 0 {
 		background = jobBackgroundMin + time.Duration(c.random.Int64N(int64(jobBackgroundMax-jobBackgroundMin)))
 	}
 	return jobArgs(c.marksPath, run, hold, background)
@@ -264,9 +290,17 @@ func (c *runsCampaign) operatorPause() time.Duration {
 // inspect. Their exit codes are counted; neither may let a second run in.
 func (c *runsCampaign) operate() map[string]int {
 	codes := map[string]int{}
-	for _, args := range [][]string{{"reclaim", "--dir", c.namespace, "--force"}, {"inspect", "--dir", c.namespace}} {
+	commands := [][]string{{"reclaim", "--dir", c.namespace, "--force"}, {"inspect", "--dir", c.namespace}}
+	if c.config.Engine == EngineDirleaseRun {
+		commands = c.dirleaseOperatorCommands()
+	}
+	for _, args := range commands {
 		cmd := c.config.LeaserealCommand(args)
-		codes[args[0]+" exit "+strconv.Itoa(exitCode(cmd.Run()))]++
+		name := args[0]
+		if name == "dirlease" {
+			name = args[1]
+		}
+		codes[name+" exit "+strconv.Itoa(exitCode(cmd.Run()))]++
 	}
 	return codes
 }
@@ -326,6 +360,7 @@ func (c *runsCampaign) finalRun() string {
 func jobMain(args []string) error {
 	flags := newQuietFlagSet("stress-worker --job")
 	marks := flags.String("marks", "", "")
+	registry := flags.String("registry", "", "")
 	run := flags.Int("run", 0, "")
 	hold := flags.Duration("hold", 0, "")
 	background := flags.Duration("background", 0, "")
@@ -338,6 +373,11 @@ func jobMain(args []string) error {
 	epoch := os.Getenv("LEASEKIT_EPOCH")
 	if err := appendJSONLine(*marks, JobMark{Run: *run, PID: os.Getpid(), Event: "enter", Ns: MonotonicNs(), Epoch: epoch}); err != nil {
 		return err
+	}
+	if *registry != "" {
+		if err := registerCommand(*registry, *marks, *run); err != nil {
+			return err
+		}
 	}
 	if *background > 0 {
 		if err := startBackgroundJob(*marks, *run, *background); err != nil {

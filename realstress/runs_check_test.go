@@ -1,6 +1,8 @@
 package realstress
 
 import (
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -48,5 +50,52 @@ func TestCheckRunMarks(t *testing.T) {
 				t.Fatalf("violations %q, want one saying %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// registerCommand marks an overlap for another registered command that
+// still runs (the test's parent process), and none for one that has
+// exited or whose PID now names another process (nor for itself).
+func TestRegisterCommandMarksOnlyLiveOverlaps(t *testing.T) {
+	dir := t.TempDir()
+	registry, marks := dir+"/registry.jsonl", dir+"/marks.jsonl"
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []registryEntry{
+		{Run: 1, PID: exited.Process.Pid, Start: "1"},       // gone
+		{Run: 2, PID: os.Getppid(), Start: "no such start"}, // a live PID, another process's start
+	} {
+		if err := appendJSONLine(registry, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := registerCommand(registry, marks, 3); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readJSONLines[JobMark](marks)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("overlaps with commands that no longer run: %v %v", got, err)
+	}
+	// The parent process (go test) is a command that still runs.
+	parentStart, err := processStart(os.Getppid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := appendJSONLine(registry, registryEntry{Run: 2, PID: os.Getppid(), Start: parentStart}); err != nil {
+		t.Fatal(err)
+	}
+	if err := registerCommand(registry, marks, 4); err != nil {
+		t.Fatal(err)
+	}
+	got, err = readJSONLines[JobMark](marks)
+	if err != nil || len(got) != 1 || got[0].Event != "overlap" || got[0].Run != 4 || got[0].OtherRun != 2 || got[0].OtherPID != os.Getppid() {
+		t.Fatalf("the overlap with a live command: %+v %v", got, err)
+	}
+	violations := CheckDirleaseRunMarks([]JobMark{{Run: 5, PID: 50, Event: "enter"},
+		{Run: 5, PID: 50, Event: "overlap", OtherRun: 3, OtherPID: 30}})
+	if len(violations) != 1 || !strings.Contains(violations[0], "run 5's command (pid 50) started in its directory while run 3's command (pid 30) still ran there") {
+		t.Fatalf("violations %v", violations)
 	}
 }

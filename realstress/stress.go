@@ -22,9 +22,10 @@ import (
 
 // Config configures one stress run.
 type Config struct {
-	// Engine is EngineLease (default), EngineAdmission, EngineDirlease or
-	// EngineRun (runs.go: leasereal run itself, which needs
-	// LeaserealCommand).
+	// Engine is EngineLease (default), EngineAdmission, EngineDirlease,
+	// EngineRun (runs.go: leasereal run itself) or EngineDirleaseRun
+	// (dirleaseruns.go: leasereal dirlease run itself); the last two need
+	// LeaserealCommand.
 	Engine string
 	// Dir is an empty or missing work directory: the namespace, the logs,
 	// the deaths file and any failure report go inside it.
@@ -49,7 +50,8 @@ type Config struct {
 	// wrappers and the operator's commands).
 	LeaserealCommand func(args []string) *exec.Cmd
 	// PlantSplitNamespace plants a bug in an EngineRun campaign: each
-	// wrapper leases a directory of its own, so nothing keeps two runs
+	// wrapper leases a directory of its own (EngineDirleaseRun: keeps its
+	// claims in a state home of its own), so nothing keeps two runs
 	// apart. The harness's own tests use it to show the check catches it.
 	PlantSplitNamespace bool
 	// CheckTimeout bounds porcupine; 0 means one minute.
@@ -104,7 +106,7 @@ type Report struct {
 	LivenessAcquire string `json:"livenessAcquire"`
 	// Visualization is the porcupine HTML written on a failed check.
 	Visualization string `json:"visualization,omitempty"`
-	// RunCodes (EngineRun) counts the exit codes of the wrappers that were
+	// RunCodes (EngineRun, EngineDirleaseRun) counts the exit codes of the wrappers that were
 	// not killed; OperatorCodes the operator's commands' ("reclaim exit
 	// 1"); Planted names a planted bug.
 	RunCodes      map[int]int    `json:"runCodes,omitempty"`
@@ -159,8 +161,10 @@ func Run(config Config) (Report, error) {
 	if config.Engine == "" {
 		config.Engine = EngineLease
 	}
-	if config.Engine != EngineLease && config.Engine != EngineAdmission && config.Engine != EngineDirlease && config.Engine != EngineRun {
-		return Report{}, fmt.Errorf("stress: engine %q is not implemented (lease, admission, dirlease, run)", config.Engine)
+	switch config.Engine {
+	case EngineLease, EngineAdmission, EngineDirlease, EngineRun, EngineDirleaseRun:
+	default:
+		return Report{}, fmt.Errorf("stress: engine %q is not implemented (lease, admission, dirlease, run, dirlease-run)", config.Engine)
 	}
 	if config.Engine == EngineDirlease && config.Procs < 2 {
 		return Report{}, fmt.Errorf("stress: dirlease needs 2 or more procs (creators and a recoverer)")
@@ -187,7 +191,7 @@ func Run(config Config) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	if config.Engine == EngineRun {
+	if config.Engine == EngineRun || config.Engine == EngineDirleaseRun {
 		return runRuns(config, dir)
 	}
 	run := &runner{config: config, dir: dir, namespace: filepath.Join(dir, "namespace"),

@@ -78,7 +78,7 @@ const usageText = `usage:
   leasereal dirlease run         --state-home H --path P [-w SECS] [--recover-after DUR] -- CMD [ARGS...]
   leasereal dirlease inspect     --state-home H
   leasereal dirlease quarantine  --state-home H --claim NAME [--sha256 X] (operator; without --sha256 a dry run)
-  leasereal stress   [--engine lease|admission|dirlease|run] --procs N --ops M --kill-rate R [--seed S] [--work-dir W] [--no-inspect]
+  leasereal stress   [--engine lease|admission|dirlease|run|dirlease-run] --procs N --ops M --kill-rate R [--seed S] [--work-dir W] [--no-inspect]
                      [--check-timeout D] [--quiesce-every D] [--compare-check] [--verbose] [--json]
 exit codes: 0 ok, 1 held/not-owner/violation (run: -E N), 2 usage, 3 refused (operator or retry),
 4 error; run passes the child's code through (128+N when a signal N killed it, 127 when it cannot

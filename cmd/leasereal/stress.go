@@ -34,7 +34,7 @@ type stressFlags struct {
 func newStressFlags() (*flag.FlagSet, stressFlags) {
 	flags := newFlagSet("stress")
 	return flags, stressFlags{
-		engine:       flags.String("engine", "lease", "engine under test: lease, admission, dirlease, or run (leasereal run as people use it: background jobs, kill -9 of the wrappers, an operator's forced reclaims)"),
+		engine:       flags.String("engine", "lease", "engine under test: lease, admission, dirlease, run (leasereal run as people use it: background jobs, kill -9 of the wrappers, an operator's forced reclaims), or dirlease-run (leasereal dirlease run on two shared paths: kill -9 of the wrappers, an operator's recover)"),
 		procs:        flags.Int("procs", 8, "worker processes running at once"),
 		ops:          flags.Int("ops", 1000, "operations started in all"),
 		killRate:     flags.Float64("kill-rate", 10, "mean SIGKILLs per second (Poisson); 0 disables kills"),
@@ -61,13 +61,13 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 		return usagef("stress takes no arguments")
 	}
 	switch *engine {
-	case realstress.EngineLease, realstress.EngineAdmission, realstress.EngineRun:
+	case realstress.EngineLease, realstress.EngineAdmission, realstress.EngineRun, realstress.EngineDirleaseRun:
 	case realstress.EngineDirlease:
 		if *procs < 2 {
 			return usagef("stress --engine dirlease needs --procs 2 or more (creators and a recoverer)")
 		}
 	default:
-		return usagef("stress --engine %s: the engines are lease, admission, dirlease and run", *engine)
+		return usagef("stress --engine %s: the engines are lease, admission, dirlease, run and dirlease-run", *engine)
 	}
 	executable, err := os.Executable()
 	if err != nil {
@@ -100,7 +100,7 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case *jsonOut:
 		err = printJSON(stdout, report)
-	case *engine == realstress.EngineRun:
+	case *engine == realstress.EngineRun, *engine == realstress.EngineDirleaseRun:
 		err = printRunsReport(stdout, report)
 	default:
 		_, err = fmt.Fprintf(stdout, "ops=%d completed=%d unknown=%d kills=%d incarnations=%d reclaims=%d violations=%d check=%s run=%.1fs check-time=%.3fs segments=%d quiescent-points=%d liveness=%q\n",
@@ -115,6 +115,9 @@ func cmdStress(args []string, stdout, stderr io.Writer) error {
 	}
 	if report.Violations != 0 && *engine == realstress.EngineRun {
 		return &codeError{code: exitConflict, err: fmt.Errorf("%d violation(s) of the lease over a run's process tree", report.Violations)}
+	}
+	if report.Violations != 0 && *engine == realstress.EngineDirleaseRun {
+		return &codeError{code: exitConflict, err: fmt.Errorf("%d violation(s) of one command per leased directory", report.Violations)}
 	}
 	if report.Violations != 0 {
 		return &codeError{code: exitConflict, err: fmt.Errorf("%d violation(s); check=%s; visualization %s",

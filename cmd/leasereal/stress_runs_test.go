@@ -46,3 +46,42 @@ func TestStressRunEngineCatchesSplitNamespaces(t *testing.T) {
 		t.Fatalf("a planted split namespace went unseen: %+v", report)
 	}
 }
+
+// `leasereal stress --engine dirlease-run`: wrappers on two shared paths,
+// kill -9 of wrappers while their commands work, and an operator's
+// recover and inspect. No command may start in a directory while another
+// run's command still runs there.
+func TestStressDirleaseRunEngineKeepsOneCommandPerDirectory(t *testing.T) {
+	ops := longOrShort(200, 60)
+	got := run(t, "stress", "--engine", "dirlease-run", "--procs", "4", "--ops", strconv.Itoa(ops), "--kill-rate", "5",
+		"--json", "--work-dir", t.TempDir())
+	if got.code != exitOK {
+		t.Fatalf("exit %d: %s%s", got.code, got.stdout, got.stderr)
+	}
+	_, reportText, _ := strings.Cut(got.stdout, "\n")
+	report := decode[realstress.Report](t, reportText)
+	if report.Ops != ops || report.Violations != 0 || report.Check != "ok" || report.LivenessAcquire != "acquired" {
+		t.Fatalf("report %+v", report)
+	}
+	if report.RunCodes[0] == 0 || report.Kills == 0 || report.OperatorCodes["recover exit 0"] == 0 {
+		t.Fatalf("the campaign did not reach its patterns (runs that ran, kills, recoveries): %+v", report)
+	}
+	t.Logf("%+v", report)
+}
+
+// The check catches a planted bug: wrappers that each keep their claims
+// in a state home of their own let two commands work in one directory.
+func TestStressDirleaseRunEngineCatchesSplitStateHomes(t *testing.T) {
+	report, err := realstress.Run(realstress.Config{Engine: realstress.EngineDirleaseRun, Dir: t.TempDir(), Procs: 4, Ops: 24,
+		PlantSplitNamespace: true,
+		WorkerCommand: func(args []string) *exec.Cmd {
+			return exec.Command(binary, append([]string{"stress-worker"}, args...)...)
+		},
+		LeaserealCommand: func(args []string) *exec.Cmd { return exec.Command(binary, args...) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Violations == 0 || report.Check != "illegal" || !strings.Contains(report.GroundTruth[0], "still ran there") {
+		t.Fatalf("a planted split state home went unseen: %+v", report)
+	}
+}
