@@ -12,5 +12,5 @@ import (
 func ExampleEngine() {
 	spec := admissionwork.Engine().ExploreScenario()
 	fmt.Println(spec.Engine, spec.Params, spec.Faults.Get("crash"))
-	// Output: admission map[controllers:2 legacy:1 ops_per_proc:2 pid_impostors:0 respawns:0] 0.01
+	// Output: admission map[controllers:2 legacy:1 ops_per_proc:2 pid_impostors:0 respawns:0 users:0] 0.01
 }

@@ -45,7 +45,7 @@ func TestAdmissionEmptyCorruptionIsRepaired(t *testing.T) {
 	require.NoError(t, err)
 	cfg := sim.Config{Seed: 1660, Replay: decisions, StepsMax: 100_000, Scheduler: sim.SchedulerPCT,
 		PCTDepth: 3, PCTSteps: 2000, Faults: &plan,
-		Setup: AdmissionWorkload(AdmissionOptions{Controllers: 1, OpsPerProc: 1, RespawnsMax: -1, PIDImpostors: -1, Operators: -1})}
+		Setup: AdmissionWorkload(AdmissionOptions{Controllers: 1, OpsPerProc: 1, RespawnsMax: -1, PIDImpostors: -1, Operators: -1, Users: -1})}
 	r := sim.RunTwice(cfg)
 	require.Equal(t, sim.OutcomeOK, r.Outcome, r.Message)
 	require.NoError(t, CheckAdmissionHistory(r.History))
