@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/internal/longtest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -63,9 +64,7 @@ func TestExploreHuntFlags(t *testing.T) {
 // and the detection's input, as a seed file, replays to the same failure
 // under the mutant and passes on the real build.
 func TestExploreHuntThroughAMutantBuild(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a mutant leasesim (about 10 s); skipped with -short")
-	}
+	longtest.Require(t, "builds a mutant leasesim and hunts through it (about 10 s)")
 	dir := t.TempDir()
 	binary := mutantBuild(t, "selftest-breakempty", dir)
 	code, output := runBinary(t, binary, "hunt", "--json", "--search", "explore", "--engine", "selftest", "--shrink-time", "5s")

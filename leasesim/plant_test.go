@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leasekit/leasekit/internal/longtest"
 	"github.com/leasekit/leasekit/internal/mutant"
 	"github.com/stretchr/testify/require"
 )
@@ -37,9 +38,7 @@ var plantedStat = mutant.Mutation{
 // probe (the scenario the seed was kept for); on single-stream lists only
 // half did (docs/LEASESIM.md).
 func TestPlantedStatKeepsSeedsAndReportsEveryDrift(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a leasesim with a planted change (about 10 s); skipped with -short")
-	}
+	longtest.Require(t, "builds a leasesim with a planted change and replays every regression seed twice (about 40 s)")
 	root, err := filepath.Abs("..")
 	require.NoError(t, err)
 	binary := buildOverlaid(t, root, t.TempDir(), "planted", plantedStat)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/leasekit/leasekit/internal/longtest"
 	"github.com/leasekit/leasekit/models"
 )
 
@@ -74,6 +75,7 @@ func readKilledHistory(t *testing.T) History {
 // one inspect that reports an owner nobody ever was is illegal, with the
 // report naming that segment.
 func TestCheckSegmentedDecidesAHeavilyKilledHistory(t *testing.T) {
+	longtest.Require(t, "checks an archived 10,000-operation history twice (about 10 s)")
 	history := readKilledHistory(t)
 	if history.Unknown < 500 || history.Deaths < 500 {
 		t.Fatalf("the archive has %d unknown outcomes and %d deaths; it was kept for its many", history.Unknown, history.Deaths)

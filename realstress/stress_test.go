@@ -36,7 +36,8 @@ func testWorkerCommand(args []string) *exec.Cmd {
 // only 6 or 7 kills, and about one run in four killed no holder.)
 func TestStressWithKills(t *testing.T) {
 	started := time.Now()
-	report, err := Run(Config{Dir: fastDir(t), Procs: 4, Ops: 3000, KillRate: testKillRate(40), Seed: 7,
+	ops := longOrShort(3000, 800)
+	report, err := Run(Config{Dir: fastDir(t), Procs: 4, Ops: ops, KillRate: testKillRate(40), Seed: 7,
 		WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -45,8 +46,8 @@ func TestStressWithKills(t *testing.T) {
 	if report.Violations != 0 || report.Check != "ok" {
 		t.Fatalf("violations %d check %s (visualization %s)", report.Violations, report.Check, report.Visualization)
 	}
-	if report.Ops != 3000 {
-		t.Fatalf("ops %d, want 3000", report.Ops)
+	if report.Ops != ops {
+		t.Fatalf("ops %d, want %d", report.Ops, ops)
 	}
 	if report.LivenessAcquire == "" {
 		t.Fatal("no liveness acquire")
@@ -140,13 +141,14 @@ func fastDir(t *testing.T) string {
 // history must check against the admission model, and the final acquire
 // must recover whatever claim the dead workers left.
 func TestAdmissionStressWithKills(t *testing.T) {
-	report, err := Run(Config{Engine: EngineAdmission, Dir: fastDir(t), Procs: 4, Ops: 2000, KillRate: testKillRate(40), Seed: 5,
+	ops := longOrShort(2000, 600)
+	report, err := Run(Config{Engine: EngineAdmission, Dir: fastDir(t), Procs: 4, Ops: ops, KillRate: testKillRate(40), Seed: 5,
 		WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("report %+v", report)
-	if report.Violations != 0 || report.Check != "ok" || report.Ops != 2000 {
+	if report.Violations != 0 || report.Check != "ok" || report.Ops != ops {
 		t.Fatalf("violations %d check %s ops %d (visualization %s)", report.Violations, report.Check, report.Ops, report.Visualization)
 	}
 	if report.Kills == 0 {
@@ -173,13 +175,14 @@ func TestAdmissionStressCatchesAPlantedBug(t *testing.T) {
 // history must check against the dirlease model, recovery must have removed
 // killed creators' directories, and the final pass must leave no claim.
 func TestDirleaseStressWithKills(t *testing.T) {
-	report, err := Run(Config{Engine: EngineDirlease, Dir: fastDir(t), Procs: 6, Ops: 3000, KillRate: testKillRate(30), Seed: 11,
+	ops := longOrShort(3000, 800)
+	report, err := Run(Config{Engine: EngineDirlease, Dir: fastDir(t), Procs: 6, Ops: ops, KillRate: testKillRate(30), Seed: 11,
 		WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("report %+v", report)
-	if report.Violations != 0 || report.Check != "ok" || report.Ops != 3000 {
+	if report.Violations != 0 || report.Check != "ok" || report.Ops != ops {
 		t.Fatalf("violations %d check %s ops %d (visualization %s)", report.Violations, report.Check, report.Ops, report.Visualization)
 	}
 	if report.Kills == 0 || report.Reclaims == 0 {
@@ -215,7 +218,7 @@ func TestQuiescePausesMakeSegments(t *testing.T) {
 		every time.Duration
 	}{{"pauses", 20 * time.Millisecond}, {"no pauses", -1}} {
 		t.Run(c.name, func(t *testing.T) {
-			report, err := Run(Config{Dir: fastDir(t), Procs: 4, Ops: 3000, Seed: 13, QuiesceEvery: c.every, SegmentOps: 50,
+			report, err := Run(Config{Dir: fastDir(t), Procs: 4, Ops: longOrShort(3000, 1000), Seed: 13, QuiesceEvery: c.every, SegmentOps: 50,
 				CompareWholeCheck: true, WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
 			if err != nil {
 				t.Fatal(err)
@@ -235,4 +238,15 @@ func TestQuiescePausesMakeSegments(t *testing.T) {
 			}
 		})
 	}
+}
+
+// longOrShort is a campaign's size: long where long tests run
+// (internal/longtest: CI, LEASEKIT_LONG=1), short in the default test
+// command. The short size still reaches kills and recoveries, which each
+// test asserts.
+func longOrShort(long, short int) int {
+	if longtest.Enabled() {
+		return long
+	}
+	return short
 }
