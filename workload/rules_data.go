@@ -234,10 +234,9 @@ var rules = []Rule{
 
 	// leasereal's run: the command's process tree.
 	{Rule: "leasereal run: the lease covers the command's process tree: no run starts its command while a killed run's descendants that stayed in its process group still run (reclaimed records in quarantine/ included)",
-		Exercise:      "simulated `leasereal run` invocations beside the lease workload: background jobs, pipelines, double forks and setsid escapes; kill -9 of the wrapper at any step; reruns",
-		Probes:        []string{"lease-cli-killed-tree-runs", "lease-cli-held-by-tree", "lease-cli-acquired-after-tree-exit", "lease-cli-waited-descendants"},
-		Mutants:       []string{"leasecli-ignores-process-tree"},
-		MutantsByTest: []string{"leasecli-acquired-skips-quarantine"}},
+		Exercise: "simulated `leasereal run` invocations beside the lease workload: background jobs, pipelines, double forks and setsid escapes; kill -9 of the wrapper at any step; reruns; an operator at a second terminal typing `reclaim` and `reclaim --force --generation G` for killed runs (leasecli.Reclaim)",
+		Probes:   []string{"lease-cli-killed-tree-runs", "lease-cli-held-by-tree", "lease-cli-acquired-after-tree-exit", "lease-cli-waited-descendants", "lease-cli-operator-reclaimed"},
+		Mutants:  []string{"leasecli-ignores-process-tree", "leasecli-acquired-skips-quarantine"}},
 	{Rule: "leasereal run -w: a waiting run ends only when it acquires, its wait is over, or the engine refuses with a state an operator must resolve; a refusal with no human state (the guard busy, an inspection that failed for now, an owner caught while it exits) is waited out as a held lease is",
 		Exercise: "simulated `leasereal run` invocations under injected EACCES on /proc, busy guards and killed holders",
 		Probes:   []string{"lease-cli-refusal-waited"},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/osenv"
+	"github.com/leasekit/leasekit/leasecli"
 )
 
 // defaultRootID is the receiver root of leases made by this binary.
@@ -507,24 +508,9 @@ func forceCommand(namespace string, blocker lease.Blocker) string {
 		command += " --holder-may-run (only after checking that no holder still runs: see reclaim's dry run)"
 	}
 	if blocker.Kind == lease.BlockerEpoch {
-		command += epochFloorAdvice(blocker)
+		command += leasecli.EpochFloorAdvice(blocker)
 	}
 	return command
-}
-
-// epochFloorAdvice is the --epoch-floor part of the command that forces a
-// corrupt epoch file: the floor the namespace's evidence proves, or, when
-// nothing proves one, the confirmation that the floor is the operator's.
-func epochFloorAdvice(blocker lease.Blocker) string {
-	switch {
-	case blocker.EpochUnproven:
-		return " --epoch-floor N --epoch-floor-unproven (N: the largest epoch your fenced resources saw; " +
-			"no valid record of the highest epoch issued is left here)"
-	case blocker.ProvenEpoch > 0:
-		return fmt.Sprintf(" --epoch-floor %d (the highest epoch issued, proven by %s; a larger N if you know "+
-			"a larger epoch was issued)", blocker.ProvenEpoch, blocker.ProvenBy)
-	}
-	return " --epoch-floor N (N: the largest epoch issued here)"
 }
 
 // refusedInspection is the inspect JSON of a namespace that cannot be read

@@ -7,11 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/osenv"
+	"github.com/leasekit/leasekit/leasecli"
 )
 
 // The operator action of ARCHITECTURE.md: a forced reclaim, into
@@ -72,19 +72,6 @@ type reclaimOutputJSON struct {
 	Why            string `json:"why,omitempty"`
 }
 
-// reclaimOptions are reclaim's flags.
-type reclaimOptions struct {
-	force      bool
-	confirmed  map[string]bool
-	epochFloor uint64
-	// epochUnproven confirms an epoch floor nothing in the namespace
-	// proves (lease.ForceRequest.EpochUnprovenConfirmed).
-	epochUnproven bool
-	// holderMayRun confirms forcing a receiver.lock whose holder cannot be
-	// identified (lease.ForceRequest.HolderMayRunConfirmed).
-	holderMayRun bool
-}
-
 // generationsFlag collects every --generation G.
 type generationsFlag map[string]bool
 
@@ -98,14 +85,14 @@ func cmdReclaim(args []string, stdout io.Writer) error {
 	flags := newFlagSet("reclaim")
 	var common leaseFlags
 	common.register(flags)
-	options := reclaimOptions{confirmed: map[string]bool{}}
-	flags.BoolVar(&options.force, "force", false, "move every blocking entry into quarantine/ (without it: print the evidence only)")
-	flags.Var(generationsFlag(options.confirmed), "generation", "the generation of a valid record being reclaimed, as a confirmation (repeatable)")
-	flags.Uint64Var(&options.epochFloor, "epoch-floor", 0, "for a corrupt epoch counter or issued mark: the largest epoch known issued in this namespace "+
+	options := leasecli.ReclaimOptions{Confirmed: map[string]bool{}}
+	flags.BoolVar(&options.Force, "force", false, "move every blocking entry into quarantine/ (without it: print the evidence only)")
+	flags.Var(generationsFlag(options.Confirmed), "generation", "the generation of a valid record being reclaimed, as a confirmation (repeatable)")
+	flags.Uint64Var(&options.EpochFloor, "epoch-floor", 0, "for a corrupt epoch counter or issued mark: the largest epoch known issued in this namespace "+
 		"(at least the one inspect's provenEpoch names)")
-	flags.BoolVar(&options.epochUnproven, "epoch-floor-unproven", false,
+	flags.BoolVar(&options.EpochUnproven, "epoch-floor-unproven", false,
 		"for a corrupt epoch counter with no valid record of the highest epoch issued left: confirm that --epoch-floor is your own word")
-	flags.BoolVar(&options.holderMayRun, "holder-may-run", false,
+	flags.BoolVar(&options.HolderMayRun, "holder-may-run", false,
 		"for a corrupt receiver.lock: confirm forcing it although its holder cannot be identified and may still run (check first)")
 	if err := parseFlags(flags, args); err != nil {
 		return err
@@ -120,7 +107,7 @@ func cmdReclaim(args []string, stdout io.Writer) error {
 	namespace := manager.Namespace()
 	if refusal.Reason == refusalNotDirectory {
 		if info, err := osenv.NewFS().Lstat(namespace); err == nil && !info.IsDir() && !info.IsSymlink() {
-			return reclaimNotDirectory(stdout, namespace, refusal, info, options.force)
+			return reclaimNotDirectory(stdout, namespace, refusal, info, options.Force)
 		}
 	}
 	out := reclaimOutputJSON{Namespace: namespace, Actions: []actionJSON{}}
@@ -136,140 +123,34 @@ func cmdReclaim(args []string, stdout io.Writer) error {
 	if out.Evidence, err = evidenceOf(osenv.NewFS(), namespace, projection); err != nil {
 		return err
 	}
-	targets := reclaimTargets(namespace, projection)
-	for _, target := range targets {
-		out.Actions = append(out.Actions, actionJSON{Kind: string(target.Kind), Path: target.Path,
-			Human: string(target.Human), Diagnostic: target.Diagnostic, Generation: target.Generation, Result: "pending"})
+	outcome, err := leasecli.Reclaim(context.Background(), manager, projection, options)
+	fillReclaim(&out, outcome)
+	if err != nil {
+		out.Result, out.Why = "error", err.Error()
+		return errors.Join(printJSON(stdout, out), err)
 	}
-	code := decideReclaim(&out, targets, options)
-	if code < 0 {
-		code, err = forceAll(manager, &out, targets, options)
-		if err != nil {
-			return errors.Join(printJSON(stdout, out), err)
-		}
-	}
-	return errors.Join(printJSON(stdout, out), codeOrNil(code))
+	return errors.Join(printJSON(stdout, out), codeOrNil(reclaimCode[outcome.Result]))
 }
 
-// decideReclaim settles the outcome of everything but a forced run that
-// may proceed (-1): nothing to do (exit 1), a dry run (3), or a forced run
-// missing a confirmation, refused before anything moves (3).
-func decideReclaim(out *reclaimOutputJSON, targets []lease.Blocker, options reclaimOptions) int {
-	switch {
-	case len(targets) == 0:
-		out.Result, out.Why = "nothing", "no receiver.lock and nothing blocks the namespace"
-		return exitConflict
-	case !options.force:
-		out.Result, out.Why = "dry-run", "rerun with --force to move every entry listed in actions into quarantine/"
-		if unidentifiedHolder(targets) {
-			out.Why += " (and --holder-may-run for receiver.lock: " + holderMayRunAdvice + ")"
-		}
-		return exitRefused
-	}
-	if why := missingConfirmation(targets, options); why != "" {
-		out.Result, out.Why = "refused", why
-		return exitRefused
-	}
-	return -1
-}
+// reclaimCode is reclaim's exit code for each outcome.
+var reclaimCode = map[leasecli.ReclaimResult]int{leasecli.ReclaimNothing: exitConflict, leasecli.ReclaimDryRun: exitRefused,
+	leasecli.ReclaimRefused: exitRefused, leasecli.Reclaimed: exitOK}
 
-// missingConfirmation says which flag a forced reclaim still needs, or "".
-func missingConfirmation(targets []lease.Blocker, options reclaimOptions) string {
-	for _, target := range targets {
-		switch {
-		case target.Generation != "" && !options.confirmed[target.Generation]:
-			return fmt.Sprintf("%s is owned by generation %s: pass --generation %s to confirm",
-				filepath.Base(target.Path), target.Generation, target.Generation)
-		case unidentifiedHolder([]lease.Blocker{target}) && !options.holderMayRun:
-			return "receiver.lock is corrupt: " + holderMayRunAdvice
-		case target.Kind == lease.BlockerEpoch && options.epochFloor == 0:
-			return "the epoch counter is invalid: pass" + epochFloorAdvice(target) +
-				"; the counter becomes N, and the next lease gets N+1"
-		case target.Kind == lease.BlockerEpoch && options.epochFloor < target.ProvenEpoch:
-			return fmt.Sprintf("--epoch-floor %d is below epoch %d, which %s proves this namespace issued: "+
-				"the next lease would get an epoch already issued; pass --epoch-floor %d or larger",
-				options.epochFloor, target.ProvenEpoch, target.ProvenBy, target.ProvenEpoch)
-		case target.Kind == lease.BlockerEpoch && target.EpochUnproven && !options.epochUnproven:
-			return "no valid record of the highest epoch issued is left in this namespace: --epoch-floor is your word " +
-				"alone; take it from your fenced resources (the largest epoch they saw), then rerun with --epoch-floor-unproven"
+// fillReclaim writes reclaim's outcome into its JSON: an action per target
+// (pending until forced), the result and the quarantine path.
+func fillReclaim(out *reclaimOutputJSON, outcome leasecli.ReclaimOutcome) {
+	out.Result, out.Why, out.QuarantinePath = string(outcome.Result), outcome.Why, outcome.QuarantinePath
+	for i, target := range outcome.Targets {
+		action := actionJSON{Kind: string(target.Kind), Path: target.Path, Human: string(target.Human),
+			Diagnostic: target.Diagnostic, Generation: target.Generation, Result: "pending"}
+		if i < len(outcome.Forced) {
+			result := outcome.Forced[i]
+			action.Result, action.QuarantinePath, action.Why = result.Kind.String(), result.QuarantinePath, result.Why
+			action.Evidence, action.Epoch = string(result.Evidence), result.Epoch
+			action.ProvenEpoch, action.ProvenBy = result.ProvenEpoch, result.ProvenBy
 		}
+		out.Actions = append(out.Actions, action)
 	}
-	return ""
-}
-
-// holderMayRunAdvice is lease.UnidentifiedHolderAdvice with the flag that
-// confirms.
-const holderMayRunAdvice = lease.UnidentifiedHolderAdvice + "; then rerun with --force --holder-may-run"
-
-// unidentifiedHolder reports whether a target is a receiver.lock whose
-// holder nothing identifies (corrupt: no generation to confirm).
-func unidentifiedHolder(targets []lease.Blocker) bool {
-	return slices.ContainsFunc(targets, func(b lease.Blocker) bool {
-		return b.Kind == lease.BlockerReceiver && b.Generation == ""
-	})
-}
-
-// reclaimOrder is the order a namespace's blockers are resolved in: the
-// guard first (receiver.lock and the epoch counter are forced under it),
-// then the reclaim intents, receiver.lock, and the epoch counter.
-var reclaimOrder = map[lease.BlockerKind]int{lease.BlockerGuard: 0, lease.BlockerIntent: 1, lease.BlockerReceiver: 2, lease.BlockerEpoch: 3}
-
-// reclaimTargets are the projection's blockers, plus an owned receiver.lock
-// that is no blocker (a local owner: ForceReclaim refuses it while alive),
-// in reclaimOrder.
-func reclaimTargets(namespace string, projection lease.Projection) []lease.Blocker {
-	targets := slices.Clone(projection.Blockers)
-	listed := slices.ContainsFunc(targets, func(b lease.Blocker) bool { return b.Kind == lease.BlockerReceiver })
-	if !listed && projection.Kind != lease.Empty {
-		receiver := lease.Blocker{Kind: lease.BlockerReceiver, Path: filepath.Join(namespace, "receiver.lock"),
-			Human: projection.Human, Diagnostic: projection.Diagnostic}
-		if projection.Kind == lease.Owned {
-			receiver.Generation = projection.Owner.Generation
-			receiver.Diagnostic = fmt.Sprintf("owned by pid %d on %s (generation %s)",
-				projection.Owner.PID, projection.Owner.Hostname, projection.Owner.Generation)
-		}
-		targets = append(targets, receiver)
-	}
-	slices.SortStableFunc(targets, func(a, b lease.Blocker) int { return reclaimOrder[a.Kind] - reclaimOrder[b.Kind] })
-	return targets
-}
-
-// forceAll resolves each target with ForceReclaim, in order, and stops at
-// the first refusal (a later entry may depend on it: receiver.lock is
-// forced under the guard). Exit 0 when something moved and nothing was
-// refused, 1 when there was nothing to do after all, 3 on a refusal.
-func forceAll(manager *lease.Manager, out *reclaimOutputJSON, targets []lease.Blocker, options reclaimOptions) (int, error) {
-	moved := false
-	for i, target := range targets {
-		result, err := manager.ForceReclaim(context.Background(), lease.ForceRequest{Kind: target.Kind, Path: target.Path,
-			Generation: target.Generation, EpochFloor: options.epochFloor,
-			EpochUnprovenConfirmed: options.epochUnproven && target.Kind == lease.BlockerEpoch,
-			HolderMayRunConfirmed:  options.holderMayRun && target.Kind == lease.BlockerReceiver})
-		if err != nil {
-			out.Result, out.Why = "error", err.Error()
-			return 0, err
-		}
-		action := &out.Actions[i]
-		action.Result, action.QuarantinePath, action.Why = result.Kind.String(), result.QuarantinePath, result.Why
-		action.Evidence, action.Epoch = string(result.Evidence), result.Epoch
-		action.ProvenEpoch, action.ProvenBy = result.ProvenEpoch, result.ProvenBy
-		if result.Kind == lease.ForceRefused {
-			out.Result, out.Why = "refused", fmt.Sprintf("%s %s: %s", target.Kind, target.Path, result.Why)
-			return exitRefused, nil
-		}
-		if result.Kind == lease.ForceMoved {
-			moved = true
-			if out.QuarantinePath == "" || target.Kind == lease.BlockerReceiver {
-				out.QuarantinePath = result.QuarantinePath
-			}
-		}
-	}
-	if !moved {
-		out.Result, out.Why = "nothing", "every entry was resolved meanwhile (see actions)"
-		return exitConflict, nil
-	}
-	out.Result = "reclaimed"
-	return exitOK, nil
 }
 
 // evidenceOf is the projection and, when receiver.lock exists, its entry's

@@ -97,6 +97,9 @@ type cliRuns struct {
 	runs      []*cliRun
 	byProc    map[*sim.Proc]*cliRun
 	started   int
+	// operator is the second terminal's operator (clioperator.go), nil
+	// when the run has none or it has exited.
+	operator *sim.Proc
 }
 
 // start starts the terminals' first runs (none when opts.CLITerminals is -1).
@@ -113,7 +116,7 @@ func (c *cliRuns) start(lw *leaseWorld) error {
 			return err
 		}
 	}
-	return nil
+	return c.startOperator()
 }
 
 // spawn starts run index of terminal t. A run leads its own group and
@@ -135,6 +138,10 @@ func (c *cliRuns) spawn(t, index int) error {
 // exited handles the end of a CLI wrapper (false for any other process):
 // the descendants it leaves, and the terminal's rerun.
 func (c *cliRuns) exited(p *sim.Proc) bool {
+	if p == c.operator && p != nil {
+		c.operator = nil
+		return true
+	}
 	run := c.byProc[p]
 	if run == nil {
 		return false

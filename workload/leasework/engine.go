@@ -60,6 +60,7 @@ func Engine() *campaign.Engine {
 	}
 	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], threadProbes...) // threads.go
 	e.Probes = append(e.Probes, cliProbes...)                                  // clirun.go
+	e.Probes = append(e.Probes, cliOperatorProbes...)                          // clioperator.go
 	e.Check = workkit.Check(e, CheckLeaseHistory, checkMessage)
 	return e
 }
