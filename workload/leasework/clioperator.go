@@ -39,7 +39,7 @@ var cliOperatorProbes = []string{"lease-cli-operator-dry-run", "lease-cli-operat
 
 // startOperator spawns the operator in the runs that draw it.
 func (c *cliRuns) startOperator() error {
-	if c.lw.world.Decisions().Stream("cli-operator").Intn(cliOperatorOneIn) != 0 {
+	if c.lw.opts.CLIOperator < 0 || c.lw.world.Decisions().Stream("cli-operator").Intn(cliOperatorOneIn) != 0 {
 		return nil
 	}
 	p, err := c.lw.world.Spawn(c.host, sim.ProcSpec{Name: "cli-operator", UID: leaseUID, Exe: cliExe}, c.operate)

@@ -21,7 +21,7 @@ func Engine() *campaign.Engine {
 		Doc:      "generation-fenced single-owner lease (package lease)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 6,
+		WorkloadVersion: 7,
 		Params: []campaign.Param{
 			{Name: "hosts", Default: 2, Min: 1, Max: 4, Doc: "hosts"},
 			{Name: "procs_per_host", Default: 2, Min: 1, Max: 4, Doc: "worker processes per host"},
@@ -39,6 +39,8 @@ func Engine() *campaign.Engine {
 			{Name: "epoch_operators", Default: 1, Min: 0, Max: 1, Doc: "operators forcing a torn epoch counter with an epoch floor"},
 			{Name: "cli_terminals", Default: 2, Min: 0, Max: 3,
 				Doc: "terminals running simulated `leasereal run` invocations with command trees (0 none)"},
+			{Name: "cli_operator", Default: 1, Min: 0, Max: 1, Fixed: true,
+				Doc: "1: in one run in 3 with terminals, an operator types reclaim and reclaim --force beside them; 0 never"},
 		},
 		Setup: func(p campaign.Params) func(w *sim.World) error {
 			return LeaseWorkload(LeaseOptions{
@@ -49,6 +51,7 @@ func Engine() *campaign.Engine {
 				GuardOperators: workkit.NoneIsMinusOne(p["guard_operators"]),
 				EpochOperators: workkit.NoneIsMinusOne(p["epoch_operators"]),
 				CLITerminals:   workkit.NoneIsMinusOne(p["cli_terminals"]),
+				CLIOperator:    p["cli_operator"] - 1,
 			})
 		},
 		History: func(history []sim.Operation) ([]porcupine.Operation, porcupine.Model) {

@@ -149,6 +149,9 @@ type LeaseOptions struct {
 	// `leasereal run` invocations on a lease of their own (clirun.go):
 	// 0 means 2, -1 none.
 	CLITerminals int
+	// CLIOperator: 0 lets an operator type reclaim beside the terminals in
+	// some runs (clioperator.go), -1 never.
+	CLIOperator int
 	// CotenantSymlinks: 0 lets the co-tenant plant symlinks at the
 	// namespace's entries (symlinks.go), -1 leaves it hard links only
 	// (every run then draws as if symlinks.go did not exist).
