@@ -283,7 +283,7 @@ func checkMutantsInput(root, pkg string) error {
 // mutant's overlay into work, with the go command on PATH (not
 // runtime.GOROOT's: the root this binary was built in means nothing once the
 // binary is copied to another machine).
-func buildMutant(root, pkg string, m mutant.Mutation, work string) (string, error) {
+func buildMutant(root, pkg string, m mutant.Mutation, work string, flags ...string) (string, error) {
 	overlay, err := m.WriteOverlay(root, work)
 	if err != nil {
 		return "", err
@@ -292,7 +292,7 @@ func buildMutant(root, pkg string, m mutant.Mutation, work string) (string, erro
 	if _, err := os.Stat(binary); err == nil {
 		return binary, nil // built for another search of the same mutant
 	}
-	build := exec.Command("go", "build", "-overlay", overlay, "-o", binary, pkg)
+	build := exec.Command("go", append(append([]string{"build", "-overlay", overlay}, flags...), "-o", binary, pkg)...)
 	build.Dir = root
 	if output, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build -overlay (mutant %s): %v\n%s", m.Name, err, output)

@@ -138,7 +138,7 @@ func checkOneMutant(root, pkg, name, work string) (check SeedCheck) {
 		check.Error = checkByTest(root, m, work)
 		return check
 	}
-	binary, err := buildMutant(root, pkg, m, work)
+	binary, err := buildMutant(root, pkg, m, work, replayBuildFlags...)
 	if err != nil {
 		check.Error = err.Error()
 		return check
@@ -171,6 +171,15 @@ func checkByTest(root string, m mutant.Mutation, work string) string {
 	}
 	return ""
 }
+
+// replayBuildFlags build a mutant only to replay its stored seeds, where
+// the binary's speed does not matter and its build's does: without
+// inlining, a mutated function body changes no package's export data, so
+// the packages that import the mutated one are not compiled again for
+// each mutant (with inlining, a change to a small function reaches every
+// importer); without PGO, nothing depends on the profile. Neither changes
+// what a run does.
+var replayBuildFlags = []string{"-pgo=off", "-gcflags=all=-l", "-ldflags=-s -w"}
 
 // replayUnderMutant replays seed with the mutant's build: it must
 // reproduce the recorded finding. A seed that drifted (a code change moved
