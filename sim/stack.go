@@ -6,11 +6,12 @@ import (
 )
 
 // stackArguments matches a frame's argument words at the end of its line,
-// "(0xc000012345, 0x1)", "(0x0?, 0x2f76723db728?)" or "({0x1234, 0x5},
-// ...)", and stackGoroutine a goroutine's number, as in "goroutine 21
+// "(0xc000012345, 0x1)", "(0x0?, 0x2f76723db728?)", "({0x1234, 0x5},
+// ...)" or, with an argument the compiler elided, "(0xc0001, {_, _}, _)",
+// and stackGoroutine a goroutine's number, as in "goroutine 21
 // [running]:" or "created by ... in goroutine 7".
 var (
-	stackArguments = regexp.MustCompile(`\([0-9a-fx?,{}. ]+\)$`)
+	stackArguments = regexp.MustCompile(`\([0-9a-fx?,{}._ ]+\)$`)
 	stackGoroutine = regexp.MustCompile(`goroutine [0-9]+`)
 )
 

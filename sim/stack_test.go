@@ -52,6 +52,10 @@ func TestStableStack(t *testing.T) {
 		{"main.f(0xc000012345, 0x1)\n", "main.f(...)\n"},
 		{"main.g({0x1234, 0x5}, ...)\n", "main.g(...)\n"},
 		{"sim.(*Proc).run(0x0?, 0x2f76723db728?)\n", "sim.(*Proc).run(...)\n"},
+		// Elided arguments (_) beside heap addresses: a frame the compiler
+		// did not inline, as under -gcflags=-l.
+		{"lease.(*Manager).createOwner(0x15de00888600, 0x15de00916dc0, {{0x7df6e8?, 0x0?}, {_, _}}, _)\n",
+			"lease.(*Manager).createOwner(...)\n"},
 		{"main.(*T).f.func1()\n", "main.(*T).f.func1()\n"},
 		{"main.h()\n\t/x/y.go:3 +0x5e\n", "main.h()\n\t/x/y.go:3 +0x5e\n"},
 		{"created by main.k in goroutine 7\n", "created by main.k in goroutine\n"},
