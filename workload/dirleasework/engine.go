@@ -141,6 +141,7 @@ func Engine() *campaign.Engine {
 			"dirlease-user-held",
 			"dirlease-user-running",
 			"dirlease-user-command-checked",
+			"dirlease-liveness-users-recovered",
 			"dirlease-user-released",
 			"dirlease-user-rerun",
 			"dirlease-user-recovered",

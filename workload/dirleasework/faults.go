@@ -247,6 +247,9 @@ func (l *dirLiveness) body(p *sim.Proc) {
 				dw.fail(fmt.Errorf("liveness: a clean recovery pass left claims %v", left), true)
 				return
 			}
+			if !dw.usersRecover(p) {
+				return
+			}
 			dw.world.Probe("dirlease-liveness-recovered")
 			l.done = true
 			return
@@ -264,6 +267,33 @@ func (l *dirLiveness) body(p *sim.Proc) {
 	dw.fail(fmt.Errorf("liveness: with every process dead and faults off, recovery did not clear the claims in %d "+
 		"passes; last: %s", dirleaseProbeTries, last), true)
 }
+
+// usersRecover is the liveness of the users' state home (users.go): with
+// every process dead and faults off, `dirlease recover` there must
+// succeed. A claim it cannot judge yet (active, indeterminate) is counted,
+// never an error; a pass that fails every time wedges the state home: no
+// run on its paths gets a lease again, and no recovery clears them.
+func (dw *dirWorld) usersRecover(p *sim.Proc) bool {
+	if dw.opts.Users == 0 {
+		return true
+	}
+	cfg, _ := dw.userConfig(p)
+	var err error
+	for range userRecoverTries {
+		if _, err = dirlease.Recover(context.Background(), cfg); err == nil {
+			dw.world.Probe("dirlease-liveness-users-recovered")
+			return true
+		}
+		_ = p.Clock().Sleep(context.Background(), 2*time.Millisecond)
+	}
+	dw.fail(fmt.Errorf("liveness: the users' state home is wedged: with every process dead and faults off, "+
+		"dirlease recover failed %d times: %v", userRecoverTries, err), true)
+	return false
+}
+
+// userRecoverTries bounds the liveness probe's recoveries of the users'
+// state home.
+const userRecoverTries = 8
 
 // dirLaunchWaitMax bounds the probe's wait for a launching window.
 const dirLaunchWaitMax = 48 * time.Hour
