@@ -60,30 +60,20 @@ func TestRenameRaceSwappedDirectoryIsNeverDeleted(t *testing.T) {
 	}
 }
 
-// TestRecoverRefusesChangedTargets: the directory at the lease path is not
-// the recorded one before recovery even starts (replaced; a symlink
-// planted; same dev+ino with another birth time, as after inode reuse).
-// Recovery refuses and the tree is unchanged.
+// TestRecoverRefusesChangedTargets: the lease path or its parent is not
+// what the claim recorded before recovery even starts (a symlink planted;
+// the parent replaced). Recovery refuses and the tree is unchanged.
 func TestRecoverRefusesChangedTargets(t *testing.T) {
 	cases := []struct {
 		name  string
 		setup func(w *world, l *Lease)
 		want  error
 	}{
-		{"replaced by another directory", func(w *world, l *Lease) {
-			must(t, os.Rename(l.Claim().Path, filepath.Join(w.work, "elsewhere")))
-			must(t, os.Mkdir(l.Claim().Path, 0o700))
-		}, ErrChanged},
 		{"symlink planted at the lease path", func(w *world, l *Lease) {
 			victim := w.dir("victim")
 			must(t, os.RemoveAll(l.Claim().Path))
 			must(t, os.Symlink(victim, l.Claim().Path))
 		}, ErrNotOwnedDirectory},
-		{"inode number reused (birth time differs)", func(w *world, l *Lease) {
-			claim := l.Claim()
-			claim.DirectoryIdentity.BirthtimeNs = "1"
-			rewriteClaim(t, l, claim)
-		}, ErrChanged},
 		{"parent replaced", func(w *world, l *Lease) {
 			claim := l.Claim()
 			claim.ParentIdentity.Inode = "1"
@@ -103,6 +93,49 @@ func TestRecoverRefusesChangedTargets(t *testing.T) {
 			}
 			if after := snapshotTree(t, w.home, w.work); after != before {
 				t.Fatalf("tree changed:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
+	}
+}
+
+// TestRecoverReleasesAClaimWhosePathHoldsAnotherDirectory: the directory at
+// a dead owner's lease path is not the one its claim recorded (the
+// recorded one was moved away, or removed and the path made again; or the
+// identity differs, as after inode reuse). Recovery touches no directory,
+// releases the claim (counted Replaced), and the pass succeeds: failing
+// it, as the original implementations did, failed every later pass and
+// kept the path busy for good.
+func TestRecoverReleasesAClaimWhosePathHoldsAnotherDirectory(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(w *world, l *Lease)
+	}{
+		{"replaced by another directory", func(w *world, l *Lease) {
+			must(t, os.Rename(l.Claim().Path, filepath.Join(w.work, "elsewhere")))
+			must(t, os.Mkdir(l.Claim().Path, 0o700))
+		}},
+		{"inode number reused (birth time differs)", func(w *world, l *Lease) {
+			claim := l.Claim()
+			claim.DirectoryIdentity.BirthtimeNs = "1"
+			rewriteClaim(t, l, claim)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			l := w.raw("raw")
+			w.inspector.Kill(ownerPID)
+			tc.setup(w, l)
+			before := snapshotTree(t, w.work)
+			report, err := Recover(ctx, w.recoverer())
+			if err != nil || report.Replaced != 1 || report.Recovered != 0 {
+				t.Fatalf("report %+v, err %v", report, err)
+			}
+			if after := snapshotTree(t, w.work); after != before {
+				t.Fatalf("a directory changed:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+			if exists(t, l.ClaimPath()) {
+				t.Fatal("the claim was kept: the next pass would meet it again")
 			}
 		})
 	}

@@ -64,6 +64,6 @@ func Example() {
 	}
 	fmt.Printf("after release: %+v\n", report)
 	// Output:
-	// while running: {Recovered:0 Published:0 Active:1 Indeterminate:0}
-	// after release: {Recovered:0 Published:0 Active:0 Indeterminate:0}
+	// while running: {Recovered:0 Published:0 Active:1 Indeterminate:0 Replaced:0}
+	// after release: {Recovered:0 Published:0 Active:0 Indeterminate:0 Replaced:0}
 }

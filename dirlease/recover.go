@@ -24,6 +24,11 @@ type Report struct {
 	// Indeterminate: claims whose owner cannot be inspected, or whose
 	// launching window has not passed.
 	Indeterminate int
+	// Replaced: claims released without removing anything, because their
+	// path holds another directory than the one they recorded (theirs was
+	// removed, and the path made again). The original implementations
+	// failed the whole pass on such a claim.
+	Replaced int
 }
 
 // Disposition is the original's verdict on one claim.
@@ -300,7 +305,14 @@ func removeRecorded(config Config, uid uint32, claim Claim, report *Report) erro
 		return err
 	}
 	if currentIdentity != nil && *currentIdentity != claim.DirectoryIdentity {
-		return fail(ErrChanged, claim.Path, "directory lease target changed before recovery", nil)
+		// The claim's directory is gone from its path, and another one
+		// (which no claim of this owner names: a user's mkdir after an
+		// earlier recovery removed the first) sits there. Nothing of the
+		// dead owner is left to remove, and the other directory is not its
+		// to touch: the claim is released as when its target is absent.
+		// Failing here would fail every pass and leave the path busy for
+		// good (a wedged state home).
+		return releaseReplaced(config, uid, claim, report)
 	}
 	// With the target absent, RemoveTree completes an interrupted
 	// identity-bound quarantine when one is present.
@@ -314,6 +326,17 @@ func removeRecorded(config Config, uid uint32, claim Claim, report *Report) erro
 	if removed || currentIdentity != nil {
 		report.Recovered++
 	} else if claim.OutputRoot != "" {
+		return countPublished(config, uid, claim, report)
+	}
+	return nil
+}
+
+// releaseReplaced is removeRecorded's verdict on a claim whose path holds
+// another directory than the one it recorded: nothing is removed, a
+// published output is counted, and the caller releases the claim file.
+func releaseReplaced(config Config, uid uint32, claim Claim, report *Report) error {
+	report.Replaced++
+	if claim.OutputRoot != "" {
 		return countPublished(config, uid, claim, report)
 	}
 	return nil

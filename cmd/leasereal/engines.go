@@ -264,7 +264,7 @@ func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 			return &codeError{code: dirleaseCode(err), err: err}
 		}
 		return printJSON(stdout, map[string]int{"recovered": report.Recovered, "published": report.Published,
-			"active": report.Active, "indeterminate": report.Indeterminate})
+			"active": report.Active, "indeterminate": report.Indeterminate, "replaced": report.Replaced})
 	case "inspect":
 		if flags.NArg() != 0 {
 			return usagef("dirlease inspect takes no arguments")

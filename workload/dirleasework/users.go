@@ -262,6 +262,9 @@ func (dw *dirWorld) userRecoverer(p *sim.Proc) {
 		if err == nil && report.Recovered > 0 {
 			dw.world.Probe("dirlease-user-recovered")
 		}
+		if err == nil && report.Replaced > 0 {
+			dw.world.Probe("dirlease-user-recover-replaced")
+		}
 		_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(8))*time.Millisecond)
 	}
 }
