@@ -247,8 +247,8 @@ func (l *dirLiveness) body(p *sim.Proc) {
 				dw.fail(fmt.Errorf("liveness: a clean recovery pass left claims %v", left), true)
 				return
 			}
-			if !dw.usersRecover(p) {
-				return
+			if dw.usersRecover(p) != usersRecovered {
+				return // wedged (reported), or handed over to the next place
 			}
 			dw.world.Probe("dirlease-liveness-recovered")
 			l.done = true
@@ -272,22 +272,61 @@ func (l *dirLiveness) body(p *sim.Proc) {
 // every process dead and faults off, `dirlease recover` there must
 // succeed. A claim it cannot judge yet (active, indeterminate) is counted,
 // never an error; a pass that fails every time wedges the state home: no
-// run on its paths gets a lease again, and no recovery clears them.
-func (dw *dirWorld) usersRecover(p *sim.Proc) bool {
+// run on its paths gets a lease again, and no recovery clears them. A
+// failure caused by a record of another place (a mutation claim whose
+// holder is in another PID namespace or host, which only that place can
+// judge) hands the probe over to the next place (usersElsewhere), as the
+// main recovery does.
+func (dw *dirWorld) usersRecover(p *sim.Proc) usersVerdict {
 	if dw.opts.Users == 0 {
-		return true
+		return usersRecovered
 	}
 	cfg, _ := dw.userConfig(p)
 	var err error
-	for range userRecoverTries {
+	failed := 0 // failures with no process but the probe alive
+	for try := 0; try < dirleaseProbeTries && failed < userRecoverTries; try++ {
 		if _, err = dirlease.Recover(context.Background(), cfg); err == nil {
 			dw.world.Probe("dirlease-liveness-users-recovered")
-			return true
+			return usersRecovered
+		}
+		if dw.usersElsewhere(p) {
+			dw.world.Probe("dirlease-liveness-hands-over")
+			return usersElsewhere
+		}
+		if dw.AliveCount() > 1 {
+			// A live-thread zombie (a crashed process whose threads still
+			// run) holds a mutation claim until its threads end: wait.
+			dw.world.Probe("dirlease-liveness-users-wait-zombie")
+		} else {
+			failed++
 		}
 		_ = p.Clock().Sleep(context.Background(), 2*time.Millisecond)
 	}
 	dw.fail(fmt.Errorf("liveness: the users' state home is wedged: with every process dead and faults off, "+
-		"dirlease recover failed %d times: %v", userRecoverTries, err), true)
+		"dirlease recover failed (%d times with the probe alone): %v", failed, err), true)
+	return usersWedged
+}
+
+// usersVerdict is usersRecover's outcome.
+type usersVerdict int
+
+const (
+	usersRecovered usersVerdict = iota
+	usersElsewhere
+	usersWedged
+)
+
+// usersElsewhere reports whether a record in the users' claim directory
+// belongs to another place than p's, with more than one place to visit.
+func (dw *dirWorld) usersElsewhere(p *sim.Proc) bool {
+	if len(dw.allPlaces()) == 1 {
+		return false
+	}
+	for _, r := range dw.ownersIn(fspath.Join(append([]string{userHome}, dirlease.RootDir...)...)) {
+		if r.elsewhere(p) {
+			return true
+		}
+	}
 	return false
 }
 

@@ -62,14 +62,17 @@ type recordOwner struct {
 
 // ownersLeft reads the owners of every claim file and mutation claim in
 // the claim directory (ok false for a legacy or unreadable one).
-func (dw *dirWorld) ownersLeft() []recordOwner {
-	entries, _ := dw.volume.Root().ReadDir(dirClaimsPath)
+func (dw *dirWorld) ownersLeft() []recordOwner { return dw.ownersIn(dirClaimsPath) }
+
+// ownersIn is ownersLeft of the claim directory dir.
+func (dw *dirWorld) ownersIn(dir string) []recordOwner {
+	entries, _ := dw.volume.Root().ReadDir(dir)
 	var owners []recordOwner
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name, ".json") && !strings.HasSuffix(e.Name, ".mutation") {
 			continue
 		}
-		data, err := workkit.ReadRoot(dw.volume.Root(), fspath.Join(dirClaimsPath, e.Name))
+		data, err := workkit.ReadRoot(dw.volume.Root(), fspath.Join(dir, e.Name))
 		var r recordOwner
 		if err != nil || json.Unmarshal(data, &r) != nil || r.Owner.Hostname == "" {
 			r = recordOwner{} // unreadable: judged here
