@@ -182,14 +182,25 @@ func processStart(pid int) (string, error) {
 
 // processStat reads pid's state and start time from /proc/PID/stat.
 func processStat(pid int) (state, start string, err error) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	fields, err := statFields(pid)
 	if err != nil {
 		return "", "", err
+	}
+	return fields[0], fields[19], nil
+}
+
+// statFields are /proc/PID/stat's fields after the command name: field 3
+// (the state) is fields[0], field 22 (the start time) fields[19]. One
+// reader serves waitForZombie and the dirlease-run registry.
+func statFields(pid int) ([]string, error) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return nil, err
 	}
 	text := string(data)
 	fields := strings.Fields(text[strings.LastIndexByte(text, ')')+1:])
 	if len(fields) < 20 {
-		return "", "", errors.New("realstress: a short /proc/" + strconv.Itoa(pid) + "/stat")
+		return nil, errors.New("realstress: a short /proc/" + strconv.Itoa(pid) + "/stat")
 	}
-	return fields[0], fields[19], nil
+	return fields, nil
 }

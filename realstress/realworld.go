@@ -8,8 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -125,13 +123,8 @@ func (w *RealWorld) Close() {
 // can be Z while other threads still exit, which the rules call alive.
 func waitForZombie(pid int) error {
 	for range 500 {
-		data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-		if err == nil {
-			text := string(data)
-			fields := strings.Fields(text[strings.LastIndexByte(text, ')')+1:])
-			if len(fields) > 17 && fields[0] == "Z" && fields[17] == "1" {
-				return nil
-			}
+		if fields, err := statFields(pid); err == nil && fields[0] == "Z" && fields[17] == "1" {
+			return nil
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
