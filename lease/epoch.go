@@ -10,10 +10,14 @@ import (
 
 // The epoch counter (receiver.epoch.json) and its issued mark
 // (receiver.epoch.issued.json). Both hold the same record ({"epoch":N,
-// "schema":1}); every write of the counter writes the issued mark first,
-// each durably (temp, fsync, rename, fsync the namespace), so after any
-// crash the mark is at or above the counter, and the counter at or above
-// every epoch an owner carries. A release leaves both in place. When the
+// "schema":1}); every write of the counter writes the issued mark first:
+// both temps written and fsynced, the mark renamed into place, then the
+// counter, and one fsync of the namespace makes both names durable before
+// any owner carries the epoch. A process crash between the renames leaves
+// the mark above the counter; a power loss before the namespace fsync may
+// keep either rename without the other, but no owner carries that epoch
+// yet, so the evidence still covers every epoch an owner carries (and
+// nextEpoch builds on the larger of the two). A release leaves both in place. When the
 // counter is torn or corrupted, the mark still proves the highest epoch
 // issued, and ForceReclaim refuses an epoch floor below it: a lower floor
 // would hand out an epoch again.
@@ -171,14 +175,15 @@ func epochFileName(f epochFile, ev epochEvidence) string {
 	return "epoch counter"
 }
 
-// writeEpoch makes both epoch files hold epoch: the issued mark first, so
-// that no crash leaves the counter above it.
+// writeEpoch makes both epoch files hold epoch, durably: the issued mark's
+// rename first, so that no process crash leaves the counter above it, and
+// one namespace fsync for both names (see the top of this file).
 func (m *Manager) writeEpoch(epoch uint64) error {
-	if err := statefile.ReplaceAtomic(m.fs, m.ids, m.epochIssuedPath(), epochTempTag, encodeEpoch(epoch)); err != nil {
-		return fmt.Errorf("lease: writing the epoch issued mark: %w", err)
-	}
-	if err := statefile.ReplaceAtomic(m.fs, m.ids, m.epochPath(), epochTempTag, encodeEpoch(epoch)); err != nil {
-		return fmt.Errorf("lease: writing the epoch counter: %w", err)
+	data := encodeEpoch(epoch)
+	err := statefile.ReplaceAtomicAll(m.fs, m.ids, epochTempTag,
+		statefile.Replacement{Name: m.epochIssuedPath(), Data: data}, statefile.Replacement{Name: m.epochPath(), Data: data})
+	if err != nil {
+		return fmt.Errorf("lease: writing the epoch issued mark and counter: %w", err)
 	}
 	return nil
 }

@@ -121,25 +121,35 @@ func TestEpochFloorBelowTheEvidenceIsRefused(t *testing.T) {
 	}
 }
 
-// The issued mark is never behind the counter: it is written, and its
-// directory fsynced, before the counter is renamed into place.
-func TestEpochIssuedMarkIsDurableBeforeTheCounter(t *testing.T) {
+// The issued mark is never behind the counter after a process crash: both
+// temps are written and fsynced before either rename, the mark is renamed
+// first, and one namespace fsync makes both names durable before the owner
+// that carries the epoch is published.
+func TestEpochFilesAreDurableBeforeTheOwner(t *testing.T) {
 	w := newWorld(t)
 	w.acquire(w.manager(leasetest.Identity(1)))
 	ops := w.fs.Ops()
-	mark, counter := -1, -1
+	mark := opIndex(ops, "Rename", w.path("receiver.epoch.issued.json"))
+	counter := opIndex(ops, "Rename", w.path("receiver.epoch.json"))
+	publish := opIndex(ops, "RenameNoReplace", w.path("receiver.lock"))
+	require.True(t, mark >= 0 && counter > mark && publish > counter, "mark %d, counter %d, owner %d", mark, counter, publish)
+	for _, temp := range []string{ops[mark].Paths[0], ops[counter].Paths[0]} {
+		require.NoError(t, leasetest.SyncedAfter(ops[:mark], "OpenFile", temp, temp), "each temp's data is fsynced before the renames")
+	}
+	require.NoError(t, leasetest.SyncedAfter(ops[:publish], "Rename", w.path("receiver.epoch.json"), w.ns),
+		"both renames are durable before the owner is published")
+	require.Equal(t, `{"epoch":1,"schema":1}`+"\n", w.read("receiver.epoch.issued.json"))
+}
+
+// opIndex is the index of the first op named name whose last path is path
+// (-1: none).
+func opIndex(ops []leasetest.Op, name, path string) int {
 	for i, op := range ops {
-		if op.Name == "Rename" && op.Paths[1] == w.path("receiver.epoch.issued.json") {
-			mark = i
-		}
-		if op.Name == "Rename" && op.Paths[1] == w.path("receiver.epoch.json") {
-			counter = i
+		if op.Name == name && op.Paths[len(op.Paths)-1] == path {
+			return i
 		}
 	}
-	require.True(t, mark >= 0 && counter > mark, "the mark is renamed before the counter (%d, %d)", mark, counter)
-	require.NoError(t, leasetest.SyncedAfter(ops[:counter], "Rename", w.path("receiver.epoch.issued.json"), w.ns),
-		"the mark's rename is fsynced before the counter's")
-	require.Equal(t, `{"epoch":1,"schema":1}`+"\n", w.read("receiver.epoch.issued.json"))
+	return -1
 }
 
 // An epoch counter that is not a regular file (a symlink a co-tenant

@@ -124,6 +124,9 @@ func (m *Manager) withGuard(c *call, op func() error) (Refusal, error) {
 			return refusal, err
 		}
 		refusal, clear, err := m.scanIntents(c)
+		if err == nil && (!clear || !refusal.IsZero()) {
+			err = m.syncBeforeActing(c)
+		}
 		if err != nil || !refusal.IsZero() {
 			return refusal, err
 		}
@@ -256,7 +259,7 @@ func (m *Manager) abandonIfOurs(c *call, guard guardRecord) error {
 // operation ran; a guard that is no longer this call's is left alone (put
 // back where it was).
 func (m *Manager) abandonGuard(guard guardRecord) error {
-	_, err := m.releaseGuardFile(guard)
+	_, err := m.releaseGuardFile(guard, true)
 	if err != nil {
 		m.stranded.Store(&guard)
 	}
@@ -266,8 +269,18 @@ func (m *Manager) abandonGuard(guard guardRecord) error {
 // removeGuard releases the guard after the operation ran. Finding it gone
 // or replaced is a GuardLostError: the protocol never does that to a holder
 // that passed step 3.
+//
+// The guard's removal needs no fsync of the namespace, and the operation
+// needs none from it: every step of an operation that must survive a power
+// loss fsyncs its own directories before the call reports it (the release's
+// rename, a reclaim's move into quarantine, the owner's publication). Lost
+// at a power loss, the guard comes back naming a process that died with
+// that power loss (a stale guard, reclaimed), or its private release name
+// comes back as a leftover that cleanup removes; so does a released
+// directory whose removal was lost. A volume shared between hosts keeps
+// its changes through one host's power loss.
 func (m *Manager) removeGuard(guard guardRecord) error {
-	lost, err := m.releaseGuardFile(guard)
+	lost, err := m.releaseGuardFile(guard, false)
 	if err != nil {
 		m.stranded.Store(&guard)
 		return err
@@ -289,8 +302,10 @@ func (m *Manager) removeGuard(guard guardRecord) error {
 //
 // The private name carries the guard's generation (a fresh UUID, so the
 // name is unique); a crash before the removal leaves it for leftover
-// cleanup, which removes it once its writer is provably gone.
-func (m *Manager) releaseGuardFile(guard guardRecord) (lost string, err error) {
+// cleanup, which removes it once its writer is provably gone. syncAfter
+// says whether the namespace is fsynced after the removal: a guard given
+// back before its operation ran is, so that no later call waits for it.
+func (m *Manager) releaseGuardFile(guard guardRecord, syncAfter bool) (lost string, err error) {
 	private := m.releasedGuardPath(guard.Generation)
 	if err := m.renameNoReplace(m.guardPath(), private); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -312,6 +327,9 @@ func (m *Manager) releaseGuardFile(guard guardRecord) (lost string, err error) {
 	case read.corrupt == "" && read.guard == guard:
 		if err := m.fs.Remove(private); err != nil {
 			return "", fmt.Errorf("lease: removing the released lifecycle guard: %w", err)
+		}
+		if !syncAfter {
+			return "", nil
 		}
 		return "", statefile.SyncDir(m.fs, m.namespace)
 	case read.corrupt != "":
@@ -378,6 +396,9 @@ func (m *Manager) contendGuard(c *call) (Refusal, error) {
 	if err != nil || !read.present {
 		return Refusal{}, err
 	}
+	if err := m.syncBeforeActing(c); err != nil {
+		return Refusal{}, err
+	}
 	if read.corrupt != "" {
 		return unverifiable("lifecycle guard is corrupt: "+read.corrupt, HumanCorruptGuard), nil
 	}
@@ -402,7 +423,7 @@ func (m *Manager) contendGuard(c *call) (Refusal, error) {
 // process to exit. releaseGuardFile's rename-and-verify puts back whatever
 // replaced it meanwhile.
 func (m *Manager) giveBackStranded(stranded *guardRecord) error {
-	if _, err := m.releaseGuardFile(*stranded); err != nil {
+	if _, err := m.releaseGuardFile(*stranded, true); err != nil {
 		return fmt.Errorf("lease: giving back the lifecycle guard an earlier call left: %w", err)
 	}
 	m.stranded.CompareAndSwap(stranded, nil)

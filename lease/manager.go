@@ -179,6 +179,9 @@ type call struct {
 	uid      uint32
 	deadline time.Duration
 	attempts int
+	// readSynced says the call fsynced the namespace after reading it
+	// outside its own guard (syncBeforeActing).
+	readSynced bool
 }
 
 // begin starts a call: the caller's identity, the one monotonic deadline,
@@ -247,9 +250,11 @@ func (m *Manager) pause(c *call) error {
 //
 // Finding a directory already there does not prove it durable: its creator
 // may have crashed between mkdir and the parent's fsync, and a power loss
-// would then take the namespace, epoch counter included, away. So every
-// call fsyncs the namespace (making quarantine/ and lifecycle-reclaims/
-// durable) and its parent (making the namespace durable), whoever made them.
+// would then take the namespace, epoch counter included, away. So the call
+// makes the namespace durable (makeNamespaceDurable). quarantine/ and
+// lifecycle-reclaims/ are made durable by the namespace fsync that follows
+// the guard's publication (statefile.CreateOnlyPublished), before the call
+// writes anything into them.
 //
 // The namespace, quarantine/ and lifecycle-reclaims/ must each be a real
 // directory (never a symlink: Lstat), owned by uid and not writable by group
@@ -265,10 +270,41 @@ func (m *Manager) initialize(uid uint32) (Refusal, error) {
 			return refusal, err
 		}
 	}
-	if err := statefile.SyncDir(m.fs, m.namespace); err != nil {
-		return Refusal{}, err
+	return Refusal{}, m.makeNamespaceDurable()
+}
+
+// makeNamespaceDurable fsyncs the namespace's parent, making the
+// namespace's own entry durable, unless an epoch file in the namespace
+// proves that was done: every epoch file is written under the guard by a
+// call that had made the namespace durable first (this function, or the
+// mkdir's own fsyncs), and the namespace's entry in its parent does not
+// change while it exists. A namespace copied into place by hand carries its
+// epoch files without that fsync; whoever copies one must sync it
+// (docs/FORMAT-lease.md, "Durability").
+func (m *Manager) makeNamespaceDurable() error {
+	for _, proof := range []string{m.epochPath(), m.epochIssuedPath()} {
+		if info, err := m.fs.Lstat(proof); err == nil && info.IsRegular() {
+			return nil
+		}
 	}
-	return Refusal{}, m.syncAncestor(fspath.Dir(m.namespace))
+	return m.syncAncestor(fspath.Dir(m.namespace))
+}
+
+// syncBeforeActing fsyncs the namespace once per call, after the call read
+// it outside its own guard (another process's guard, the intents scan) and
+// before it acts on or reports what it read: a process that crashed before
+// its own fsync leaves a visible state that a power loss can still undo.
+// Under its own guard the call needs no fsync of its own for this: the
+// guard's publication fsyncs the namespace before anything is read.
+func (m *Manager) syncBeforeActing(c *call) error {
+	if c.readSynced {
+		return nil
+	}
+	if err := statefile.SyncDir(m.fs, m.namespace); err != nil {
+		return err
+	}
+	c.readSynced = true
+	return nil
 }
 
 // checkDirectory is directoryRefusal of dir's Lstat. A missing dir passes.

@@ -686,11 +686,10 @@ func TestDurabilityOrder(t *testing.T) {
 	result := w.acquire(w.manager(leasetest.Identity(2)))
 	require.Len(t, result.Reclaimed, 1)
 	ops = w.fs.Ops()
-	// The namespace already existed, but its creator may have crashed
-	// before fsyncing the parent (found by the simulator: a power loss then
-	// took the epoch file away and an epoch was granted twice).
-	require.NoError(t, leasetest.SyncedAfter(append([]leasetest.Op{{Name: "Start", Paths: []string{w.ns}}}, ops...),
-		"Start", w.ns, dir), "every call fsyncs the namespace's parent")
+	// The epoch files prove the namespace durable: the call that wrote
+	// them had fsynced the parent first.
+	require.Error(t, leasetest.SyncedAfter(append([]leasetest.Op{{Name: "Start", Paths: []string{w.ns}}}, ops...),
+		"Start", w.ns, dir), "a namespace with epoch files is known durable")
 	target := result.Reclaimed[0].QuarantinePath
 	require.NoError(t, leasetest.SyncedAfter(ops, "RenameNoReplace", target, w.ns), "source directory fsynced")
 	require.NoError(t, leasetest.SyncedAfter(ops, "RenameNoReplace", target, w.path("quarantine")), "target directory fsynced")
@@ -704,6 +703,25 @@ func TestDurabilityOrder(t *testing.T) {
 		}
 	}
 	require.True(t, epochWrite >= 0 && publish > epochWrite, "the epoch is durable BEFORE the owner is published")
+	require.NoError(t, leasetest.SyncedAfter(ops[:publish], "Rename", w.path("receiver.epoch.json"), w.ns))
+}
+
+// A namespace that exists without epoch files may have lost its creator
+// between the mkdir and the parent's fsync (found by the simulator: a power
+// loss then took the epoch file away and an epoch was granted twice), so
+// the call fsyncs the parent before it writes anything in it.
+func TestANamespaceWithoutEpochFilesIsMadeDurable(t *testing.T) {
+	w := newWorld(t)
+	for _, dir := range []string{w.ns, w.path("quarantine"), w.path("lifecycle-reclaims")} {
+		require.NoError(t, os.Mkdir(dir, 0o700))
+	}
+	w.fs.ResetOps()
+	require.Equal(t, lease.Acquired, w.acquire(w.manager(leasetest.Identity(1))).Kind)
+	ops := append([]leasetest.Op{{Name: "Start", Paths: []string{w.ns}}}, w.fs.Ops()...)
+	require.NoError(t, leasetest.SyncedAfter(ops, "Start", w.ns, filepath.Dir(w.ns)))
+	firstWrite := opIndex(ops, "Rename", w.path("receiver.epoch.issued.json"))
+	require.NoError(t, leasetest.SyncedAfter(ops[:firstWrite], "Start", w.ns, filepath.Dir(w.ns)),
+		"the parent is fsynced before the first epoch file is written")
 }
 
 func TestCurrentIdentityProblemsAreErrors(t *testing.T) {

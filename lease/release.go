@@ -85,9 +85,8 @@ func (m *Manager) releaseHeld(c *call, generation string) (ReleaseResult, error)
 		return result, fmt.Errorf("lease: released, but %s is not the receiver.lock judged (swapped before the rename?); "+
 			"it is left for an operator", released)
 	}
-	// No fsync for the removal: withGuard removes the guard next and fsyncs
-	// the namespace, which makes this removal durable too; and if a crash
-	// loses it, the .receiver.released-* directory comes back as a leftover
-	// that leftover cleanup removes (docs/BENCH.md, finding F).
+	// No fsync for the removal: if a power loss undoes it, the
+	// .receiver.released-* directory comes back as a leftover that leftover
+	// cleanup removes (docs/BENCH.md, "fsyncs per acquire and per release").
 	return result, nil
 }

@@ -212,15 +212,51 @@ func removeQuietly(fsys FS, name string) error {
 // rename over name, fsync the directory. A crash at any point leaves either
 // the old complete file or the new complete one under name.
 func ReplaceAtomic(fsys FS, ids IDSource, name, tag string, data []byte) error {
-	dir := fspath.Dir(name)
-	temp, err := WriteTemp(fsys, ids, dir, tag, data)
-	if err != nil {
-		return err
+	return ReplaceAtomicAll(fsys, ids, tag, Replacement{Name: name, Data: data})
+}
+
+// Replacement is one file ReplaceAtomicAll replaces: Name gets Data.
+type Replacement struct {
+	Name string
+	Data []byte
+}
+
+// ReplaceAtomicAll replaces several files of one directory with a single
+// directory fsync: every temp written and fsynced first, then the renames
+// in the order given, then the fsync. Each name always shows an old or a
+// new complete file. A process crash leaves the renames done in order up
+// to some point; a power loss before the fsync may keep any subset of
+// them, so a caller must not need one rename durable before another.
+func ReplaceAtomicAll(fsys FS, ids IDSource, tag string, files ...Replacement) error {
+	dir := fspath.Dir(files[0].Name)
+	for _, file := range files {
+		if fspath.Dir(file.Name) != dir {
+			panic("statefile: ReplaceAtomicAll across directories: " + file.Name + " is not in " + dir)
+		}
 	}
-	if err := fsys.Rename(temp, name); err != nil {
-		return JoinErrors(err, removeQuietly(fsys, temp))
+	temps := make([]string, 0, len(files))
+	for _, file := range files {
+		temp, err := WriteTemp(fsys, ids, dir, tag, file.Data)
+		if err != nil {
+			return JoinErrors(err, removeTemps(fsys, temps))
+		}
+		temps = append(temps, temp)
+	}
+	for i, file := range files {
+		if err := fsys.Rename(temps[i], file.Name); err != nil {
+			return JoinErrors(err, removeTemps(fsys, temps[i:]))
+		}
 	}
 	return SyncDir(fsys, dir)
+}
+
+// removeTemps removes temps this call made and did not rename.
+func removeTemps(fsys FS, temps []string) error {
+	var errs error
+	for _, temp := range temps {
+		errs = JoinErrors(errs, removeQuietly(fsys, temp))
+	}
+	return errs
 }
 
 // CreateOnly publishes data under name only if name does not exist yet:

@@ -254,3 +254,66 @@ func TestSyncDirRefusesAFile(t *testing.T) {
 	err := statefile.SyncDir(fsys, file)
 	require.True(t, errors.Is(err, syscall.ENOTDIR), "got %v", err)
 }
+
+// ReplaceAtomicAll writes and fsyncs every temp before the first rename,
+// renames in the order given, and fsyncs the directory once. A failed step
+// leaves each name with its old file and no temp behind.
+func TestReplaceAtomicAll(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		failOp   string
+		failNth  int
+		want     map[string]string
+		wantSync int
+	}{
+		{name: "both replaced", want: map[string]string{"a.json": "new\n", "b.json": "new\n"}, wantSync: 3},
+		{name: "second temp fails", failOp: "OpenFile", failNth: 2, want: map[string]string{"a.json": "old\n", "b.json": "old\n"}},
+		{name: "second rename fails", failOp: "Rename", failNth: 2, want: map[string]string{"a.json": "new\n", "b.json": "old\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := newDir(t)
+			for _, name := range []string{"a.json", "b.json"} {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("old\n"), 0o600))
+			}
+			hooked := leasetest.NewHookFS(osenv.NewFS())
+			seen := map[string]int{}
+			hooked.Before(func(op leasetest.Op) error {
+				seen[op.Name]++
+				if op.Name == tc.failOp && seen[op.Name] == tc.failNth {
+					return errors.New("planted failure")
+				}
+				return nil
+			})
+			err := statefile.ReplaceAtomicAll(hooked, leasetest.NewIDs(), "t",
+				statefile.Replacement{Name: filepath.Join(dir, "a.json"), Data: []byte("new\n")},
+				statefile.Replacement{Name: filepath.Join(dir, "b.json"), Data: []byte("new\n")})
+			require.Equal(t, tc.failOp != "", err != nil, "%v", err)
+			require.Equal(t, []string{"a.json", "b.json"}, names(t, dir), "no temp is left behind")
+			for name, want := range tc.want {
+				data, readErr := os.ReadFile(filepath.Join(dir, name))
+				require.NoError(t, readErr)
+				require.Equal(t, want, string(data), name)
+			}
+			if tc.failOp != "" {
+				return
+			}
+			var syncs, firstRename int
+			for i, op := range hooked.Ops() {
+				if op.Name == "Sync" {
+					syncs++
+					require.True(t, firstRename == 0 || op.Paths[0] == dir, "only the directory is fsynced after a rename: %v", op)
+				}
+				if op.Name == "Rename" && firstRename == 0 {
+					firstRename = i
+					require.Equal(t, 2, syncs, "both temps are fsynced before the first rename")
+					require.Equal(t, filepath.Join(dir, "a.json"), op.Paths[1], "renamed in the order given")
+				}
+			}
+			require.Equal(t, tc.wantSync, syncs, "two temps and one directory")
+		})
+	}
+	require.Panics(t, func() {
+		_ = statefile.ReplaceAtomicAll(osenv.NewFS(), leasetest.NewIDs(), "t",
+			statefile.Replacement{Name: "/a/x"}, statefile.Replacement{Name: "/b/y"})
+	}, "one directory only")
+}
