@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
+	"strconv"
 
 	"github.com/leasekit/leasekit/lease"
 )
@@ -43,7 +43,7 @@ func FileState(root lease.FS, name string) func() (string, bool) {
 		data, err := ReadRoot(root, name)
 		switch {
 		case err == nil:
-			return fmt.Sprintf("%q", data), true
+			return strconv.Quote(string(data)), true
 		case errors.Is(err, fs.ErrNotExist):
 			return "absent", true
 		}
@@ -62,7 +62,10 @@ func DirState(root lease.FS, dir string, keep func(name string) bool) func() (st
 		if err != nil {
 			return "", false
 		}
-		var b strings.Builder
+		// What fmt's "%s=%q;" wrote for each file, without fmt: a dirlease
+		// run reads the claim directory after every engine call, and
+		// formatting it through fmt cost 5% of the run.
+		var b []byte
 		for _, e := range entries {
 			if !keep(e.Name) {
 				continue
@@ -71,9 +74,12 @@ func DirState(root lease.FS, dir string, keep func(name string) bool) func() (st
 			if err != nil {
 				return "", false
 			}
-			fmt.Fprintf(&b, "%s=%q;", e.Name, data)
+			b = append(b, e.Name...)
+			b = append(b, '=')
+			b = strconv.AppendQuote(b, string(data))
+			b = append(b, ';')
 		}
-		return b.String(), true
+		return string(b), true
 	}
 }
 

@@ -1,6 +1,14 @@
 package workkit
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/simfs"
+	"github.com/stretchr/testify/require"
+)
 
 // TestDoneRecordJudgesOnlyWhatWasPromised walks the oracle through the
 // cases it must tell apart: a done state that survives or not, a call in
@@ -65,4 +73,25 @@ func TestDoneRecordStartsOverAfterAPowerLoss(t *testing.T) {
 	if judged, err := d.AfterPowerLoss(); !judged || err != nil {
 		t.Fatalf("the state the reboot left is on disk: judged %v, err %v", judged, err)
 	}
+}
+
+// TestStatesFormatAsFmtDid pins FileState's and DirState's strings to the
+// fmt formats they replaced ("%q", and "%s=%q;" per file): the oracle's
+// messages quote them, and seed files compare those messages.
+func TestStatesFormatAsFmtDid(t *testing.T) {
+	contents := [][]byte{nil, []byte(`{"id":"x"}`), []byte("a\"b\\c\n\t\x00\xff\xfe€ü`"), []byte{0x80, 'q', 0xc3}}
+	fsys := simfs.New(simfs.Options{}).View(0)
+	require.NoError(t, fsys.Mkdir("/d", 0o700))
+	var want strings.Builder
+	for i, data := range contents {
+		name := fmt.Sprintf("f%d", i)
+		require.NoError(t, WriteRoot(fsys, "/d/"+name, lease.O_CREATE|lease.O_EXCL, data))
+		state, ok := FileState(fsys, "/d/"+name)()
+		require.True(t, ok)
+		require.Equal(t, fmt.Sprintf("%q", data), state)
+		fmt.Fprintf(&want, "%s=%q;", name, data)
+	}
+	state, ok := DirState(fsys, "/d", func(string) bool { return true })()
+	require.True(t, ok)
+	require.Equal(t, want.String(), state)
 }
