@@ -179,6 +179,8 @@ type dirWorld struct {
 	// every step, walked every track to find none in most steps, a few
 	// percent of a pile-up run with its hundreds of tracks.
 	sprung int
+	// owners keeps ownerOf's answers by record content.
+	owners map[string]recordOwner
 	// parents are the creators' parent directories (parents.go); outside
 	// the identities of the directory and file outside the state tree.
 	parents []*dirParent
