@@ -2,6 +2,8 @@ package workkit
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -94,4 +96,23 @@ func TestStatesFormatAsFmtDid(t *testing.T) {
 	state, ok := DirState(fsys, "/d", func(string) bool { return true })()
 	require.True(t, ok)
 	require.Equal(t, want.String(), state)
+}
+
+// TestAppendQuotedIsStrconvs holds appendQuoted's fast path to
+// strconv.Quote: printable ASCII with quotes and backslashes, then
+// control bytes, DEL, multi-byte runes and invalid UTF-8 at every position.
+func TestAppendQuotedIsStrconvs(t *testing.T) {
+	alphabet := []byte("a\"\\ ~\x7f\x00\n\t\x1f{}:é€\xff\xc3\x80\xe2")
+	random := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		data := make([]byte, random.IntN(12))
+		for i := range data {
+			data[i] = alphabet[random.IntN(len(alphabet))]
+		}
+		prefix := []byte("x=")
+		got := string(appendQuoted(prefix, data))
+		if want := "x=" + strconv.Quote(string(data)); got != want {
+			t.Fatalf("appendQuoted(%x) = %s, want %s", data, got, want)
+		}
+	}
 }
