@@ -29,7 +29,10 @@ type Decisions struct {
 	// Chance draw from it directly (intN, chanceOf), with the values
 	// rand.Rand's IntN and Float64 would give, without a rand.Rand's
 	// interface call per draw.
-	source   *rand.PCG
+	source *rand.PCG
+	// pcg is the generator source points to when seeded: one allocation
+	// for a stream, not two (a run makes four streams per process).
+	pcg      rand.PCG
 	replay   []uint32
 	position int
 	// tail, when not nil, answers past the end of replay (drawAfterReplay).
@@ -79,7 +82,10 @@ func newRunDecisions(seed uint64) *Decisions {
 const streamWorld = "world"
 
 func seededDecisions(seed, stream uint64) *Decisions {
-	return &Decisions{source: rand.NewPCG(seed, stream)}
+	d := &Decisions{}
+	d.pcg.Seed(seed, stream)
+	d.source = &d.pcg
+	return d
 }
 
 // Stream returns the stream of key (the same one for the same key). In a
