@@ -73,10 +73,15 @@ func NewDecisions(seed uint64) *Decisions {
 // sized for a whole run; it returns the "world" stream.
 func newRunDecisions(seed uint64) *Decisions {
 	log := &decisionLog{recorded: takeDecisionList(), tags: (*tagLists.Get().(*[]uint16))[:0],
-		streams: map[string]*Decisions{}, seed: seed}
+		streams: make(map[string]*Decisions, streamsCapInitial), seed: seed}
 	log.root = log.stream(streamWorld)
 	return log.root
 }
+
+// streamsCapInitial sizes a run's stream map: a default run of the
+// engines keys 46 to 82 streams on average (four per process), and growing
+// the map there rehashed it four times per run.
+const streamsCapInitial = 128
 
 // streamWorld is the key of the draws no site claims.
 const streamWorld = "world"
