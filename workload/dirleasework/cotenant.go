@@ -322,7 +322,8 @@ func (dw *dirWorld) symlinkAtPath(w *sim.World, t *dirTrack) {
 // markForeign records that another object is at t's path now, for the
 // operator (repairDue) and the model.
 func (dw *dirWorld) markForeign(w *sim.World, t *dirTrack, root lease.FS) {
-	t.foreign, t.foreignID = true, mustIdentity(root, t.path)
+	dw.setForeign(t, true)
+	t.foreignID = mustIdentity(root, t.path)
 	t.repairAt = w.Step() + 1 + w.Decisions().Intn(dirRepairDelayMax)
 	w.RecordEvent("swap", models.DirSwap{Path: t.path})
 }

@@ -179,6 +179,9 @@ type dirWorld struct {
 	// every step, walked every track to find none in most steps, a few
 	// percent of a pile-up run with its hundreds of tracks.
 	sprung int
+	// foreign counts the tracks whose directory is swapped in (setForeign):
+	// repairDue, run after every step, walked every track to find none.
+	foreign int
 	// owners keeps ownerOf's answers by record content.
 	owners map[string]recordOwner
 	// parents are the creators' parent directories (parents.go); outside
