@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/lease"
-	"github.com/leasekit/leasekit/simfs"
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/sim"
 )
 
 // TestDoneRecordJudgesOnlyWhatWasPromised walks the oracle through the
@@ -81,21 +80,25 @@ func TestDoneRecordStartsOverAfterAPowerLoss(t *testing.T) {
 // fmt formats they replaced ("%q", and "%s=%q;" per file): the oracle's
 // messages quote them, and seed files compare those messages.
 func TestStatesFormatAsFmtDid(t *testing.T) {
-	contents := [][]byte{nil, []byte(`{"id":"x"}`), []byte("a\"b\\c\n\t\x00\xff\xfe€ü`"), []byte{0x80, 'q', 0xc3}}
-	fsys := simfs.New(simfs.Options{}).View(0)
-	require.NoError(t, fsys.Mkdir("/d", 0o700))
-	var want strings.Builder
-	for i, data := range contents {
-		name := fmt.Sprintf("f%d", i)
-		require.NoError(t, WriteRoot(fsys, "/d/"+name, lease.O_CREATE|lease.O_EXCL, data))
-		state, ok := FileState(fsys, "/d/"+name)()
-		require.True(t, ok)
-		require.Equal(t, fmt.Sprintf("%q", data), state)
-		fmt.Fprintf(&want, "%s=%q;", name, data)
-	}
-	state, ok := DirState(fsys, "/d", func(string) bool { return true })()
-	require.True(t, ok)
-	require.Equal(t, want.String(), state)
+	contents := [][]byte{nil, []byte(`{"id":"x"}`), []byte("a\"b\\c\n\t\x00\xff\xfe€ü`"), {0x80, 'q', 0xc3}}
+	onVolume(t, func(volume *sim.Volume) error {
+		root := volume.Root()
+		var want strings.Builder
+		for i, data := range contents {
+			name := fmt.Sprintf("f%d", i)
+			if err := WriteRoot(root, "/d/"+name, lease.O_CREATE|lease.O_EXCL, data); err != nil {
+				return err
+			}
+			if state, ok := FileState(root, "/d/"+name)(); !ok || state != fmt.Sprintf("%q", data) {
+				t.Errorf("FileState of %q = %s, %v", data, state, ok)
+			}
+			fmt.Fprintf(&want, "%s=%q;", name, data)
+		}
+		if state, ok := DirState(root, "/d", func(string) bool { return true })(); !ok || state != want.String() {
+			t.Errorf("DirState = %s, %v; want %s", state, ok, want.String())
+		}
+		return nil
+	})
 }
 
 // TestAppendQuotedIsStrconvs holds appendQuoted's fast path to

@@ -5,8 +5,21 @@ import (
 
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/sim"
-	"github.com/stretchr/testify/require"
 )
+
+// onVolume runs look in a world's setup, on a fresh volume with the
+// directory /d.
+func onVolume(t *testing.T, look func(volume *sim.Volume) error) {
+	t.Helper()
+	result := sim.Run(sim.Config{Seed: 1, StepsMax: 10, Setup: func(w *sim.World) error {
+		volume := w.AddVolume("disk")
+		volume.FS().MkdirAll("/d", 0o700, 0)
+		return look(volume)
+	}})
+	if result.Outcome != sim.OutcomeOK {
+		t.Fatalf("%v: %s", result.Outcome, result.Message)
+	}
+}
 
 // TestUnmovedSeesEveryChangeALookCouldRead: a check may skip its root read
 // only while Still holds, so Still must turn false at every change of a
@@ -24,26 +37,33 @@ func TestUnmovedSeesEveryChangeALookCouldRead(t *testing.T) {
 	}
 	for _, c := range changes {
 		t.Run(c.name, func(t *testing.T) {
-			result := sim.Run(sim.Config{Seed: 1, StepsMax: 10, Setup: func(w *sim.World) error {
-				volume := w.AddVolume("disk")
-				volume.FS().MkdirAll("/d", 0o700, 0)
+			onVolume(t, func(volume *sim.Volume) error {
 				root := volume.Root()
-				require.NoError(t, WriteRoot(root, "/d/f", lease.O_CREATE|lease.O_EXCL, []byte("x")))
+				if err := WriteRoot(root, "/d/f", lease.O_CREATE|lease.O_EXCL, []byte("x")); err != nil {
+					return err
+				}
 				var u Unmoved
-				require.False(t, u.Still(volume), "before any Mark")
+				still := func(want bool, when string) {
+					if u.Still(volume) != want {
+						t.Errorf("Still is %v %s", !want, when)
+					}
+				}
+				still(false, "before any Mark")
 				u.Mark(volume)
-				_, err := ReadRoot(root, "/d/f")
-				require.NoError(t, err)
-				require.True(t, u.Still(volume), "a read changes nothing")
-				require.NoError(t, c.change(root))
-				require.False(t, u.Still(volume), "after the change")
+				if _, err := ReadRoot(root, "/d/f"); err != nil {
+					return err
+				}
+				still(true, "after a read (a read changes nothing)")
+				if err := c.change(root); err != nil {
+					return err
+				}
+				still(false, "after the change")
 				u.Mark(volume)
-				require.True(t, u.Still(volume))
+				still(true, "after a Mark")
 				u.Forget()
-				require.False(t, u.Still(volume), "after Forget")
+				still(false, "after Forget")
 				return nil
-			}})
-			require.Equal(t, sim.OutcomeOK, result.Outcome, result.Message)
+			})
 		})
 	}
 }
