@@ -2,7 +2,9 @@ package workkit
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,29 +78,52 @@ func TestDoneRecordStartsOverAfterAPowerLoss(t *testing.T) {
 	}
 }
 
-// TestStatesFormatAsFmtDid pins FileState's and DirState's strings to the
-// fmt formats they replaced ("%q", and "%s=%q;" per file): the oracle's
-// messages quote them, and seed files compare those messages.
-func TestStatesFormatAsFmtDid(t *testing.T) {
-	contents := [][]byte{nil, []byte(`{"id":"x"}`), []byte("a\"b\\c\n\t\x00\xff\xfe€ü`"), {0x80, 'q', 0xc3}}
-	onVolume(t, func(volume *sim.Volume) error {
-		root := volume.Root()
-		var want strings.Builder
-		for i, data := range contents {
-			name := fmt.Sprintf("f%d", i)
-			if err := WriteRoot(root, "/d/"+name, lease.O_CREATE|lease.O_EXCL, data); err != nil {
-				return err
-			}
-			if state, ok := FileState(root, "/d/"+name)(); !ok || state != fmt.Sprintf("%q", data) {
-				t.Errorf("FileState of %q = %s, %v", data, state, ok)
-			}
-			fmt.Fprintf(&want, "%s=%q;", name, data)
+// TestStatesShowAsFmtDid pins FileState's and DirState's states, as
+// messages show them, to the fmt formats they replaced ("%q", and "%s=%q;"
+// per file), over random names and bytes: seed files compare the messages.
+// The texts are one-to-one for names without '=', and so are the states,
+// so two states are equal exactly when their texts are.
+func TestStatesShowAsFmtDid(t *testing.T) {
+	random := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("a\"b\\c\n\t\x00\xff\xfe\x7f{}:;é€")
+	bytesOf := func(n int) []byte {
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = alphabet[random.IntN(len(alphabet))]
 		}
-		if state, ok := DirState(root, "/d", func(string) bool { return true })(); !ok || state != want.String() {
-			t.Errorf("DirState = %s, %v; want %s", state, ok, want.String())
-		}
-		return nil
-	})
+		return data
+	}
+	for round := range 40 {
+		onVolume(t, func(volume *sim.Volume) error {
+			root := volume.Root()
+			names := map[string]bool{}
+			for range random.IntN(5) {
+				names[fmt.Sprintf("f%d;%s.json", random.IntN(100), bytesOf(random.IntN(3)))] = true
+			}
+			files := map[string][]byte{}
+			for name := range names {
+				if strings.ContainsAny(name, "/\x00") {
+					continue
+				}
+				files[name] = bytesOf(random.IntN(30))
+				if err := WriteRoot(root, "/d/"+name, lease.O_CREATE|lease.O_EXCL, files[name]); err != nil {
+					return err
+				}
+				state, ok := FileState(root, "/d/"+name)()
+				if want := fmt.Sprintf("%q", files[name]); !ok || showState(state) != want {
+					t.Errorf("round %d: FileState shows %s, %v; want %s", round, showState(state), ok, want)
+				}
+			}
+			var want strings.Builder
+			for _, name := range slices.Sorted(maps.Keys(files)) {
+				fmt.Fprintf(&want, "%s=%q;", name, files[name])
+			}
+			if state, ok := DirState(root, "/d", func(string) bool { return true })(); !ok || showState(state) != want.String() {
+				t.Errorf("round %d: DirState shows %s, %v; want %s", round, showState(state), ok, want.String())
+			}
+			return nil
+		})
+	}
 }
 
 // TestAppendQuotedIsStrconvs holds appendQuoted's fast path to
