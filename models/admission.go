@@ -506,7 +506,8 @@ func CheckAdmission(ops []porcupine.Operation, timeout time.Duration) (porcupine
 	if err := ValidateAdmissionHistory(ops); err != nil {
 		panic("models: invalid admission history: " + err.Error())
 	}
-	return checkWitnessFirst(AdmissionModel(), ops, timeout)
+	model := AdmissionModel()
+	return checkWitnessFirst(model, model, ops, timeout)
 }
 
 // DescribeAdmissionOperation renders one admission operation for the report.

@@ -248,8 +248,12 @@ func validateDeaths(ops []porcupine.Operation, infos []procOp, hostOf map[int]st
 // 99% of dirlease ones, and cut dirlease's porcupine share 0.64x. Lease
 // keeps plain check: the walks pass only 51% of its histories and raised
 // its share 1.3x (leasesim bench --baseline, 3 rounds side by side).
-func checkWitnessFirst(model porcupine.Model, ops []porcupine.Operation, timeout time.Duration) (porcupine.CheckResult, porcupine.LinearizationInfo) {
-	if orderWitness(model, ops) {
+//
+// walk is the model the walks step: model itself, or a model of the same
+// steps on states that are cheaper to pass from step to step (dirlease's
+// decoded worlds), which must accept exactly what model accepts.
+func checkWitnessFirst(walk, model porcupine.Model, ops []porcupine.Operation, timeout time.Duration) (porcupine.CheckResult, porcupine.LinearizationInfo) {
+	if orderWitness(walk, ops) {
 		return porcupine.Ok, porcupine.LinearizationInfo{}
 	}
 	return check(model, ops, timeout)

@@ -56,6 +56,7 @@ func (aw *admissionWorld) cotenant(w *sim.World) {
 		panic(fmt.Sprintf("sim: admission co-tenant: %v", err))
 	}
 	aw.outsideData, aw.symlinked = data, true
+	aw.outsideChecked.Forget()
 	aw.symlinkID, _ = info.Identity()
 	aw.corrupted, aw.corruption = true, nil
 	aw.slot.Spoil()
@@ -94,14 +95,16 @@ func (aw *admissionWorld) repairSymlink(force bool) {
 // checkOutside fails the run if the co-tenant's file outside the state tree
 // changed: an engine followed the symlink and wrote through it.
 func (aw *admissionWorld) checkOutside() {
-	if aw.outsideData == nil {
+	if aw.outsideData == nil || aw.outsideChecked.Still(aw.volume) {
 		return
 	}
 	data, err := workkit.ReadRoot(aw.volume.Root(), admissionOutside)
 	if err != nil || !bytes.Equal(data, aw.outsideData) {
 		aw.fail(fmt.Errorf("%s, outside the state tree, changed (%v, %q): an engine followed the symlink the co-tenant "+
 			"planted at %s", admissionOutside, err, data, admissionFile), false)
+		return
 	}
+	aw.outsideChecked.Mark(aw.volume)
 }
 
 // noteSymlinkRefusal fires the refusal probe: an acquire refused, typed

@@ -139,6 +139,11 @@ type admissionWorld struct {
 	// unlinks it (empty while it is in the slot).
 	legacy   bool
 	legacyAt string
+	// legacyChecked and outsideChecked let check skip re-reading the
+	// legacy record and the co-tenant's outside copy while the volume did
+	// not change since their last passing look: the reads were most of
+	// admission's per-step invariant.
+	legacyChecked, outsideChecked workkit.Unmoved
 	// corrupted is set while a hostile corruption sits in the slot; its
 	// bytes are corruption (empty when garble truncated the record to zero
 	// bytes, so a nil corruption cannot mean "none") and its repair step
@@ -308,6 +313,20 @@ func (f *admissionFS) Remove(name string) error {
 	return err
 }
 
+// checkLegacy clears legacy once setup's legacy record is no longer where
+// legacyAt says, or no longer a legacy record.
+func (aw *admissionWorld) checkLegacy() {
+	if !aw.legacy || aw.legacyChecked.Still(aw.volume) {
+		return
+	}
+	data, err := workkit.ReadRoot(aw.volume.Root(), cmp.Or(aw.legacyAt, admissionFile))
+	if err != nil || !strings.Contains(string(data), `"bootId"`) || strings.Contains(string(data), `"hostname"`) {
+		aw.legacy = false
+		return
+	}
+	aw.legacyChecked.Mark(aw.volume)
+}
+
 // followLegacy keeps legacyAt on the legacy record as an Acquire moves it
 // aside to unlink it, or puts it back.
 func (aw *admissionWorld) followLegacy(oldpath, newpath string, err error) {
@@ -319,6 +338,7 @@ func (aw *admissionWorld) followLegacy(oldpath, newpath string, err error) {
 	} else if isSlotRemoval(newpath) {
 		aw.legacyAt = newpath
 	}
+	aw.legacyChecked.Forget()
 }
 
 // isSlotRemoval reports whether name is the slot record as an Acquire
@@ -697,12 +717,7 @@ func (aw *admissionWorld) check() error {
 		aw.leftovers.AfterPowerLoss(w, aw.volume.Root())
 	}
 	aw.leftovers.Check(w, aw.volume.Root())
-	if aw.legacy {
-		data, err := workkit.ReadRoot(aw.volume.Root(), cmp.Or(aw.legacyAt, admissionFile))
-		if err != nil || !strings.Contains(string(data), `"bootId"`) || strings.Contains(string(data), `"hostname"`) {
-			aw.legacy = false
-		}
-	}
+	aw.checkLegacy()
 	aw.checkOutside()
 	if aw.corrupted && w.Step() >= aw.repairAt {
 		aw.repair(false)

@@ -236,12 +236,16 @@ func (dw *dirWorld) preferDeadOwners(tracks []*dirTrack) []*dirTrack {
 // between its identity check and its removal, as one watching the
 // directory (inotify) would.
 func (dw *dirWorld) fireTraps() {
+	if dw.sprung == 0 {
+		return
+	}
 	for _, t := range dw.sortedTracks() {
 		if !t.sprung {
 			continue
 		}
 		kind := t.trap
 		t.trap, t.sprung = replaceNone, false
+		dw.sprung--
 		if !slices.Contains(dw.replaceCandidates(), t) {
 			continue
 		}
@@ -257,6 +261,7 @@ func (dw *dirWorld) disarmTraps() {
 	for _, t := range dw.sortedTracks() {
 		t.trap, t.sprung = replaceNone, false
 	}
+	dw.sprung = 0 // every track is in sortedTracks: none is sprung now
 }
 
 // recreateDir removes t's directory and makes another at its path, handed
@@ -317,7 +322,8 @@ func (dw *dirWorld) symlinkAtPath(w *sim.World, t *dirTrack) {
 // markForeign records that another object is at t's path now, for the
 // operator (repairDue) and the model.
 func (dw *dirWorld) markForeign(w *sim.World, t *dirTrack, root lease.FS) {
-	t.foreign, t.foreignID = true, mustIdentity(root, t.path)
+	dw.setForeign(t, true)
+	t.foreignID = mustIdentity(root, t.path)
 	t.repairAt = w.Step() + 1 + w.Decisions().Intn(dirRepairDelayMax)
 	w.RecordEvent("swap", models.DirSwap{Path: t.path})
 }

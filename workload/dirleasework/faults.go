@@ -85,7 +85,8 @@ func (dw *dirWorld) swap(w *sim.World) {
 	if !ok {
 		panic(fmt.Sprintf("sim: dirlease swap: %s has no identity", t.path))
 	}
-	t.foreign, t.foreignID = true, id
+	dw.setForeign(t, true)
+	t.foreignID = id
 	t.repairAt = w.Step() + 1 + w.Decisions().Intn(dirRepairDelayMax)
 	w.RecordEvent("swap", models.DirSwap{Path: t.path})
 	w.Probe("dirlease-swap")
@@ -99,6 +100,9 @@ func (dw *dirWorld) swap(w *sim.World) {
 // operator looks for it at the claimed path, then in the parent directory,
 // and removes it wherever it is; only then can a recovery proceed.
 func (dw *dirWorld) repairDue(force bool) {
+	if dw.foreign == 0 {
+		return // nothing swapped in: no track to walk
+	}
 	root := dw.volume.Root()
 	for _, t := range dw.sortedTracks() {
 		if !t.foreign || (!force && dw.world.Step() < t.repairAt) {
@@ -106,13 +110,13 @@ func (dw *dirWorld) repairDue(force bool) {
 		}
 		at, found := dw.findForeign(root, t)
 		if !found {
-			t.foreign = false
+			dw.setForeign(t, false)
 			continue // already gone
 		}
 		if root.Remove(at) != nil {
 			continue // an injected error: the operator retries at a later step
 		}
-		t.foreign = false
+		dw.setForeign(t, false)
 		workkit.SyncRoot(root, fspath.Dir(t.path))
 		delete(dw.quarantined, at)
 		if at != t.path {
@@ -121,6 +125,18 @@ func (dw *dirWorld) repairDue(force bool) {
 		dw.world.RecordEvent("remove", models.DirRemove{Path: t.path})
 		dw.world.Probe("dirlease-operator-repair")
 	}
+}
+
+// setForeign sets t.foreign and keeps dw.foreign, the count of foreign
+// tracks, with it.
+func (dw *dirWorld) setForeign(t *dirTrack, foreign bool) {
+	switch {
+	case foreign && !t.foreign:
+		dw.foreign++
+	case !foreign && t.foreign:
+		dw.foreign--
+	}
+	t.foreign = foreign
 }
 
 // findForeign returns where t's impostor directory is now: at t.path, or

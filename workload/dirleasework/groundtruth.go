@@ -80,8 +80,9 @@ func (f *dirFS) Remove(name string) error {
 // looks at it (cotenant.go's fireTraps acts before the next step).
 func (f *dirFS) Lstat(name string) (lease.FileInfo, error) {
 	info, err := f.FS.Lstat(name)
-	if t := f.dw.tracks[name]; t != nil && f.recovering && t.trap != replaceNone && err == nil {
+	if t := f.dw.tracks[name]; t != nil && f.recovering && t.trap != replaceNone && err == nil && !t.sprung {
 		t.sprung = true
+		f.dw.sprung++
 	}
 	return info, err
 }

@@ -175,6 +175,15 @@ type dirWorld struct {
 	// trackOrder is tracks sorted by path, nil until sortedTracks needs it
 	// after a track was added.
 	trackOrder []*dirTrack
+	// sprung counts the tracks whose trap is sprung: fireTraps, run after
+	// every step, walked every track to find none in most steps, a few
+	// percent of a pile-up run with its hundreds of tracks.
+	sprung int
+	// foreign counts the tracks whose directory is swapped in (setForeign):
+	// repairDue, run after every step, walked every track to find none.
+	foreign int
+	// owners keeps ownerOf's answers by record content.
+	owners map[string]recordOwner
 	// parents are the creators' parent directories (parents.go); outside
 	// the identities of the directory and file outside the state tree.
 	parents []*dirParent

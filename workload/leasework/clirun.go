@@ -24,6 +24,7 @@ package leasework
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/leasekit/leasekit/lease"
@@ -96,7 +97,13 @@ type cliRuns struct {
 	host      *sim.Host
 	runs      []*cliRun
 	byProc    map[*sim.Proc]*cliRun
-	started   int
+	// quietUntil is the earliest end time of a descendant after the last
+	// expire walk (math.MaxInt64 when none): before it, no walk can end a
+	// process, since a descendant walked past (ended, gone, or its PID
+	// reused) never runs again. The walk after every step was 2% of a lease
+	// campaign's instructions.
+	quietUntil int64
+	started    int
 	// operator is the second terminal's operator (clioperator.go), nil
 	// when the run has none or it has exited.
 	operator *sim.Proc
@@ -192,7 +199,7 @@ func (c *cliRuns) body(p *sim.Proc, run *cliRun) {
 		return
 	}
 	table.SetPdeathsig(command, 9)
-	run.descendants = append(run.descendants, cliDescendant{proc: command, endAt: cliNever})
+	c.addDescendant(run, cliDescendant{proc: command, endAt: cliNever})
 	for i, step := range steps {
 		c.playStep(run, command, step, d)
 		c.sleep(p, time.Duration(1+d.Intn(3))*time.Millisecond)
@@ -304,7 +311,7 @@ func (c *cliRuns) playStep(run *cliRun, command *simproc.Proc, step string, d *s
 			return nil // PIDs exhausted: the shell's fork fails
 		}
 		lifetime := time.Duration(1+d.Intn(int(cliLifetimeMax/time.Millisecond))) * time.Millisecond
-		run.descendants = append(run.descendants, cliDescendant{proc: child, endAt: w.Now() + int64(lifetime)})
+		c.addDescendant(run, cliDescendant{proc: child, endAt: w.Now() + int64(lifetime)})
 		return child
 	}
 	job := fork(command, "/usr/bin/job")
@@ -397,18 +404,28 @@ func (c *cliRuns) running(run *cliRun, inGroup bool) []int {
 // expire ends every descendant whose lifetime is over: the passing of
 // time for processes that have no body.
 func (c *cliRuns) expire() {
-	if len(c.runs) == 0 {
+	now := c.lw.world.Now()
+	if len(c.runs) == 0 || now < c.quietUntil {
 		return
 	}
-	table, now := c.host.Table(), c.lw.world.Now()
+	table := c.host.Table()
+	c.quietUntil = math.MaxInt64
 	for _, run := range c.runs {
 		for _, desc := range run.descendants {
 			q := desc.proc
-			if desc.endAt <= now && q.State == simproc.Running && table.Lookup(q.NS, q.PID) == q {
+			if desc.endAt > now {
+				c.quietUntil = min(c.quietUntil, desc.endAt)
+			} else if q.State == simproc.Running && table.Lookup(q.NS, q.PID) == q {
 				table.Exit(q)
 			}
 		}
 	}
+}
+
+// addDescendant adds a process of run's command tree, for expire.
+func (c *cliRuns) addDescendant(run *cliRun, desc cliDescendant) {
+	run.descendants = append(run.descendants, desc)
+	c.quietUntil = min(c.quietUntil, desc.endAt)
 }
 
 func (c *cliRuns) sleep(p *sim.Proc, d time.Duration) { _ = p.Clock().Sleep(context.Background(), d) }

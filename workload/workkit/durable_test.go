@@ -1,6 +1,17 @@
 package workkit
 
-import "testing"
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/sim"
+)
 
 // TestDoneRecordJudgesOnlyWhatWasPromised walks the oracle through the
 // cases it must tell apart: a done state that survives or not, a call in
@@ -64,5 +75,72 @@ func TestDoneRecordStartsOverAfterAPowerLoss(t *testing.T) {
 	}
 	if judged, err := d.AfterPowerLoss(); !judged || err != nil {
 		t.Fatalf("the state the reboot left is on disk: judged %v, err %v", judged, err)
+	}
+}
+
+// TestStatesShowAsFmtDid pins FileState's and DirState's states, as
+// messages show them, to the fmt formats they replaced ("%q", and "%s=%q;"
+// per file), over random names and bytes: seed files compare the messages.
+// The texts are one-to-one for names without '=', and so are the states,
+// so two states are equal exactly when their texts are.
+func TestStatesShowAsFmtDid(t *testing.T) {
+	random := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("a\"b\\c\n\t\x00\xff\xfe\x7f{}:;é€")
+	bytesOf := func(n int) []byte {
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = alphabet[random.IntN(len(alphabet))]
+		}
+		return data
+	}
+	for round := range 40 {
+		onVolume(t, func(volume *sim.Volume) error {
+			root := volume.Root()
+			names := map[string]bool{}
+			for range random.IntN(5) {
+				names[fmt.Sprintf("f%d;%s.json", random.IntN(100), bytesOf(random.IntN(3)))] = true
+			}
+			files := map[string][]byte{}
+			for name := range names {
+				if strings.ContainsAny(name, "/\x00") {
+					continue
+				}
+				files[name] = bytesOf(random.IntN(30))
+				if err := WriteRoot(root, "/d/"+name, lease.O_CREATE|lease.O_EXCL, files[name]); err != nil {
+					return err
+				}
+				state, ok := FileState(root, "/d/"+name)()
+				if want := fmt.Sprintf("%q", files[name]); !ok || showState(state) != want {
+					t.Errorf("round %d: FileState shows %s, %v; want %s", round, showState(state), ok, want)
+				}
+			}
+			var want strings.Builder
+			for _, name := range slices.Sorted(maps.Keys(files)) {
+				fmt.Fprintf(&want, "%s=%q;", name, files[name])
+			}
+			if state, ok := DirState(root, "/d", func(string) bool { return true })(); !ok || showState(state) != want.String() {
+				t.Errorf("round %d: DirState shows %s, %v; want %s", round, showState(state), ok, want.String())
+			}
+			return nil
+		})
+	}
+}
+
+// TestAppendQuotedIsStrconvs holds appendQuoted's fast path to
+// strconv.Quote: printable ASCII with quotes and backslashes, then
+// control bytes, DEL, multi-byte runes and invalid UTF-8 at every position.
+func TestAppendQuotedIsStrconvs(t *testing.T) {
+	alphabet := []byte("a\"\\ ~\x7f\x00\n\t\x1f{}:é€\xff\xc3\x80\xe2")
+	random := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		data := make([]byte, random.IntN(12))
+		for i := range data {
+			data[i] = alphabet[random.IntN(len(alphabet))]
+		}
+		prefix := []byte("x=")
+		got := string(appendQuoted(prefix, data))
+		if want := "x=" + strconv.Quote(string(data)); got != want {
+			t.Fatalf("appendQuoted(%x) = %s, want %s", data, got, want)
+		}
 	}
 }

@@ -83,3 +83,26 @@ func RenameOver(root lease.FS, temp, name string, data []byte) bool {
 	SyncRoot(root, fspath.Dir(name))
 	return true
 }
+
+// Unmoved remembers a volume's name and data generations at a per-step look
+// that passed. While neither moved, no name and no file's bytes on the
+// volume changed, so the same look through the root view would read the
+// same bytes and pass again: the check may skip it. A root read between
+// steps draws no fault, so skipping it changes nothing but the time. Other
+// filesystems than simfs keep no generations: there the look always runs.
+type Unmoved struct {
+	valid       bool
+	names, data uint64
+}
+
+// Still reports whether v's generations are those of the last Mark.
+func (u *Unmoved) Still(v *sim.Volume) bool {
+	names, data, ok := v.Generations()
+	return ok && u.valid && names == u.names && data == u.data
+}
+
+// Mark records v's generations after a look that passed.
+func (u *Unmoved) Mark(v *sim.Volume) { u.names, u.data, u.valid = v.Generations() }
+
+// Forget makes the next Still false: what the look compares with changed.
+func (u *Unmoved) Forget() { u.valid = false }
