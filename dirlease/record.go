@@ -182,12 +182,18 @@ func validPath(value string) bool {
 // Parse decodes and validates a claim file named name (a base name), and
 // requires its bytes to be exactly the canonical encoding of what it holds.
 func Parse(content []byte, name, file string) (Claim, error) {
+	if claim, ok := cachedParse(content, name); ok {
+		return claim, nil
+	}
 	claim, err := parseJSON(content, name, file)
 	// A claim that parses equals its canonical encoding, which is valid
 	// JSON; so only a refusal asks whether the bytes were JSON at all, and
 	// words it so, as a check ahead of the parse would.
 	if err != nil && !json.Valid(content) {
 		return Claim{}, fail(ErrCorrupt, file, "directory lease is not valid JSON", nil)
+	}
+	if err == nil {
+		rememberClaim(content, name, claim)
 	}
 	return claim, err
 }
