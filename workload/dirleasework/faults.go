@@ -130,13 +130,20 @@ func (dw *dirWorld) repairDue(force bool) {
 // setForeign sets t.foreign and keeps dw.foreign, the count of foreign
 // tracks, with it.
 func (dw *dirWorld) setForeign(t *dirTrack, foreign bool) {
+	setCounted(&t.foreign, &dw.foreign, foreign)
+}
+
+// setCounted sets *flag to value and keeps *count, the number of such flags
+// that are set, in step with it: a per-step check then reads the count
+// instead of walking every track.
+func setCounted(flag *bool, count *int, value bool) {
 	switch {
-	case foreign && !t.foreign:
-		dw.foreign++
-	case !foreign && t.foreign:
-		dw.foreign--
+	case value && !*flag:
+		*count++
+	case !value && *flag:
+		*count--
 	}
-	t.foreign = foreign
+	*flag = value
 }
 
 // findForeign returns where t's impostor directory is now: at t.path, or

@@ -159,13 +159,7 @@ func (dw *dirWorld) anySwappedIn() bool { return dw.swappedClaims > 0 }
 
 // setSwappedIn sets t.swappedIn and keeps dw.swappedClaims its count.
 func (dw *dirWorld) setSwappedIn(t *dirTrack, swapped bool) {
-	switch {
-	case swapped && !t.swappedIn:
-		dw.swappedClaims++
-	case !swapped && t.swappedIn:
-		dw.swappedClaims--
-	}
-	t.swappedIn = swapped
+	setCounted(&t.swappedIn, &dw.swappedClaims, swapped)
 	if dw.swappedClaims < 0 {
 		panic("dirleasework: more swapped claims returned than swapped in")
 	}
