@@ -171,7 +171,7 @@ type BenchReport struct {
 	// sets its own default): it moves the rates by several percent.
 	GCPercent int
 	// PGO is the profile the binary was built with (go build's -pgo
-	// setting: leasesim's own default.pgo unless told otherwise), "off"
+	// setting: cmd/leasesim/leasesim.pgo when built with -pgo=), "off"
 	// when none: it moves the rates by several percent too.
 	PGO string
 	// Repeat is how many measurements each engine and scaling figure is

@@ -8,7 +8,7 @@ import (
 )
 
 // cpuProfileFlag is --cpuprofile of run and bench: where the time of a
-// campaign goes, and the input of cmd/leasesim/default.pgo (docs/BENCH.md
+// campaign goes, and the input of cmd/leasesim/leasesim.pgo (docs/BENCH.md
 // says how to regenerate it).
 type cpuProfileFlag struct{ path string }
 
