@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease/leasetest"
-	"github.com/stretchr/testify/require"
 )
 
 // wedged leaves the admission of a parent (PID 1000) that died while its

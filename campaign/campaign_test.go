@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/sim"
-	"github.com/stretchr/testify/require"
 )
 
 func swarm(t *testing.T) FaultSetting {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/campaign"
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 )
 
 // TestCommittedCorpusReplaysClean: the guided corpus CI resumes

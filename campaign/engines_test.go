@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/lease/osenv"
 	"github.com/leasekit/leasekit/sim"
 	"github.com/leasekit/leasekit/workload"
-	"github.com/stretchr/testify/require"
 )
 
 // The tests of the campaign machinery on leasekit's real engines: those

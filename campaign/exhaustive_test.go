@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/sim"
-	"github.com/stretchr/testify/require"
 )
 
 // TestExploreEnumeratesEachListOnce checks the enumeration on the

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 
 	"github.com/leasekit/leasekit/campaign"
 	"github.com/leasekit/leasekit/models"

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 )
 
 // deepToySpec is the buggy toy lock (an empty lock file is broken, which

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 )
 
 // deepHuntPlan is iterative deepening over the toy's three-process scenario

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/campaign"
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 )
 
 // openFindings holds shrunk failures of today's code that are not fixed

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 )
 
 // TestHuntStopsAtTheFirstFailureAndShrinksIt: on the planted-bug toy lock

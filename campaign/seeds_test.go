@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/sim"
-	"github.com/stretchr/testify/require"
 )
 
 // reseed re-derives drifted regression seeds instead of failing:

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/sim"
-	"github.com/stretchr/testify/require"
 )
 
 // clockToyEngine fails a run whose virtual clock reaches deadline while its

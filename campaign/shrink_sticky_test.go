@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/sim"
-	"github.com/stretchr/testify/require"
 )
 
 // runToyEngine fails a run in which the last of its clients makes run

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/sim"
-	"github.com/stretchr/testify/require"
 )
 
 // findToyViolation runs a campaign of the buggy toy lock and returns its

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/sim"
-	"github.com/stretchr/testify/require"
 )
 
 // timeoutToyEngine is clockToyEngine (with a deadline no run reaches) whose

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease/leasetest"
-	"github.com/stretchr/testify/require"
 )
 
 // TestQuarantineResolvesWhatRecoverRefuses: a corrupt claim stops every

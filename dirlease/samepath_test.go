@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/lease/leasetest"
-	"github.com/stretchr/testify/require"
 )
 
 // TestOneLeasePerDirectory is issue 30's first defect at the library: two

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/lease/leasetest"
-	"github.com/stretchr/testify/require"
 )
 
 // TestLaunchWindowHoldsUnderWallClockSteps: the launching window of a dead

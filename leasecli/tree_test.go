@@ -3,7 +3,7 @@ package leasecli_test
 import (
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/leasetest"

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/campaign"
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 )
 
 // TestMergeMinimize: merge --corpus NEW --minimize writes a smaller

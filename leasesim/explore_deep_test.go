@@ -6,7 +6,7 @@ import (
 
 	"github.com/leasekit/leasekit/campaign"
 	"github.com/leasekit/leasekit/internal/longtest"
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 )
 
 // TestExploreDeepPruningKeepsAMutant: on a real engine with a planted bug

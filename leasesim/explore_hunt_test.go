@@ -9,7 +9,7 @@ import (
 
 	"github.com/leasekit/leasekit/campaign"
 	"github.com/leasekit/leasekit/internal/longtest"
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 )
 
 // TestExploreHuntFlags: `hunt --search explore` explores the engine's

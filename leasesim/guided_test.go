@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/campaign"
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 )
 
 // TestGuidedRunCorpusAndMerge: run --search guided --corpus writes a

@@ -12,8 +12,8 @@ import (
 
 	"github.com/leasekit/leasekit/campaign"
 	"github.com/leasekit/leasekit/internal/mutant"
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/workload"
-	"github.com/stretchr/testify/require"
 )
 
 // command is cmd/leasesim's: leasekit's catalog.

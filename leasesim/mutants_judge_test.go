@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/sim"
-	"github.com/stretchr/testify/require"
 )
 
 // strictSelfTest is the self-test lock judged by a stricter history check

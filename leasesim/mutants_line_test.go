@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/campaign"
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 )
 
 // TestMutantLineSaysWhatWasSkipped: a hunt that skipped detections the

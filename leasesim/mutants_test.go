@@ -8,8 +8,8 @@ import (
 
 	"github.com/leasekit/leasekit/campaign"
 	"github.com/leasekit/leasekit/internal/longtest"
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/sim"
-	"github.com/stretchr/testify/require"
 )
 
 // mutantsSubset is the catalog test's default: five mutants across the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/leasekit/leasekit/internal/longtest"
 	"github.com/leasekit/leasekit/internal/mutant"
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 )
 
 // plantedStat is a small, harmless code change of the kind that used to

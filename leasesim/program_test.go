@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 
 	"github.com/leasekit/leasekit/campaign"
 	"github.com/leasekit/leasekit/internal/longtest"

@@ -14,7 +14,7 @@ import (
 	"github.com/leasekit/leasekit/lease"
 )
 
-// The layer rules keep testify out of simproc's tests: these few helpers
+// The layer rules keep internal/require out of simproc's tests: these few helpers
 // stand in for require.
 func equal(t *testing.T, want, got any, context ...any) {
 	t.Helper()

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 
 	"github.com/leasekit/leasekit/internal/doctable"
 	"github.com/leasekit/leasekit/workload"

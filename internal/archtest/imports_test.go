@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 )
 
 // architectureDoc is the document whose tables the import rules are.
@@ -64,7 +64,7 @@ func relative(importPath string) string {
 
 // nonStandard keeps the imports outside the standard library (whose first
 // element has no dot), module paths made relative, sorted. A main package
-// with a default.pgo imports PGO variants, "path [main package]": the
+// built with a PGO profile imports PGO variants, "path [main package]": the
 // variant is the path.
 func nonStandard(imports []string) []string {
 	var kept []string

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 )
 
 const sample = "# Title\n\nprose\n\n<!-- table:demo:begin -->\n| a |\n|---|\n| 1 |\n<!-- table:demo:end -->\n\nafter\n"

@@ -3,7 +3,7 @@ package statefile_test
 import (
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 
 	"github.com/leasekit/leasekit/internal/statefile"
 )

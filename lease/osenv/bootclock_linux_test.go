@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 )
 
 // TestBootClockIsTheHostsBootClock: the reading agrees with the kernel's

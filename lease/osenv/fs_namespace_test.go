@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 
 	"github.com/leasekit/leasekit/lease"
 )

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/leasekit/leasekit/lease"

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
+	"github.com/leasekit/leasekit/internal/require"
 
 	"github.com/leasekit/leasekit/internal/procfs"
 	"github.com/leasekit/leasekit/lease"

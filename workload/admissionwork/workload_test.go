@@ -3,9 +3,9 @@ package admissionwork
 import (
 	"testing"
 
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/sim"
 	"github.com/leasekit/leasekit/workload/workkit"
-	"github.com/stretchr/testify/require"
 )
 
 // TestGarbleCanTruncateToNothing pins the hostile hook's edge case the
