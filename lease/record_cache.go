@@ -43,7 +43,7 @@ func (m *Manager) parseGuardCached(data []byte, record string) (guardRecord, err
 	if hit := m.cache.guard.Load(); hit != nil && bytes.Equal(hit.data, data) {
 		return hit.guard, nil
 	}
-	g, shared := sharedGuards.lookup(data)
+	g, shared := sharedGuards.Lookup(data)
 	var err error
 	if !shared {
 		g, err = parseGuard(data, record)
@@ -51,7 +51,7 @@ func (m *Manager) parseGuardCached(data []byte, record string) (guardRecord, err
 	if err == nil {
 		m.cache.guard.Store(&cachedGuard{data: bytes.Clone(data), guard: g})
 		if !shared {
-			sharedGuards.remember(data, g)
+			sharedGuards.Remember(data, g)
 		}
 	}
 	return g, err
@@ -63,7 +63,7 @@ func (m *Manager) parseOwnerCached(data []byte) (Owner, error) {
 	if hit := m.cache.owner.Load(); hit != nil && bytes.Equal(hit.data, data) {
 		return hit.owner, nil
 	}
-	owner, shared := sharedOwners.lookup(data)
+	owner, shared := sharedOwners.Lookup(data)
 	var err error
 	if !shared {
 		owner, err = parseOwner(data)
@@ -71,7 +71,7 @@ func (m *Manager) parseOwnerCached(data []byte) (Owner, error) {
 	if err == nil {
 		m.cache.owner.Store(&cachedOwner{data: bytes.Clone(data), owner: owner})
 		if !shared {
-			sharedOwners.remember(data, owner)
+			sharedOwners.Remember(data, owner)
 		}
 	}
 	return owner, err

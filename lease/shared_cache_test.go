@@ -24,7 +24,7 @@ func TestSharedCacheAnswersAsParsing(t *testing.T) {
 			t.Fatalf("epoch input %d: cached %d, %v; parsed %d, %v", i, got, gotErr, want, wantErr)
 		}
 	}
-	if _, hit := sharedEpochs.lookup(seven[:len(seven)-2]); hit {
+	if _, hit := sharedEpochs.Lookup(seven[:len(seven)-2]); hit {
 		t.Fatal("a refused epoch counter was remembered")
 	}
 }
