@@ -83,12 +83,18 @@ var (
 // Parse decodes and validates an admission file, and requires its bytes to
 // be exactly the canonical encoding of what it holds.
 func Parse(content []byte, path string) (Claim, error) {
+	if claim, ok := cachedParse(content); ok {
+		return claim, nil
+	}
 	claim, err := parseJSON(content, path)
 	// A record that parses equals its canonical encoding, which is valid
 	// JSON; so only a refusal asks whether the bytes were JSON at all, and
 	// words it so, as a check ahead of the parse would.
 	if err != nil && !json.Valid(content) {
 		return Claim{}, fail(ErrCorrupt, path, "export admission is not valid JSON", nil)
+	}
+	if err == nil {
+		rememberClaim(content, claim)
 	}
 	return claim, err
 }

@@ -1,9 +1,6 @@
 package dirlease
 
-import (
-	"bytes"
-	"sync/atomic"
-)
+import "github.com/leasekit/leasekit/internal/statefile"
 
 // The claim cache remembers claims that parsed, by their bytes and file
 // name. Parsing is a pure function of the two (the file path only words a
@@ -11,27 +8,20 @@ import (
 // what parsing would. Create's look after its write (checkAlone) parses
 // every claim of the collection, most of them unchanged since the last
 // look, and every recovery pass parses them all again: in the simulator's
-// crash pile-ups that parsing was a quarter of a run.
-//
-// The cache is direct-mapped: a claim's bytes pick one of claimCacheSlots
-// slots (FNV-1a), and a new claim replaces what was there. Each slot is an
-// atomic pointer to an immutable entry, so concurrent callers (several
-// goroutines, or the simulator's parallel workers) share it safely.
-var claimCache [claimCacheSlots]atomic.Pointer[cachedClaim]
+// crash pile-ups that parsing was a quarter of a run. Entries are keyed by
+// the bytes and hold the name, which a hit must match.
+var claimCache statefile.ParseCache[namedClaim]
 
-const claimCacheSlots = 256
-
-type cachedClaim struct {
-	content []byte // a private copy: the caller's buffer may be reused
-	name    string
-	claim   Claim
+type namedClaim struct {
+	name  string
+	claim Claim
 }
 
 // cachedParse is the claim content parsed to, when it is remembered under
 // name.
 func cachedParse(content []byte, name string) (Claim, bool) {
-	hit := claimCache[claimSlot(content)].Load()
-	if hit == nil || hit.name != name || !bytes.Equal(hit.content, content) {
+	hit, ok := claimCache.Lookup(content)
+	if !ok || hit.name != name {
 		return Claim{}, false
 	}
 	return hit.claim.clone(), true
@@ -39,15 +29,7 @@ func cachedParse(content []byte, name string) (Claim, bool) {
 
 // rememberClaim records that content, named name, parsed to claim.
 func rememberClaim(content []byte, name string, claim Claim) {
-	claimCache[claimSlot(content)].Store(&cachedClaim{content: bytes.Clone(content), name: name, claim: claim.clone()})
-}
-
-func claimSlot(content []byte) uint32 {
-	hash := uint32(2166136261)
-	for _, b := range content {
-		hash = (hash ^ uint32(b)) * 16777619
-	}
-	return hash % claimCacheSlots
+	claimCache.Remember(content, namedClaim{name: name, claim: claim.clone()})
 }
 
 // clone is the claim with its own copy of ChildOwner, so that neither the

@@ -106,11 +106,11 @@ func currentIdentity(config Config) (lease.ProcessIdentity, error) {
 // least not group- or world-writable.
 func physicalIdentity(config Config, uid uint32, name string, private bool) (Identity, error) {
 	const message = "directory lease target is not an owned physical directory"
-	components := strings.Split(strings.TrimPrefix(name, "/"), "/")
-	prefix := ""
+	rooted := rootedName(name)
 	var info lease.FileInfo
-	for _, component := range components {
-		prefix += "/" + component
+	for end := 0; end < len(rooted); {
+		end = nextPrefixEnd(rooted, end)
+		prefix := rooted[:end]
 		var err error
 		if info, err = config.FS.Lstat(prefix); err != nil {
 			return Identity{}, fail(ErrNotOwnedDirectory, name, message, err)
@@ -128,6 +128,27 @@ func physicalIdentity(config Config, uid uint32, name string, private bool) (Ide
 		return Identity{}, fail(ErrNotOwnedDirectory, name, message, err)
 	}
 	return IdentityOf(identity), nil
+}
+
+// rootedName is name with a leading slash: the walk of physicalIdentity
+// Lstats "/" joined with one more component of name at a time, and those
+// are the prefixes of rootedName(name) that end before one of its slashes
+// after the first, and the whole of it (TestWalkPrefixesAreJoins).
+func rootedName(name string) string {
+	if strings.HasPrefix(name, "/") {
+		return name
+	}
+	return "/" + name
+}
+
+// nextPrefixEnd is where the walk's next prefix of rooted ends, after the
+// one ending at end (0 to start): slices of the name instead of a string
+// built per component.
+func nextPrefixEnd(rooted string, end int) int {
+	if next := strings.IndexByte(rooted[end+1:], '/'); next >= 0 {
+		return end + 1 + next
+	}
+	return len(rooted)
 }
 
 // identityIfPresent is physicalIdentity (private), with absence as nil.

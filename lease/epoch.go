@@ -60,7 +60,7 @@ func (m *Manager) readEpochFile(path string, uid uint32) (epochFile, error) {
 	}
 	f.present, f.data = true, data
 	if err == nil {
-		f.value, err = parseEpoch(data)
+		f.value, err = parseEpochCached(data)
 	}
 	if err != nil {
 		var changed *statefile.ChangedError

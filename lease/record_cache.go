@@ -38,27 +38,41 @@ type cachedOwner struct {
 }
 
 // parseGuardCached is parseGuard, answered from the cache when data is the
-// last guard this Manager parsed.
+// last guard this Manager parsed, or else from the shared cache.
 func (m *Manager) parseGuardCached(data []byte, record string) (guardRecord, error) {
 	if hit := m.cache.guard.Load(); hit != nil && bytes.Equal(hit.data, data) {
 		return hit.guard, nil
 	}
-	g, err := parseGuard(data, record)
+	g, shared := sharedGuards.Lookup(data)
+	var err error
+	if !shared {
+		g, err = parseGuard(data, record)
+	}
 	if err == nil {
 		m.cache.guard.Store(&cachedGuard{data: bytes.Clone(data), guard: g})
+		if !shared {
+			sharedGuards.Remember(data, g)
+		}
 	}
 	return g, err
 }
 
 // parseOwnerCached is parseOwner, answered from the cache when data is the
-// last owner this Manager parsed.
+// last owner this Manager parsed, or else from the shared cache.
 func (m *Manager) parseOwnerCached(data []byte) (Owner, error) {
 	if hit := m.cache.owner.Load(); hit != nil && bytes.Equal(hit.data, data) {
 		return hit.owner, nil
 	}
-	owner, err := parseOwner(data)
+	owner, shared := sharedOwners.Lookup(data)
+	var err error
+	if !shared {
+		owner, err = parseOwner(data)
+	}
 	if err == nil {
 		m.cache.owner.Store(&cachedOwner{data: bytes.Clone(data), owner: owner})
+		if !shared {
+			sharedOwners.Remember(data, owner)
+		}
 	}
 	return owner, err
 }

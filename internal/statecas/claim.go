@@ -301,7 +301,7 @@ func readClaim(env Env, claimPath string) (claim, lease.FileInfo, error) {
 	if err != nil {
 		return claim{}, lease.FileInfo{}, classifyReadError(claimPath, err)
 	}
-	parsed, err := parseClaim(content)
+	parsed, err := parseClaimCached(content)
 	if err != nil {
 		return claim{}, lease.FileInfo{}, newError(ErrCorrupt, claimPath, "state file mutation claim is corrupt", err)
 	}

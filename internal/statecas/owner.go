@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
@@ -51,7 +52,34 @@ var UnknownBootDigest = statefile.SHA256Hex(nil)
 // raw boot id text (for Linux, /proc/sys/kernel/random/boot_id without its
 // newline). An empty boot id gives UnknownBootDigest.
 func BootDigest(rawBootID string) string {
-	return statefile.SHA256Hex([]byte(rawBootID))
+	slot := &bootDigests[bootDigestSlot(rawBootID)]
+	if last := slot.Load(); last != nil && last.raw == rawBootID {
+		return last.digest
+	}
+	digest := statefile.SHA256Hex([]byte(rawBootID))
+	slot.Store(&bootDigest{raw: rawBootID, digest: digest})
+	return digest
+}
+
+// bootDigests remember BootDigest's recent answers: a host has one boot id
+// per boot, and every owner captured or checked on it hashed that id again
+// (two allocations and a SHA-256 each, a twentieth of an admission run's
+// allocations). The digest is a pure function of the id, so a kept one is
+// what hashing would give. Slots are atomic pointers to immutable entries,
+// for concurrent callers.
+var bootDigests [bootDigestSlots]atomic.Pointer[bootDigest]
+
+const bootDigestSlots = 8
+
+type bootDigest struct{ raw, digest string }
+
+// bootDigestSlot picks a boot id's slot by its last byte (boot ids end in
+// random hex digits).
+func bootDigestSlot(rawBootID string) int {
+	if rawBootID == "" {
+		return 0
+	}
+	return int(rawBootID[len(rawBootID)-1]) % bootDigestSlots
 }
 
 // StartDigest is the processStartId of a record: the SHA-256 of
