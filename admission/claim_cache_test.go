@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/internal/statecas"
-	"github.com/stretchr/testify/require"
 )
 
 // A cached parse answers exactly as parsing does: the same claim for the
