@@ -132,7 +132,13 @@ func fastDir(t *testing.T) string {
 		t.Logf("no tmpfs at /dev/shm (%v); using the test temp dir", err)
 		return t.TempDir()
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("kept %s for the failure's evidence (history.html, the workers' logs)", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
 	return dir
 }
 
