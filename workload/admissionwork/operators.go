@@ -104,7 +104,7 @@ func (aw *admissionWorld) judgeOperatorNeeded(p *sim.Proc, inspector *operatorIn
 		return
 	}
 	claim := state.Claim
-	q := aw.helpers[claim.ID]
+	q := aw.helperNamed(claim.ID, claim.HelperOwner.PID)
 	if q == nil || q.Table().PID != claim.HelperOwner.PID || !aw.Alive(q) || !placeOf(q).Same(p) ||
 		inspector.unknown[claim.HelperOwner.PID] || state.Disposition != admission.DispositionIndeterminate {
 		return
@@ -213,7 +213,7 @@ func (aw *admissionWorld) judgeOperatorMove(f *admissionFS, movedTo string) {
 	aw.world.Probe("admission-operator-moved-claim")
 	aw.judgeMovedProc(f, claim, "owner", aw.owners[claim.ID], claim.Owner.PID)
 	if claim.HelperOwner != nil {
-		aw.judgeMovedProc(f, claim, "helper", aw.helpers[claim.ID], claim.HelperOwner.PID)
+		aw.judgeMovedProc(f, claim, "helper", aw.helperNamed(claim.ID, claim.HelperOwner.PID), claim.HelperOwner.PID)
 	}
 }
 
@@ -292,7 +292,28 @@ func (aw *admissionWorld) noteSlotWritten(p *sim.Proc) {
 // noteHelper records child as the helper a BindHelper of claimID writes.
 func (aw *admissionWorld) noteHelper(claimID string, child *sim.Proc) {
 	if aw.helpers == nil {
-		aw.helpers = map[string]*sim.Proc{}
+		aw.helpers = map[string][]*sim.Proc{}
 	}
-	aw.helpers[claimID] = child
+	aw.helpers[claimID] = append(aw.helpers[claimID], child)
+}
+
+// helperNamed is the helper of claimID whose PID the record names, when
+// the PID alone tells which: nil when none had it, or when several
+// incarnations did (a bind whose outcome was unknown may have left the
+// record naming an earlier, dead helper whose PID a later one reused; the
+// record's start digest, not the PID, tells them apart, so the judges stay
+// silent rather than blame a live reuser).
+func (aw *admissionWorld) helperNamed(claimID string, pid int) *sim.Proc {
+	var named *sim.Proc
+	for _, helper := range aw.helpers[claimID] {
+		if helper.Table().PID != pid {
+			continue
+		}
+		if named != nil {
+			aw.world.Probe("admission-helper-pid-reused")
+			return nil
+		}
+		named = helper
+	}
+	return named
 }

@@ -180,9 +180,13 @@ type admissionWorld struct {
 	acquiring workkit.ThreadCalls
 	// left is the "a failed call leaves nothing behind" oracle.
 	left *workkit.LeftNothing
-	// owners and helpers are the processes a claim ID's records name: its
-	// acquirer and the helper its last BindHelper wrote (operators.go).
-	owners, helpers map[string]*sim.Proc
+	// owners are the processes a claim ID's records name as its acquirer
+	// (operators.go).
+	owners map[string]*sim.Proc
+	// helpers are every helper a BindHelper of each claim was called
+	// with, oldest first: a bind whose outcome is unknown may not have
+	// written its helper, so the record may name an earlier one.
+	helpers map[string][]*sim.Proc
 }
 
 func (aw *admissionWorld) setup() error {
