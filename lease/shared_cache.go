@@ -18,13 +18,4 @@ var (
 
 // parseEpochCached is parseEpoch, answered from the shared cache when data
 // parsed before.
-func parseEpochCached(data []byte) (uint64, error) {
-	if epoch, ok := sharedEpochs.Lookup(data); ok {
-		return epoch, nil
-	}
-	epoch, err := parseEpoch(data)
-	if err == nil {
-		sharedEpochs.Remember(data, epoch)
-	}
-	return epoch, err
-}
+func parseEpochCached(data []byte) (uint64, error) { return sharedEpochs.Parse(data, parseEpoch) }

@@ -12,13 +12,4 @@ import "github.com/leasekit/leasekit/internal/statefile"
 var claimCache statefile.ParseCache[claim]
 
 // parseClaimCached is parseClaim, from the cache when data parsed before.
-func parseClaimCached(data []byte) (claim, error) {
-	if hit, ok := claimCache.Lookup(data); ok {
-		return hit, nil
-	}
-	parsed, err := parseClaim(data)
-	if err == nil {
-		claimCache.Remember(data, parsed)
-	}
-	return parsed, err
-}
+func parseClaimCached(data []byte) (claim, error) { return claimCache.Parse(data, parseClaim) }

@@ -48,6 +48,20 @@ func (c *ParseCache[T]) Remember(data []byte, value T) {
 	c.slots[parseSlot(data)].Store(&parsedEntry[T]{data: bytes.Clone(data), value: value})
 }
 
+// Parse returns what data parses to: the remembered value, or parse's
+// answer, remembered when it is not an error. It is the lookup, parse and
+// remember that every cache of a plain parse function would write again.
+func (c *ParseCache[T]) Parse(data []byte, parse func([]byte) (T, error)) (T, error) {
+	if hit, ok := c.Lookup(data); ok {
+		return hit, nil
+	}
+	parsed, err := parse(data)
+	if err == nil {
+		c.Remember(data, parsed)
+	}
+	return parsed, err
+}
+
 // parseSlot picks data's slot, folding eight bytes per multiply (FNV-1a's
 // byte loop was most of a hit's cost). The slot only decides what is
 // remembered, never what a lookup returns.

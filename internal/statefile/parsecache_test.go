@@ -1,6 +1,7 @@
 package statefile
 
 import (
+	"errors"
 	"sync"
 	"testing"
 )
@@ -35,3 +36,32 @@ func TestParseCacheRemembersByBytes(t *testing.T) {
 	}
 	wait.Wait()
 }
+
+// Parse calls the parser once for bytes that parsed, and again every time
+// for bytes that did not (a refusal is never remembered).
+func TestParseCacheParseRemembersOnlyWhatParsed(t *testing.T) {
+	var cache ParseCache[int]
+	calls := 0
+	parse := func(data []byte) (int, error) {
+		calls++
+		if data[0] == 'x' {
+			return 0, errRefused
+		}
+		return len(data), nil
+	}
+	for range 3 {
+		if got, err := cache.Parse([]byte("abc"), parse); err != nil || got != 3 {
+			t.Fatalf("Parse = %d, %v; want 3, nil", got, err)
+		}
+	}
+	for range 3 {
+		if _, err := cache.Parse([]byte("xyz"), parse); err != errRefused {
+			t.Fatalf("Parse of refused bytes = %v; want the refusal", err)
+		}
+	}
+	if calls != 4 {
+		t.Fatalf("the parser ran %d times; want 1 for the bytes that parsed and 3 for the refused", calls)
+	}
+}
+
+var errRefused = errors.New("refused")
