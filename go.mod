@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/anishathalye/porcupine v1.3.1
-	github.com/google/uuid v1.6.0
 	golang.org/x/sys v0.50.0
 	pgregory.net/rapid v1.3.0
 )

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/leasekit/leasekit/internal/modelmap"
+	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/lease/osenv"
 	"github.com/leasekit/leasekit/models"
@@ -199,7 +199,7 @@ func quarantinedGeneration(name string) string {
 	if len(parts) != 4 {
 		return ""
 	}
-	if _, err := uuid.Parse(parts[1]); err != nil {
+	if !statefile.IsUUIDv4(parts[1]) {
 		return ""
 	}
 	return parts[1]

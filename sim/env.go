@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 )
 
@@ -441,7 +442,9 @@ func (s *procIDs) NewID() string {
 }
 
 // formatUUID renders a version-4 UUID whose random bits are two bijective
-// mixes of n.
+// mixes of n. Version and variant overwrite 6 of the 128 bits; two counters
+// would have to agree on the other 122 bits of two independent bijections
+// to collide.
 func formatUUID(n uint64) string {
 	hi, lo := mix64(n), mix64(n^0x5555555555555555)
 	var b [16]byte
@@ -449,24 +452,7 @@ func formatUUID(n uint64) string {
 		b[i] = byte(hi >> (56 - 8*i))
 		b[8+i] = byte(lo >> (56 - 8*i))
 	}
-	// Version and variant overwrite 6 of the 128 bits; two counters would
-	// have to agree on the other 122 bits of two independent bijections to
-	// collide.
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	const hex = "0123456789abcdef"
-	out := make([]byte, 36)
-	j := 0
-	for i, c := range b {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out[j] = '-'
-			j++
-		}
-		out[j] = hex[c>>4]
-		out[j+1] = hex[c&0xf]
-		j += 2
-	}
-	return string(out)
+	return statefile.FormatUUIDv4(b)
 }
 
 // mix64 is splitmix64's finalizer, a bijection on uint64.

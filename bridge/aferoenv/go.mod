@@ -8,7 +8,6 @@ require (
 )
 
 require (
-	github.com/google/uuid v1.6.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )

@@ -608,3 +608,24 @@ func plainKey(key string) bool {
 	}
 	return key != ""
 }
+
+// FormatUUIDv4 renders 16 random bytes as a version-4 UUID in canonical
+// lower-case form: the version and variant overwrite 6 of the 128 bits,
+// so IsUUIDv4 holds for every input.
+func FormatUUIDv4(random [16]byte) string {
+	random[6] = random[6]&0x0f | 0x40
+	random[8] = random[8]&0x3f | 0x80
+	const hex = "0123456789abcdef"
+	out := make([]byte, 36)
+	j := 0
+	for i, c := range random {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out[j] = '-'
+			j++
+		}
+		out[j] = hex[c>>4]
+		out[j+1] = hex[c&0xf]
+		j += 2
+	}
+	return string(out)
+}

@@ -2,6 +2,7 @@ package statefile
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -470,4 +471,41 @@ func TestSHA256HexGolden(t *testing.T) {
 			t.Errorf("SHA256Hex(%q) = %s, want %s", input, got, want)
 		}
 	}
+}
+
+// TestFormatUUIDv4: golden renderings (the version and variant bits
+// overwrite the input's, every other bit is kept), and any 16 bytes render
+// to what IsUUIDv4 accepts and decode back to the same bytes but those six.
+func TestFormatUUIDv4(t *testing.T) {
+	for _, tc := range []struct {
+		random [16]byte
+		want   string
+	}{
+		{[16]byte{}, "00000000-0000-4000-8000-000000000000"},
+		{[16]byte{0: 0xff, 1: 0xff, 2: 0xff, 3: 0xff, 4: 0xff, 5: 0xff, 6: 0xff, 7: 0xff, 8: 0xff, 9: 0xff, 10: 0xff,
+			11: 0xff, 12: 0xff, 13: 0xff, 14: 0xff, 15: 0xff}, "ffffffff-ffff-4fff-bfff-ffffffffffff"},
+		{[16]byte{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef},
+			"01234567-89ab-4def-8123-456789abcdef"},
+	} {
+		if got := FormatUUIDv4(tc.random); got != tc.want {
+			t.Errorf("FormatUUIDv4(%x) = %s, want %s", tc.random, got, tc.want)
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		var random [16]byte
+		copy(random[:], rapid.SliceOfN(rapid.Byte(), 16, 16).Draw(t, "random"))
+		id := FormatUUIDv4(random)
+		if !IsUUIDv4(id) {
+			t.Fatalf("FormatUUIDv4(%x) = %q, not a version-4 UUID", random, id)
+		}
+		decoded, err := hex.DecodeString(strings.ReplaceAll(id, "-", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		random[6] = random[6]&0x0f | 0x40
+		random[8] = random[8]&0x3f | 0x80
+		if !bytes.Equal(decoded, random[:]) {
+			t.Fatalf("FormatUUIDv4 rendered %q, which decodes to %x, not %x", id, decoded, random)
+		}
+	})
 }
