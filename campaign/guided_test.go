@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/leasekit/leasekit/internal/longtest"
 	"github.com/leasekit/leasekit/sim"
 )
 
@@ -106,6 +107,7 @@ func guidedOptions(engine string, seeds int) Options {
 
 // TestGuidedSearch: the table of guided search's promises.
 func TestGuidedSearch(t *testing.T) {
+	longtest.Require(t, "guided and random search, 6,000 runs each, on the vault")
 	const budget = 6000
 	for _, c := range []struct {
 		name string

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/dirlease"
+	"github.com/leasekit/leasekit/internal/longtest"
 )
 
 // TestDirleaseFullStateHome: runs killed with kill -9 leave their claims
@@ -18,6 +19,7 @@ import (
 // recover takes every claim, and runs are accepted again. Before, the
 // 65th run was accepted and every recover failed on the reviewed bound.
 func TestDirleaseFullStateHome(t *testing.T) {
+	longtest.Require(t, "dirlease.ClaimsMax killed runs filling a state home")
 	base := t.TempDir()
 	home := privateDir(t, base, "home")
 	work := privateDir(t, base, "work")

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/leasekit/leasekit/internal/longtest"
 )
 
 // TestFlockCompat runs scripts/flockcompat.sh: flock(1) and `leasereal run`
@@ -15,6 +17,7 @@ import (
 // flock(1) and setsid(1) come with util-linux, which every Linux CI image
 // here has; their absence fails the test rather than skipping it.
 func TestFlockCompat(t *testing.T) {
+	longtest.Require(t, "flock(1) and leasereal run side by side over scripts/flockcompat.sh")
 	for _, tool := range []string{"flock", "setsid"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s(1) is needed (apt-get install util-linux): %v", tool, err)

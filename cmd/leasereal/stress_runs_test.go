@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leasekit/leasekit/internal/longtest"
 	"github.com/leasekit/leasekit/realstress"
 )
 
@@ -22,6 +23,7 @@ import (
 // Each must pass on the shipped binary and reach its patterns (runs that
 // ran, kills, the operator's commands).
 func TestStressRunEnginesKeepOneCommandUnderALease(t *testing.T) {
+	longtest.Require(t, "real-OS campaigns of leasereal run and dirlease run")
 	for _, tc := range []struct {
 		engine   string
 		operator string // an operator exit the campaign must reach
@@ -55,6 +57,7 @@ func TestStressRunEnginesKeepOneCommandUnderALease(t *testing.T) {
 // overlap among its lines (a split run namespace also gives epochs that do
 // not rise).
 func TestStressRunEnginesCatchSplitLeases(t *testing.T) {
+	longtest.Require(t, "real-OS campaigns of leasereal run and dirlease run with a planted split lease")
 	for _, tc := range []struct {
 		engine, violation string
 	}{
