@@ -16,7 +16,7 @@
 // answers ESRCH (or a file with no valid PID) is stale, so TryLock removes
 // the file and tries again.
 //
-// What the harness finds (nightlylockfile_test.go, 2,000 seeds):
+// What the harness finds (nightlylockfile_test.go, 500 seeds):
 //   - "invariant two holders": two processes judge the same dead holder's
 //     file stale; the first removes it and links its own, and the second
 //     then removes that fresh file (Remove after a judgement, with nothing
