@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/internal/longtest"
 	"github.com/leasekit/leasekit/internal/mutant"
 	"github.com/leasekit/leasekit/internal/require"
 	"github.com/leasekit/leasekit/workload"
@@ -114,9 +115,7 @@ func runBinary(t *testing.T, binary string, args ...string) (int, string) {
 // file of at most 15 choices, and the file replays identically twice and
 // reproduces through `leasesim replay`; the unmutated build passes it.
 func TestPlantedBugIsFoundShrunkAndReplayed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a mutant leasesim (about 10 s); skipped with -short")
-	}
+	longtest.Require(t, "builds a mutant leasesim (about 10 s on an empty build cache)")
 	dir := t.TempDir()
 	binary := mutantBuild(t, "selftest-breakempty", dir)
 	seeds := filepath.Join(dir, "seeds")

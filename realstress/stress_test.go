@@ -224,7 +224,7 @@ func TestQuiescePausesMakeSegments(t *testing.T) {
 		every time.Duration
 	}{{"pauses", 20 * time.Millisecond}, {"no pauses", -1}} {
 		t.Run(c.name, func(t *testing.T) {
-			report, err := Run(Config{Dir: fastDir(t), Procs: 4, Ops: longOrShort(3000, 1000), Seed: 13, QuiesceEvery: c.every, SegmentOps: 50,
+			report, err := Run(Config{Dir: fastDir(t), Procs: 4, Ops: 3000, Seed: 13, QuiesceEvery: c.every, SegmentOps: 50,
 				CompareWholeCheck: true, WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
 			if err != nil {
 				t.Fatal(err)
