@@ -107,13 +107,13 @@ func guidedOptions(engine string, seeds int) Options {
 
 // TestGuidedSearch: the table of guided search's promises.
 func TestGuidedSearch(t *testing.T) {
-	longtest.Require(t, "guided and random search, 6,000 runs each, on the vault")
 	const budget = 6000
 	for _, c := range []struct {
 		name string
 		run  func(t *testing.T)
 	}{
 		{"finds the vault's deep bug that random search misses in the same runs", func(t *testing.T) {
+			longtest.Require(t, "a guided hunt of up to 6,000 runs")
 			random := guidedOptions("vault", budget)
 			random.Search = "random"
 			r, err := Run(context.Background(), random)
@@ -141,6 +141,7 @@ func TestGuidedSearch(t *testing.T) {
 			}
 		}},
 		{"finds the safe's deep bug, whose steps are inside one operation, by the call signal and not without it", func(t *testing.T) {
+			longtest.Require(t, "a guided hunt of up to 6,000 runs")
 			for _, search := range []struct{ search, signal string }{{"random", ""}, {"guided", SignalOperations}} {
 				o := guidedOptions("safe", budget)
 				o.Search, o.Signal = search.search, search.signal
@@ -163,6 +164,7 @@ func TestGuidedSearch(t *testing.T) {
 			t.Logf("guided by calls: found after %d runs, shrunk to %d choices", hunt.Runs, hunt.ShrunkChoices)
 		}},
 		{"shrinks a guided campaign's failure from its own input into a seed file that replays it", func(t *testing.T) {
+			longtest.Require(t, "a guided hunt of up to 6,000 runs")
 			o := guidedOptions("vault", budget)
 			report, err := Run(context.Background(), o)
 			if err != nil || len(report.Failures) == 0 {
