@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,6 +27,11 @@ var binary string
 
 func TestMain(m *testing.M) {
 	flag.Parse() // testing.CoverMode and -test.gocoverdir are known after it
+	// Under nohup (SIGHUP ignored) every child would inherit the ignored
+	// SIGHUP, and the cases where a command must die of one would see it
+	// survive. A handled signal is reset to its default by exec, so the
+	// children start as they would in a terminal session.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
 	dir, err := os.MkdirTemp("", "leasereal-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
