@@ -2,6 +2,7 @@ package realstress
 
 import (
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"sort"
@@ -35,7 +36,9 @@ func writeFailure(path string, info porcupine.LinearizationInfo, model porcupine
 		fmt.Fprintf(&text, "partition %d: longest partial linearization has %d operations; its last ones:\n", p, len(longest))
 		start := max(0, len(longest)-failureContextOps)
 		for _, op := range longest[start:] {
-			fmt.Fprintf(&text, "  [%d,%d] lane %d %s\n", op.Call, op.Return, op.ClientId, model.DescribeOperation(op.Input, op.Output))
+			// The models describe operations for porcupine's HTML page; this file is text.
+			described := html.UnescapeString(model.DescribeOperation(op.Input, op.Output))
+			fmt.Fprintf(&text, "  [%d,%d] lane %d %s\n", op.Call, op.Return, op.ClientId, described)
 		}
 	}
 	return os.WriteFile(path, []byte(text.String()), 0o600)

@@ -71,6 +71,9 @@ func TestStressCatchesAPlantedBug(t *testing.T) {
 	if report.Violations == 0 || report.Check != "illegal" {
 		t.Fatalf("the planted bug went unnoticed: violations %d, check %s", report.Violations, report.Check)
 	}
+	if text, err := os.ReadFile(filepath.Join(dir, "failure.txt")); err != nil || strings.Contains(string(text), "&gt;") || !strings.Contains(string(text), "->") {
+		t.Fatalf("failure.txt is not plain text (%v):\n%s", err, text)
+	}
 	for _, name := range []string{"history.html", "failure.txt"} {
 		if info, err := os.Stat(filepath.Join(dir, name)); err != nil || info.Size() == 0 {
 			t.Fatalf("%s not written: %v", name, err)
@@ -135,11 +138,25 @@ func fastDir(t *testing.T) string {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("kept %s for the failure's evidence (history.html, the workers' logs)", dir)
+			logEvidence(t, dir)
 			return
 		}
 		_ = os.RemoveAll(dir)
 	})
 	return dir
+}
+
+// logEvidence puts a failed check's story (failure.txt: the end of the
+// longest partial linearization; ground-truth.txt) in the test log, so that
+// a failure on a machine whose /dev/shm is gone by the time anyone looks
+// can still be read.
+func logEvidence(t *testing.T, dir string) {
+	t.Helper()
+	for _, name := range []string{"failure.txt", "ground-truth.txt"} {
+		if text, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			t.Logf("%s:\n%s", name, text)
+		}
+	}
 }
 
 // TestAdmissionStressWithKills runs the admission campaign: 4 workers
