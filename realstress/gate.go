@@ -75,7 +75,10 @@ func (g deathGate) awaitDeaths(pid int, alive string) {
 		waitMax = deathGateWaitMax
 	}
 	deadline := time.Now().Add(waitMax)
-	pending, err := 0, error(nil)
+	var (
+		pending int
+		err     error
+	)
 	for time.Now().Before(deadline) {
 		if pending, err = g.pendingDeaths(pid, alive); err == nil && pending == 0 {
 			return

@@ -36,7 +36,7 @@ func testWorkerCommand(args []string) *exec.Cmd {
 // only 6 or 7 kills, and about one run in four killed no holder.)
 func TestStressWithKills(t *testing.T) {
 	started := time.Now()
-	ops := longOrShort(3000, 800)
+	ops := longtest.Pick(3000, 800)
 	report, err := Run(Config{Dir: fastDir(t), Procs: 4, Ops: ops, KillRate: testKillRate(40), Seed: 7,
 		WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
 	if err != nil {
@@ -164,7 +164,7 @@ func logEvidence(t *testing.T, dir string) {
 // history must check against the admission model, and the final acquire
 // must recover whatever claim the dead workers left.
 func TestAdmissionStressWithKills(t *testing.T) {
-	ops := longOrShort(2000, 600)
+	ops := longtest.Pick(2000, 600)
 	report, err := Run(Config{Engine: EngineAdmission, Dir: fastDir(t), Procs: 4, Ops: ops, KillRate: testKillRate(40), Seed: 5,
 		WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
 	if err != nil {
@@ -198,7 +198,7 @@ func TestAdmissionStressCatchesAPlantedBug(t *testing.T) {
 // history must check against the dirlease model, recovery must have removed
 // killed creators' directories, and the final pass must leave no claim.
 func TestDirleaseStressWithKills(t *testing.T) {
-	ops := longOrShort(3000, 800)
+	ops := longtest.Pick(3000, 800)
 	report, err := Run(Config{Engine: EngineDirlease, Dir: fastDir(t), Procs: 6, Ops: ops, KillRate: testKillRate(30), Seed: 11,
 		WorkerCommand: testWorkerCommand, CheckTimeout: 30 * time.Second})
 	if err != nil {
@@ -261,15 +261,4 @@ func TestQuiescePausesMakeSegments(t *testing.T) {
 			}
 		})
 	}
-}
-
-// longOrShort is a campaign's size: long where long tests run
-// (internal/longtest: CI, LEASEKIT_LONG=1), short in the default test
-// command. The short size still reaches kills and recoveries, which each
-// test asserts.
-func longOrShort(long, short int) int {
-	if longtest.Enabled() {
-		return long
-	}
-	return short
 }

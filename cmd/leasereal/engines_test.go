@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leasekit/leasekit/internal/longtest"
 )
 
 // privateDir makes a mode-0700 directory, as the engines require of a
@@ -113,7 +115,7 @@ func TestShortChildrenExitZero(t *testing.T) {
 	base := t.TempDir()
 	home := privateDir(t, base, "home")
 	work := privateDir(t, base, "work")
-	runs := longOrShort(40, 12)
+	runs := longtest.Pick(40, 12)
 	for i := range runs {
 		if got := run(t, "dirlease", "run", "--state-home", home, "--path", work, "--", "true"); got.code != 0 {
 			t.Fatalf("dirlease run %d: exit %d; %s", i, got.code, got.stderr)

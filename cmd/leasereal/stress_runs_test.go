@@ -32,7 +32,7 @@ func TestStressRunEnginesKeepOneCommandUnderALease(t *testing.T) {
 		{realstress.EngineDirleaseRun, "recover exit 0"},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
-			ops := longOrShort(120, 60)
+			ops := longtest.Pick(120, 60)
 			got := run(t, "stress", "--engine", tc.engine, "--procs", "4", "--ops", strconv.Itoa(ops), "--kill-rate", "5",
 				"--json", "--work-dir", t.TempDir())
 			if got.code != exitOK {

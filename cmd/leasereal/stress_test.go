@@ -15,7 +15,7 @@ import (
 // default); the JSON report must be clean.
 // The full campaign is realstress.TestStressMustShow.
 func TestStressCommand(t *testing.T) {
-	ops := longOrShort(400, 120)
+	ops := longtest.Pick(400, 120)
 	for _, engine := range []string{"lease", "admission", "dirlease"} {
 		t.Run(engine, func(t *testing.T) {
 			got := run(t, "stress", "--engine", engine, "--procs", "4", "--ops", strconv.Itoa(ops), "--kill-rate", "30",
@@ -66,14 +66,4 @@ func TestStressCheckTimeoutIsNoVerdict(t *testing.T) {
 	if !strings.Contains(got.stderr, "no verdict") {
 		t.Fatalf("stderr %q", got.stderr)
 	}
-}
-
-// longOrShort is long under CI (CI set) or LEASEKIT_LONG=1, short
-// otherwise: the real-OS runs at full size cost tens of seconds of fsyncs,
-// and .ci/run (and .ci/realfs, on four filesystems) runs them at full size.
-func longOrShort(long, short int) int {
-	if longtest.Enabled() {
-		return long
-	}
-	return short
 }

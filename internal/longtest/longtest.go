@@ -16,6 +16,15 @@ func Enabled() bool {
 	return os.Getenv("CI") != "" || os.Getenv("LEASEKIT_LONG") == "1"
 }
 
+// Pick is a test's size: long where the long tests run, short in the
+// default test command (which must still reach what the test asserts).
+func Pick(long, short int) int {
+	if Enabled() {
+		return long
+	}
+	return short
+}
+
 // Require skips t, saying what it does and how to run it, unless the long
 // tests run and -short is off.
 func Require(t testing.TB, what string) {

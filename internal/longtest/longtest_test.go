@@ -41,3 +41,15 @@ func TestRequireSkipsUnlessEnabled(t *testing.T) {
 		t.Fatal("Require skipped with LEASEKIT_LONG=1")
 	}
 }
+
+func TestPickIsLongOnlyWhenEnabled(t *testing.T) {
+	t.Setenv("CI", "")
+	t.Setenv("LEASEKIT_LONG", "")
+	if got := Pick(3000, 1000); got != 1000 {
+		t.Fatalf("Pick without the long tests = %d, want the short 1000", got)
+	}
+	t.Setenv("LEASEKIT_LONG", "1")
+	if got := Pick(3000, 1000); got != 3000 {
+		t.Fatalf("Pick with LEASEKIT_LONG=1 = %d, want the long 3000", got)
+	}
+}

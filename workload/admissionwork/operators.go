@@ -105,7 +105,7 @@ func (aw *admissionWorld) judgeOperatorNeeded(p *sim.Proc, inspector *operatorIn
 	}
 	claim := state.Claim
 	q := aw.helperNamed(claim.ID, claim.HelperOwner.PID)
-	if q == nil || q.Table().PID != claim.HelperOwner.PID || !aw.Alive(q) || !placeOf(q).Same(p) ||
+	if q == nil || !aw.Alive(q) || !placeOf(q).Same(p) ||
 		inspector.unknown[claim.HelperOwner.PID] || state.Disposition != admission.DispositionIndeterminate {
 		return
 	}
