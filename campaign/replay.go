@@ -6,6 +6,7 @@ import (
 	"html"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/leasekit/leasekit/sim"
@@ -24,15 +25,15 @@ type Replay struct {
 // ReplaySpec reruns spec with a trace. visualize asks for porcupine's
 // visualization (Verdict.Visualize).
 func (c *Catalog) ReplaySpec(spec Spec, visualize bool) (*Replay, error) {
-	var raw bytes.Buffer
-	result, finding, verdict, err := c.Execute(spec, &raw, visualize)
+	var trace annotator
+	result, finding, verdict, err := c.Execute(spec, &trace, visualize)
 	if err != nil {
 		return nil, err
 	}
 	if visualize && verdict.Visualize == nil {
 		verdict.Visualize = c.visualizeHistory(spec.Engine, result.History)
 	}
-	return &Replay{Spec: spec, Result: result, Finding: finding, Verdict: verdict, Trace: annotate(raw.Bytes())}, nil
+	return &Replay{Spec: spec, Result: result, Finding: finding, Verdict: verdict, Trace: trace.annotated()}, nil
 }
 
 // visualizeHistory is the porcupine visualization of a run's history when
@@ -65,30 +66,62 @@ func (c *Catalog) WriteHTMLFile(path string, spec Spec) (*Replay, error) {
 	return replay, nil
 }
 
-// ReplayTwice replays spec twice and reports whether the traces, decision
-// lists and hashes agree; on a disagreement the error names the first
-// differing trace line.
+// ReplayTwice replays spec with its trace, then again without one, and
+// requires the two runs to agree: their hashes (which fold in every step's
+// process, operation, path, result and time) and their decision lists. The
+// second run is the one a campaign makes, untraced, so the check also shows
+// that tracing does not change a run; and it costs a third of a traced
+// replay. On a disagreement the spec is replayed traced once more, and the
+// error names the first trace line the two traced runs differ at, or says
+// that only tracing changed the run.
 func (c *Catalog) ReplayTwice(spec Spec) (*Replay, error) {
 	first, err := c.ReplaySpec(spec, false)
 	if err != nil {
 		return nil, err
 	}
-	second, err := c.ReplaySpec(spec, false)
+	second, _, _, err := c.Execute(spec, nil, false)
 	if err != nil {
 		return nil, err
 	}
-	if first.Result.Hash != second.Result.Hash || !bytes.Equal(first.Trace, second.Trace) ||
-		sim.FormatDecisions(first.Result.Decisions) != sim.FormatDecisions(second.Result.Decisions) {
-		a, b := strings.Split(string(first.Trace), "\n"), strings.Split(string(second.Trace), "\n")
-		for i := 0; i < min(len(a), len(b)); i++ {
-			if a[i] != b[i] {
-				return first, fmt.Errorf("replays diverge at trace line %d:\n  %s\n  %s", i+1, a[i], b[i])
-			}
-		}
-		return first, fmt.Errorf("replays diverge: %d and %d trace lines, hashes %016x and %016x",
-			len(a), len(b), first.Result.Hash, second.Result.Hash)
+	if first.Result.Hash == second.Hash && slices.Equal(first.Result.Decisions, second.Decisions) {
+		return first, nil
 	}
-	return first, nil
+	third, err := c.ReplaySpec(spec, false)
+	if err != nil {
+		return nil, err
+	}
+	if line, a, b, ok := firstDifference(first.Trace, third.Trace); ok {
+		return first, fmt.Errorf("replays diverge at trace line %d:\n  %s\n  %s", line, a, b)
+	}
+	if first.Result.Hash != third.Result.Hash {
+		return first, fmt.Errorf("replays diverge: the same trace, hashes %016x and %016x", first.Result.Hash, third.Result.Hash)
+	}
+	return first, fmt.Errorf("replays diverge: the traced run (hash %016x, %d decisions) and the untraced run (hash %016x, %d decisions) differ: tracing changes the run",
+		first.Result.Hash, len(first.Result.Decisions), second.Hash, len(second.Decisions))
+}
+
+// firstDifference is the first line (1-based) at which two traces differ,
+// with both lines; ok false when they are equal. A trace that is a prefix of
+// the other differs at the shorter one's end (an empty line there).
+func firstDifference(a, b []byte) (line int, lineA, lineB string, ok bool) {
+	if bytes.Equal(a, b) {
+		return 0, "", "", false
+	}
+	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := 0; i < max(len(la), len(lb)); i++ {
+		x, y := lineAt(la, i), lineAt(lb, i)
+		if x != y || i >= min(len(la), len(lb)) {
+			return i + 1, x, y, true
+		}
+	}
+	return 0, "", "", false
+}
+
+func lineAt(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return "(end of trace)"
 }
 
 // ContextSwitches counts the steps of a trace whose process differs from the
@@ -121,37 +154,63 @@ var mutatingOps = map[string]string{
 	"write": "file data",
 }
 
-// annotate makes the simulator's trace readable: each process step says
-// whether its FS change is volatile or made durable.
-func annotate(raw []byte) []byte {
-	var b bytes.Buffer
-	for _, line := range strings.SplitAfter(string(raw), "\n") {
-		if line == "" {
-			continue
+// annotator is a replay's trace writer. It makes the simulator's trace
+// readable as it is written: each process step says whether its FS change is
+// volatile or made durable. Annotating line by line holds a long trace (a
+// dirlease run's is megabytes) once, not as a raw copy and an annotated one.
+type annotator struct {
+	line []byte // the line being written: the simulator writes one in pieces
+	out  []byte
+}
+
+func (a *annotator) Write(p []byte) (int, error) {
+	n := len(p)
+	for {
+		end := bytes.IndexByte(p, '\n')
+		if end < 0 {
+			a.line = append(a.line, p...)
+			return n, nil
 		}
-		text := strings.TrimSuffix(line, "\n")
-		b.WriteString(text)
-		op := field(text, "op")
-		switch {
-		case op == "fsync" && field(text, "result") == "ok":
-			b.WriteString("   # durable: synced")
-		case op != "" && mutatingOps[op] != "" && field(text, "result") == "ok":
-			b.WriteString("   # volatile: " + mutatingOps[op] + " (lost by power loss until fsync)")
-		case strings.Contains(text, " crash proc="):
-			b.WriteString("   # SIGKILL here: the op above never runs")
-		case strings.Contains(text, " fault=powerloss"):
-			b.WriteString("   # power loss: unsynced changes may be lost")
-		}
-		b.WriteByte('\n')
+		a.line = append(a.line, p[:end]...)
+		a.flushLine()
+		p = p[end+1:]
 	}
-	return b.Bytes()
+}
+
+// annotated is the trace written so far, a last line without its newline
+// ended.
+func (a *annotator) annotated() []byte {
+	if len(a.line) > 0 {
+		a.flushLine()
+	}
+	return a.out
+}
+
+func (a *annotator) flushLine() {
+	text := string(a.line)
+	a.line = a.line[:0]
+	a.out = append(a.out, text...)
+	op := field(text, "op")
+	switch {
+	case op == "fsync" && field(text, "result") == "ok":
+		a.out = append(a.out, "   # durable: synced"...)
+	case op != "" && mutatingOps[op] != "" && field(text, "result") == "ok":
+		a.out = append(a.out, "   # volatile: "...)
+		a.out = append(a.out, mutatingOps[op]...)
+		a.out = append(a.out, " (lost by power loss until fsync)"...)
+	case strings.Contains(text, " crash proc="):
+		a.out = append(a.out, "   # SIGKILL here: the op above never runs"...)
+	case strings.Contains(text, " fault=powerloss"):
+		a.out = append(a.out, "   # power loss: unsynced changes may be lost"...)
+	}
+	a.out = append(a.out, '\n')
 }
 
 // field returns the value of key=value in a trace line.
 func field(line, key string) string {
-	for _, f := range strings.Fields(line) {
-		if v, ok := strings.CutPrefix(f, key+"="); ok {
-			return v
+	for f := range strings.FieldsSeq(line) {
+		if len(f) > len(key) && f[len(key)] == '=' && strings.HasPrefix(f, key) {
+			return f[len(key)+1:]
 		}
 	}
 	return ""

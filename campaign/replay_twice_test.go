@@ -1,0 +1,52 @@
+package campaign
+
+import (
+	"testing"
+
+	"github.com/leasekit/leasekit/internal/require"
+	"github.com/leasekit/leasekit/sim"
+)
+
+// alternatingToyEngine is the toy lock whose every other run has one more
+// client: a leak that the traced runs (the first and third of ReplayTwice)
+// share and the untraced second run does not, the shape of a run that
+// tracing changes.
+func alternatingToyEngine() *Engine {
+	e := toyEngine("toylock-alternating", false, toyCheck)
+	correct := e.Setup
+	runs := 0
+	e.Setup = func(params Params) func(w *sim.World) error {
+		return func(w *sim.World) error {
+			runs++
+			return correct(Params{"processes": 1 + runs%2, "attempts": params["attempts"]})(w)
+		}
+	}
+	return e
+}
+
+func TestReplayTwiceTellsADivergence(t *testing.T) {
+	catalog := NewCatalog(toyEngine("toylock", false, toyCheck), leakyToyEngine(), alternatingToyEngine())
+	cases := []struct {
+		engine string
+		want   string // "" for agreeing runs
+	}{
+		{"toylock", ""},
+		{"toylock-leaky", "replays diverge at trace line "},
+		{"toylock-alternating", "tracing changes the run"},
+	}
+	for _, c := range cases {
+		t.Run(c.engine, func(t *testing.T) {
+			spec, err := Options{Catalog: catalog}.SpecFor(c.engine, 7)
+			require.NoError(t, err)
+			replay, err := catalog.ReplayTwice(spec)
+			require.NotNil(t, replay)
+			require.NotEmpty(t, replay.Trace, "the first replay is traced")
+			if c.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			require.Contains(t, err.Error(), c.want)
+		})
+	}
+}
