@@ -69,6 +69,7 @@ func Engine() *campaign.Engine {
 			"admission-swapped-record-held",
 			"admission-operator-record-returned",
 			"admission-helper-bound",
+			"admission-helper-digest-checked", // the judges name a bound helper by its start digest
 			// command-line users running admission run (users.go)
 			"admission-user-held",
 			"admission-user-running",

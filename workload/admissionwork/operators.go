@@ -24,14 +24,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/leasekit/leasekit/admission"
 	"github.com/leasekit/leasekit/internal/fspath"
+	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/simproc"
 	"github.com/leasekit/leasekit/workload/workkit"
 )
 
@@ -104,7 +107,7 @@ func (aw *admissionWorld) judgeOperatorNeeded(p *sim.Proc, inspector *operatorIn
 		return
 	}
 	claim := state.Claim
-	q := aw.helperNamed(claim.ID, claim.HelperOwner.PID)
+	q := aw.helperNamed(claim.ID, claim.HelperOwner)
 	if q == nil || !aw.Alive(q) || !placeOf(q).Same(p) ||
 		inspector.unknown[claim.HelperOwner.PID] || state.Disposition != admission.DispositionIndeterminate {
 		return
@@ -213,7 +216,7 @@ func (aw *admissionWorld) judgeOperatorMove(f *admissionFS, movedTo string) {
 	aw.world.Probe("admission-operator-moved-claim")
 	aw.judgeMovedProc(f, claim, "owner", aw.owners[claim.ID], claim.Owner.PID)
 	if claim.HelperOwner != nil {
-		aw.judgeMovedProc(f, claim, "helper", aw.helperNamed(claim.ID, claim.HelperOwner.PID), claim.HelperOwner.PID)
+		aw.judgeMovedProc(f, claim, "helper", aw.helperNamed(claim.ID, claim.HelperOwner), claim.HelperOwner.PID)
 	}
 }
 
@@ -297,23 +300,54 @@ func (aw *admissionWorld) noteHelper(claimID string, child *sim.Proc) {
 	aw.helpers[claimID] = append(aw.helpers[claimID], child)
 }
 
-// helperNamed is the helper of claimID whose PID the record names, when
-// the PID alone tells which: nil when none had it, or when several
-// incarnations did (a bind whose outcome was unknown may have left the
-// record naming an earlier, dead helper whose PID a later one reused; the
-// record's start digest, not the PID, tells them apart, so the judges stay
-// silent rather than blame a live reuser).
-func (aw *admissionWorld) helperNamed(claimID string, pid int) *sim.Proc {
+// helperNamed is the helper of claimID that the record's owner names: the
+// incarnation with its PID and its start digest (what BindHelper captured
+// by inspecting the PID). nil when none is: the PID then named another
+// process when the bind captured it (a helper that had died, its PID
+// reused), and the judges have no live helper to blame. Two incarnations
+// with one PID and one start tick cannot be told apart (nor can the
+// engine), so the judges stay silent for them too.
+func (aw *admissionWorld) helperNamed(claimID string, owner *statecas.Owner) *sim.Proc {
 	var named *sim.Proc
 	for _, helper := range aw.helpers[claimID] {
-		if helper.Table().PID != pid {
+		if helper.Table().PID != owner.PID {
+			continue
+		}
+		if startDigestOf(helper) != owner.ProcessStartID {
+			aw.world.Probe("admission-helper-pid-reused")
 			continue
 		}
 		if named != nil {
-			aw.world.Probe("admission-helper-pid-reused")
+			aw.world.Probe("admission-helper-start-ambiguous")
 			return nil
 		}
 		named = helper
 	}
 	return named
+}
+
+// checkHelperDigest holds the judges' naming of helpers (helperNamed) to
+// what the engine recorded: a helper alive after its bind was alive during
+// the capture, so the record's start digest is its own.
+func (aw *admissionWorld) checkHelperDigest(claim admission.Claim, child *sim.Proc) {
+	if claim.HelperOwner == nil || !aw.Alive(child) || claim.HelperOwner.PID != child.Table().PID {
+		return
+	}
+	if claim.HelperOwner.ProcessStartID != startDigestOf(child) {
+		aw.fail(fmt.Errorf("admission %s names helper %s (PID %d) with start digest %s; the workload computes %s: "+
+			"the operator judges would not know this helper", claim.ID, child.Name(), child.Table().PID,
+			claim.HelperOwner.ProcessStartID, startDigestOf(child)), false)
+		return
+	}
+	aw.world.Probe("admission-helper-digest-checked")
+}
+
+// startDigestOf is the start digest an inspection of q captures
+// (statecas.StartDigest): the start time /proc/PID/stat shows (ticks since
+// boot), its executable's device and inode, and its uid, as simproc renders
+// them.
+func startDigestOf(q *sim.Proc) string {
+	table := q.Table()
+	return statecas.StartDigest(lease.ProcessIdentity{StartTime: strconv.FormatUint(table.StartTicks, 10),
+		ExecutableDev: simproc.ExeDev, ExecutableIno: table.ExeIno, UID: int(table.UID)})
 }

@@ -457,6 +457,7 @@ func (aw *admissionWorld) advance(p *sim.Proc, h *handle, choice int) bool {
 			if aw.transition(p, h, models.PhaseHelperActive, child.ID(), func(ctx context.Context) error { return h.a.BindHelper(ctx, child.Table().PID) }) {
 				h.helper = child.ID()
 				aw.world.Probe("admission-helper-bound")
+				aw.checkHelperDigest(h.a.Claim(), child)
 			}
 		case choice < 90:
 			aw.transition(p, h, models.PhaseParentOwned, 0, h.a.Settle)
