@@ -20,6 +20,6 @@ func ExampleCommand_Run() {
 	// Output:
 	// outcome=ok steps=28 processes=4 hash=87b965176ac5018b
 	// probes: zombie-threads=2 zombie=2
-	// replayed twice: identical traces
+	// replayed twice, traced and untraced: the same run
 	// exit 0
 }

@@ -493,7 +493,7 @@ func (c *Command) cmdReplay(args []string, stdout, stderr io.Writer) int {
 	} else {
 		replay.WriteText(stdout)
 	}
-	fmt.Fprintln(stdout, "replayed twice: identical traces")
+	fmt.Fprintln(stdout, "replayed twice, traced and untraced: the same run")
 	if file, err := campaign.ReadSeedFile(set.Arg(0)); err == nil {
 		fmt.Fprintln(stdout, c.Catalog.DriftReport(file, replay))
 	}

@@ -75,7 +75,7 @@ func TestReplaySeedNumberIsBitExact(t *testing.T) {
 	_, second, _ := leasesim("replay", "--engine", "selftest", "12")
 	require.Equal(t, first, second)
 	require.Contains(t, first, "proc=client-0 op=openfile")
-	require.Contains(t, first, "replayed twice: identical traces")
+	require.Contains(t, first, "replayed twice, traced and untraced: the same run")
 }
 
 // mutantOverlay writes the mutated copy of mutants/<name>'s file into dir

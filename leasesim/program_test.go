@@ -51,7 +51,7 @@ func TestReplayAndExploreDefaultToTheCatalogsEngine(t *testing.T) {
 	require.Equal(t, "userlock", user.replayEngineDefault())
 	var stdout, stderr strings.Builder
 	require.Equal(t, campaign.ExitOK, user.Run([]string{"replay", "--quiet", "7"}, &stdout, &stderr), stderr.String())
-	require.Contains(t, stdout.String(), "replayed twice: identical traces")
+	require.Contains(t, stdout.String(), "replayed twice, traced and untraced: the same run")
 }
 
 // TestMutantsNamesWhatIsMissing: mutants refuses, naming the missing piece,
@@ -197,7 +197,7 @@ func TestUserModuleGetsEveryCommand(t *testing.T) {
 
 	code, output = inUser("replay", "--quiet", "4")
 	require.Equal(t, campaign.ExitOK, code, output)
-	require.Contains(t, output, "replayed twice: identical traces")
+	require.Contains(t, output, "replayed twice, traced and untraced: the same run")
 	code, output = inUser("explore", "--choices-max", "1", "--decisions-max", "10")
 	require.Equal(t, campaign.ExitOK, code, output)
 	require.Contains(t, output, "leasesim explore userlock:")
