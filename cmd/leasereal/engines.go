@@ -293,6 +293,9 @@ func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if *recoverAfter < 0 || *recoverAfter > waitSecondsMax*time.Second {
+			return usagef("invalid --recover-after %v: 0 to %d seconds (e.g. 90s, 10m)", *recoverAfter, waitSecondsMax)
+		}
 		return dirleaseRun(config, path, *recoverAfter, wait, trimDashes(flags.Args()))
 	}
 	return usagef("unknown dirlease subcommand %q", args[0])

@@ -111,6 +111,22 @@ func waitFor(t *testing.T, what string, condition func() bool) {
 // recorded (`true`) ran and exited 0, so `run` exits 0 and leaves nothing
 // behind. Before the fix, the failed capture of the exited child (a zombie)
 // made about one run in three exit 4.
+// TestDirleaseRunRefusesABadRecoverAfter: a launching window the engine
+// cannot record is a usage error naming the flag, before anything is
+// claimed (the engine's own refusal says only that the request is invalid).
+func TestDirleaseRunRefusesABadRecoverAfter(t *testing.T) {
+	home, work := t.TempDir(), t.TempDir()
+	for _, value := range []string{"-1s", "8784h0m1s"} {
+		got := run(t, "dirlease", "run", "--state-home", home, "--path", work, "--recover-after", value, "--", "true")
+		if got.code != exitUsage || !strings.Contains(got.stderr, "invalid --recover-after "+value) {
+			t.Fatalf("--recover-after %s: exit %d; %s", value, got.code, got.stderr)
+		}
+	}
+	if entries, err := os.ReadDir(home); err != nil || len(entries) != 0 {
+		t.Fatalf("the state home holds %v (%v): a refused run wrote state", entries, err)
+	}
+}
+
 func TestShortChildrenExitZero(t *testing.T) {
 	base := t.TempDir()
 	home := privateDir(t, base, "home")
