@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"io/fs"
 	"time"
 
@@ -205,9 +206,11 @@ func (l *admissionLiveness) body(p *sim.Proc) {
 			return
 		case kind == models.AdmissionCorrupt && aw.corrupted:
 		default:
+			// The models describe operations for porcupine's HTML page; a failure message is text.
+			answer := html.UnescapeString(models.DescribeAdmissionOperation(models.AdmissionAcquire{Proc: p.ID(), Host: "host0"},
+				models.AdmissionAcquireResult{Kind: kind}))
 			aw.fail(fmt.Errorf("liveness: with every process dead and faults off (rebooted %t), the probe's acquire "+
-				"answered %s", l.rebooted, models.DescribeAdmissionOperation(models.AdmissionAcquire{Proc: p.ID(), Host: "host0"},
-				models.AdmissionAcquireResult{Kind: kind})), true)
+				"answered %s", l.rebooted, answer), true)
 			return
 		}
 		_ = p.Clock().Sleep(context.Background(), 2*time.Millisecond)

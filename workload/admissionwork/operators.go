@@ -227,9 +227,34 @@ func (aw *admissionWorld) noteCorruptionMoved(f *admissionFS, data []byte) {
 	if !aw.corrupted || aw.symlinked || !bytes.Equal(data, aw.corruption) {
 		return
 	}
-	f.clearedCorruption = aw.corruption
+	f.clearedCorruption, aw.movedCorruption, aw.corruptionMoved = aw.corruption, aw.corruption, true
 	aw.corrupted, aw.corruption = false, nil
 	aw.world.Probe("admission-operator-moved-hostile-corruption")
+}
+
+// corruptionBackAfterPowerLoss: a Quarantine renames the record into
+// quarantine/, and until the slot's directory is synced a power loss undoes
+// that rename. A hostile corruption an operator moved out is then back in
+// the slot, and the workload's own operator must repair it again (else the
+// liveness probe meets it and, rightly, is refused as corrupt).
+func (aw *admissionWorld) corruptionBackAfterPowerLoss() {
+	if !aw.corruptionMoved || aw.corrupted || aw.symlinked {
+		return
+	}
+	data, err := workkit.ReadRoot(aw.volume.Root(), admissionFile)
+	if err != nil || !bytes.Equal(data, aw.movedCorruption) {
+		return
+	}
+	aw.corrupted, aw.corruption, aw.repairAt = true, aw.movedCorruption, aw.world.Step()
+	aw.movedCorruption, aw.corruptionMoved = nil, false
+	aw.world.Probe("admission-operator-move-lost-to-power-loss")
+	if aw.liveness != nil {
+		// The liveness phase repaired the slot when it started, and
+		// repairs only then; the power loss killed every process (a probe
+		// launched since has not run), so a claim left is orphaned: repair
+		// under it, as the phase's start does.
+		aw.repair(true)
+	}
 }
 
 // judgeMovedProc judges one process a moved record names (q: nil when the

@@ -151,7 +151,13 @@ type admissionWorld struct {
 	corrupted  bool
 	corruption []byte
 	repairAt   int
-	swaps      int
+	// movedCorruption is a hostile corruption an operator's Quarantine
+	// moved out of the slot (corruptionMoved: one was; the bytes may be
+	// empty): until the slot directory is synced, a power loss undoes the
+	// move (corruptionBackAfterPowerLoss).
+	movedCorruption []byte
+	corruptionMoved bool
+	swaps           int
 	// symlinked is set while the co-tenant's symlink sits at the slot's
 	// path (symlinkID its identity), and outsideData holds the bytes of the
 	// record it moved out of the state tree (cotenant.go).
@@ -720,6 +726,7 @@ func (aw *admissionWorld) check() error {
 		aw.claims.powerLoss()
 		aw.judgeDurability()
 		aw.leftovers.AfterPowerLoss(w, aw.volume.Root())
+		aw.corruptionBackAfterPowerLoss()
 	}
 	aw.leftovers.Check(w, aw.volume.Root())
 	aw.checkLegacy()
