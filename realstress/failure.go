@@ -53,7 +53,8 @@ func describeHistory(ops []porcupine.Operation, from, to int64) string {
 	var text strings.Builder
 	for _, op := range sorted {
 		if op.Return >= from && op.Call <= to {
-			fmt.Fprintf(&text, "  [%d,%d] lane %d %s\n", op.Call, op.Return, op.ClientId, models.DescribeLeaseOperation(op.Input, op.Output))
+			fmt.Fprintf(&text, "  [%d,%d] lane %d %s\n", op.Call, op.Return, op.ClientId,
+				html.UnescapeString(models.DescribeLeaseOperation(op.Input, op.Output)))
 		}
 	}
 	return text.String()
