@@ -136,6 +136,7 @@ func (f *dirFS) noteQuarantined(claimPath string, data []byte) *dirTrack {
 		dw.world.Probe("dirlease-operator-moved-launching")
 	}
 	t.claimed = false // gone for everyone: no co-tenant hazard, no recovery of it
+	dw.operatorTaken = append(dw.operatorTaken, takenClaim{track: t, path: claimPath, data: data})
 	dw.claims.Spoil()
 	dw.world.RecordEvent("claim-swap", models.DirClaimSwap{Path: t.path})
 	return t
@@ -188,4 +189,33 @@ func (dw *dirWorld) claimIDOf(data []byte) string {
 		return ""
 	}
 	return claim.ID
+}
+
+// takenClaim is a claim file an operator's Quarantine moved or unlinked:
+// the claim's track, the file's path and its bytes.
+type takenClaim struct {
+	track *dirTrack
+	path  string
+	data  []byte
+}
+
+// claimsBackAfterPowerLoss follows the claims operators took, right after a
+// power loss: a Quarantine renames (or links and unlinks) the claim file out
+// of claims/, and until claims/ is synced a power loss undoes that; the
+// claim is then back, its owner's again and recovery's to take, as after a
+// move the call itself put back (noteMovedBack). After the crash every move
+// still undone is durable, so the list starts again.
+func (dw *dirWorld) claimsBackAfterPowerLoss() {
+	taken := dw.operatorTaken
+	dw.operatorTaken = nil
+	for _, c := range taken {
+		data, err := workkit.ReadRoot(dw.volume.Root(), c.path)
+		if err != nil || !bytes.Equal(data, c.data) || c.track.claimed {
+			continue
+		}
+		c.track.claimed = true
+		dw.world.RecordEvent("claim-return", models.DirClaimReturn{Path: c.track.path})
+		dw.world.Tracef("a power loss put %s's claim back: the operator's quarantine of %s was not durable", c.track.path, c.path)
+		dw.world.Probe("dirlease-operator-move-undone-by-powerloss")
+	}
 }

@@ -193,6 +193,9 @@ type dirWorld struct {
 	outsideChecked outsideCheck
 	// quarantined maps a quarantine path to the directory moved there.
 	quarantined map[string]*dirMoved
+	// operatorTaken are the claims operators' Quarantines took since the
+	// last power loss, which may undo their moves (claimsBackAfterPowerLoss).
+	operatorTaken []takenClaim
 	// creating and recovering count calls in flight (the race probe).
 	creating, recovering int
 	// threadCreates counts a threaded process's threads inside Create (threads.go).
@@ -747,6 +750,7 @@ func (dw *dirWorld) check() error {
 	if dw.Boot() != boot && len(dw.places.Hosts) == 1 {
 		dw.judgeDurability()
 		dw.leftovers.AfterPowerLoss(w, dw.volume.Root())
+		dw.claimsBackAfterPowerLoss()
 	}
 	dw.leftovers.Check(w, dw.volume.Root())
 	dw.checkOutside()
