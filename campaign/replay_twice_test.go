@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/leasekit/leasekit/internal/require"
-	"github.com/leasekit/leasekit/sim"
 )
 
 // alternatingToyEngine is the toy lock whose every other run has one more
@@ -12,16 +11,11 @@ import (
 // share and the untraced second run does not, the shape of a run that
 // tracing changes.
 func alternatingToyEngine() *Engine {
-	e := toyEngine("toylock-alternating", false, toyCheck)
-	correct := e.Setup
 	runs := 0
-	e.Setup = func(params Params) func(w *sim.World) error {
-		return func(w *sim.World) error {
-			runs++
-			return correct(Params{"processes": 1 + runs%2, "attempts": params["attempts"]})(w)
-		}
-	}
-	return e
+	return driftingToyEngine("toylock-alternating", func() int {
+		runs++
+		return 1 + runs%2
+	})
 }
 
 func TestReplayTwiceTellsADivergence(t *testing.T) {

@@ -12,20 +12,27 @@ import (
 // history check that fails runs where every client starved, and leaky
 // (leakyToyEngine).
 
-// leakyToyEngine is the toy lock with a planted determinism bug.
+// leakyToyEngine is the toy lock with a planted determinism bug: state that
+// outlives a run, so the second run of one input has one more client.
 func leakyToyEngine() *Engine {
-	leaky := toyEngine("toylock-leaky", false, toyCheck)
-	correct := leaky.Setup
-	leaky.Setup = func(params Params) func(w *sim.World) error {
+	return driftingToyEngine("toylock-leaky", func() int {
+		leakedClients++
+		return 1 + leakedClients%3
+	})
+}
+
+// driftingToyEngine is the toy lock whose client count clients gives anew
+// at every run's setup: a determinism bug when it is not a function of the
+// run's input.
+func driftingToyEngine(name string, clients func() int) *Engine {
+	e := toyEngine(name, false, toyCheck)
+	correct := e.Setup
+	e.Setup = func(params Params) func(w *sim.World) error {
 		return func(w *sim.World) error {
-			// The planted determinism bug: state that outlives a run, so
-			// the second run of one input has one more client.
-			leakedClients++
-			params := Params{"processes": 1 + leakedClients%3, "attempts": params["attempts"]}
-			return correct(params)(w)
+			return correct(Params{"processes": clients(), "attempts": params["attempts"]})(w)
 		}
 	}
-	return leaky
+	return e
 }
 
 // leakedClients is toylock-leaky's state that wrongly survives across runs.
