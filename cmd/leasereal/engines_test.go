@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,6 +126,30 @@ func TestDirleaseRunRefusesABadRecoverAfter(t *testing.T) {
 	}
 	if entries, err := os.ReadDir(home); err != nil || len(entries) != 0 {
 		t.Fatalf("the state home holds %v (%v): a refused run wrote state", entries, err)
+	}
+}
+
+// TestUnusableLeaseSettingsAreAUsageError: a --dir or --root-id the lease
+// engine refuses as a config (lease.ConfigError) is bad input: exit 2 with
+// the engine's reason, before anything is made.
+func TestUnusableLeaseSettingsAreAUsageError(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lease")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"inspect", "--dir", "/"}, "namespace must not be the root directory"},
+		{[]string{"run", "-n", "/", "true"}, "namespace must not be the root directory"},
+		{[]string{"acquire", "--dir", dir, "--root-id", strings.Repeat("r", 1025)}, "over the 1024-byte bound"},
+	}
+	for _, c := range cases {
+		got := run(t, c.args...)
+		if got.code != exitUsage || !strings.Contains(got.stderr, c.want) {
+			t.Fatalf("%v: exit %d; %s", c.args, got.code, got.stderr)
+		}
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a refused acquire made %s (%v)", dir, err)
 	}
 }
 

@@ -57,8 +57,15 @@ func (f *leaseFlags) manager(inspector lease.Inspector) (*lease.Manager, error) 
 	if err != nil {
 		return nil, err
 	}
-	return lease.NewManager(lease.Config{Namespace: namespace, RootID: f.rootID, FS: osenv.NewFS(),
+	manager, err := lease.NewManager(lease.Config{Namespace: namespace, RootID: f.rootID, FS: osenv.NewFS(),
 		Clock: osenv.NewClock(), Inspector: inspector, IDs: osenv.NewIDSource(), GuardWait: f.guardWait})
+	var config *lease.ConfigError
+	if errors.As(err, &config) {
+		// What the flags asked for cannot be a lease (the root directory,
+		// a --root-id no record can carry): bad input, exit 2, not an error.
+		return nil, usagef("%s", config.Problem)
+	}
+	return manager, err
 }
 
 // open is manager, plus the refusal of a namespace path that cannot be a
