@@ -102,15 +102,11 @@ func (c *Catalog) ReplayTwice(spec Spec) (*Replay, error) {
 
 // firstDifference is the first line (1-based) at which two traces differ,
 // with both lines; ok false when they are equal. A trace that is a prefix of
-// the other differs at the shorter one's end (an empty line there).
+// the other differs where the shorter one ends ("(end of trace)").
 func firstDifference(a, b []byte) (line int, lineA, lineB string, ok bool) {
-	if bytes.Equal(a, b) {
-		return 0, "", "", false
-	}
 	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
 	for i := 0; i < max(len(la), len(lb)); i++ {
-		x, y := lineAt(la, i), lineAt(lb, i)
-		if x != y || i >= min(len(la), len(lb)) {
+		if x, y := lineAt(la, i), lineAt(lb, i); x != y {
 			return i + 1, x, y, true
 		}
 	}

@@ -44,3 +44,23 @@ func TestReplayTwiceTellsADivergence(t *testing.T) {
 		})
 	}
 }
+
+func TestFirstDifferenceNamesTheLine(t *testing.T) {
+	cases := []struct {
+		a, b   string
+		line   int
+		la, lb string
+	}{
+		{"x\ny\n", "x\ny\n", 0, "", ""},
+		{"x\ny\nz\n", "x\nq\nz\n", 2, "y", "q"},
+		{"x\ny\n", "x\ny\nz\n", 3, "", "z"},
+		{"x\ny\nz", "x\ny", 3, "z", "(end of trace)"},
+	}
+	for _, c := range cases {
+		line, la, lb, ok := firstDifference([]byte(c.a), []byte(c.b))
+		require.Equal(t, c.line != 0, ok, "%q %q", c.a, c.b)
+		require.Equal(t, c.line, line)
+		require.Equal(t, c.la, la)
+		require.Equal(t, c.lb, lb)
+	}
+}

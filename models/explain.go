@@ -66,11 +66,11 @@ func explainPartition(text *strings.Builder, model porcupine.Model, partition, l
 		linearized[keyOf(op)] = true
 		ok, next := model.Step(state, op.Input, op.Output)
 		if !ok {
-			fmt.Fprintf(text, "  (replay diverged at %s)\n", describeOp(model, op))
+			fmt.Fprintf(text, "  (replay diverged at %s)\n", OperationText(model, op))
 			break
 		}
 		state = next
-		fmt.Fprintf(text, "  %s\n      state: %s\n", describeOp(model, op), html.UnescapeString(model.DescribeState(state)))
+		fmt.Fprintf(text, "  %s\n      state: %s\n", OperationText(model, op), html.UnescapeString(model.DescribeState(state)))
 	}
 	var remaining []porcupine.Operation
 	for _, op := range partition {
@@ -86,12 +86,15 @@ func explainPartition(text *strings.Builder, model porcupine.Model, partition, l
 	text.WriteString("  none of these could follow it:\n")
 	for _, op := range remaining {
 		if op.Call <= firstReturn {
-			fmt.Fprintf(text, "  %s\n", describeOp(model, op))
+			fmt.Fprintf(text, "  %s\n", OperationText(model, op))
 		}
 	}
 }
 
-func describeOp(model porcupine.Model, op porcupine.Operation) string {
+// OperationText is op as one line of plain text, "[call,return] lane N:
+// description": the models describe operations for porcupine's HTML page,
+// so a text report (a failure message, a log) unescapes them here.
+func OperationText(model porcupine.Model, op porcupine.Operation) string {
 	return fmt.Sprintf("[%d,%d] lane %d: %s", op.Call, op.Return, op.ClientId,
 		html.UnescapeString(model.DescribeOperation(op.Input, op.Output)))
 }

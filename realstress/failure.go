@@ -2,7 +2,6 @@ package realstress
 
 import (
 	"fmt"
-	"html"
 	"os"
 	"path/filepath"
 	"sort"
@@ -36,9 +35,7 @@ func writeFailure(path string, info porcupine.LinearizationInfo, model porcupine
 		fmt.Fprintf(&text, "partition %d: longest partial linearization has %d operations; its last ones:\n", p, len(longest))
 		start := max(0, len(longest)-failureContextOps)
 		for _, op := range longest[start:] {
-			// The models describe operations for porcupine's HTML page; this file is text.
-			described := html.UnescapeString(model.DescribeOperation(op.Input, op.Output))
-			fmt.Fprintf(&text, "  [%d,%d] lane %d %s\n", op.Call, op.Return, op.ClientId, described)
+			fmt.Fprintf(&text, "  %s\n", models.OperationText(model, op))
 		}
 	}
 	return os.WriteFile(path, []byte(text.String()), 0o600)
@@ -51,10 +48,10 @@ func describeHistory(ops []porcupine.Operation, from, to int64) string {
 	sorted := append([]porcupine.Operation(nil), ops...)
 	sort.Slice(sorted, func(a, b int) bool { return sorted[a].Call < sorted[b].Call })
 	var text strings.Builder
+	model := models.LeaseModel()
 	for _, op := range sorted {
 		if op.Return >= from && op.Call <= to {
-			fmt.Fprintf(&text, "  [%d,%d] lane %d %s\n", op.Call, op.Return, op.ClientId,
-				html.UnescapeString(models.DescribeLeaseOperation(op.Input, op.Output)))
+			fmt.Fprintf(&text, "  %s\n", models.OperationText(model, op))
 		}
 	}
 	return text.String()

@@ -158,6 +158,7 @@ func (aw *admissionWorld) quarantine(p *sim.Proc, cfg admission.Config, sha stri
 	switch {
 	case err == nil:
 		w.Probe("admission-operator-quarantined")
+		aw.movedCorruption, aw.corruptionMoved = nil, false // the reported move is synced: no power loss undoes it
 	case errors.Is(err, admission.ErrActive):
 		w.Probe("admission-operator-active-refused")
 	case errors.Is(err, admission.ErrChanged):
