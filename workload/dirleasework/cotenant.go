@@ -159,6 +159,9 @@ func (dw *dirWorld) hardLink(w *sim.World, t *dirTrack) {
 
 // cotenant is the FaultCotenant hook.
 func (dw *dirWorld) cotenant(w *sim.World) {
+	if dw.loosenOrRestore(w) {
+		return
+	}
 	var actions []func()
 	if parents := dw.swapParentCandidates(); len(parents) > 0 {
 		actions = append(actions, func() {

@@ -20,7 +20,7 @@ func Engine() *campaign.Engine {
 		Doc:      "leases on private working directories with recovery (package dirlease)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 6,
+		WorkloadVersion: 7,
 		Params: []campaign.Param{
 			{Name: "creators", Default: 3, Min: 1, Max: 6, Doc: "creator processes"},
 			{Name: "recoverers", Default: 2, Min: 1, Max: 4, Doc: "recovery processes racing the creators"},
@@ -95,6 +95,9 @@ func Engine() *campaign.Engine {
 			"cotenant-symlink-at-path",
 			"cotenant-symlink-planted",
 			"cotenant-hardlink",
+			"cotenant-loosened-mode",
+			"dirlease-loose-mode-refused",
+			"dirlease-inspect-loose-mode-refused",
 			"cotenant-aba-restored",
 			// another live claim swapped in (swapin.go)
 			"cotenant-claim-swapped-in",

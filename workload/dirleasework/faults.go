@@ -201,6 +201,7 @@ func (dw *dirWorld) startLiveness() {
 		}
 	}
 	dw.disarmTraps()
+	dw.restoreLooseMode()
 	dw.repairParents(true)
 	dw.repairDue(true)
 	dw.repairSwappedClaims(true)

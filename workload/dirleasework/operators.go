@@ -39,7 +39,9 @@ func (dw *dirWorld) operator(p *sim.Proc) {
 	var judged []dirlease.ClaimState
 	for i := 0; i < dw.opts.OpsPerProc; i++ {
 		if judged == nil || d.Intn(3) == 0 {
+			watch := dw.watchLoose()
 			states, err := dirlease.Inspect(context.Background(), cfg)
+			dw.judgeLoose(p, "Inspect", watch, err)
 			if err != nil {
 				dw.world.Probe("dirlease-operator-inspect-refused")
 				judged = nil
@@ -62,7 +64,9 @@ func (dw *dirWorld) quarantine(p *sim.Proc, cfg dirlease.Config, fsys *dirFS, st
 	w := dw.world
 	dw.claims.Begin()
 	fsys.lastMove = operatorMove{}
+	watch := dw.watchLoose()
 	moved, err := dirlease.Quarantine(context.Background(), cfg, state.Name, state.ContentSHA256)
+	dw.judgeLoose(p, "Quarantine", watch, err)
 	dw.claims.End(err == nil)
 	switch {
 	case err == nil:

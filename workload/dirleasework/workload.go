@@ -196,6 +196,10 @@ type dirWorld struct {
 	// operatorTaken are the claims operators' Quarantines took since the
 	// last power loss, which may undo their moves (claimsBackAfterPowerLoss).
 	operatorTaken []takenClaim
+	// loose is the co-tenant's standing loosened mode (loosemode.go);
+	// looseGeneration counts its loosenings and restorings.
+	loose           looseMode
+	looseGeneration uint64
 	// creating and recovering count calls in flight (the race probe).
 	creating, recovering int
 	// threadCreates counts a threaded process's threads inside Create (threads.go).
@@ -401,7 +405,9 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) (*dirH
 	dw.claims.Begin()
 	leave := dw.enterCreate(p)
 	call := p.BeginCall()
+	watch := dw.watchLoose()
 	l, err := dirlease.Create(call.Context(), cfg, request)
+	dw.judgeLoose(p, "Create", watch, err)
 	dw.left.After(call, workkit.Outcome{Op: "create", Err: err, Failed: err != nil, Products: !dw.withdrawBlocked(err)})
 	leave()
 	dw.claims.End(err == nil)
@@ -659,7 +665,9 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 	dw.claims.Begin()
 	dw.races.begin(p)
 	call := p.BeginCall()
+	watch := dw.watchLoose()
 	report, err := dirlease.Recover(call.Context(), cfg)
+	dw.judgeLoose(p, "Recover", watch, err)
 	dw.left.After(call, workkit.Outcome{Op: "recover", Err: err, Failed: err != nil})
 	dw.races.end(p)
 	dw.claims.End(err == nil)
