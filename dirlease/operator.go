@@ -2,8 +2,6 @@ package dirlease
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"path"
 	"strconv"
 	"strings"
@@ -80,7 +78,16 @@ func inspect(ctx context.Context, config Config) ([]ClaimState, clocks, error) {
 	}
 	uid := uint32(current.UID)
 	root := claimRoot(config)
-	if _, statErr := config.FS.Lstat(root); errors.Is(statErr, fs.ErrNotExist) {
+	// The state home and the claim directory's path first, as Create and
+	// Recover check them: a home they refuse (missing, group-writable, a
+	// symlink, a part not 0700) is that same refusal here, never "no
+	// claims", so an operator is not told "free" of a home where nothing
+	// can be created, nor sent to commands that cannot run.
+	complete, err := statecas.CheckPrivateDirs(config.Env(uid), uid, config.StateHome, RootDir...)
+	if err != nil {
+		return nil, clocks{}, wrapUnexpected(err, config.StateHome, "directory lease collection could not be inspected safely")
+	}
+	if !complete {
 		return nil, clocks{}, nil
 	}
 	snapshot, err := statecas.Snapshot(config.Env(uid), uid, root, statecas.SnapshotOptions{EntriesMax: inspectEntriesMax})

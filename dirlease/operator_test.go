@@ -204,3 +204,59 @@ func TestQuarantineWaitsForTheWindowWhateverTheOwnersInspectionSays(t *testing.T
 		})
 	}
 }
+
+// TestInspectRefusesWhatCreateRefuses: a state home Create and Recover
+// refuse (missing, group-writable, a part of the claim directory's path not
+// 0700) is the same ErrUnsafe refusal from Inspect, never "no claims" and
+// never a list of claims; a home whose claim directory is not made yet is
+// free. The claim's file is left where it is.
+func TestInspectRefusesWhatCreateRefuses(t *testing.T) {
+	cases := []struct {
+		name   string
+		loosen func(w *world)
+		// refused is what Create and Inspect must do.
+		refused bool
+	}{
+		{"private home, no claim directory yet", func(w *world) {}, false},
+		{"missing home", func(w *world) { must(w.t, os.Remove(w.home)) }, true},
+		{"group-writable home", func(w *world) { must(w.t, os.Chmod(w.home, 0o775)) }, true},
+		{"recovery/ mode 0770", func(w *world) {
+			must(w.t, os.MkdirAll(w.root(), 0o700))
+			must(w.t, os.Chmod(filepath.Dir(w.root()), 0o770))
+		}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			tc.loosen(w)
+			states, err := Inspect(ctx, w.recoverer())
+			_, createErr := Create(ctx, w.controller(ownerPID, "500"), CreateRequest{Role: RoleRawWorking, Path: w.dir("raw"), RecoverAfterMs: startMs + windowMs})
+			if !tc.refused {
+				require.NoError(t, err)
+				require.Empty(t, states)
+				require.NoError(t, createErr)
+				return
+			}
+			require.ErrorIs(t, createErr, ErrUnsafe)
+			require.ErrorIs(t, err, ErrUnsafe)
+			require.Nil(t, states)
+			require.Contains(t, err.Error(), "could not be inspected safely")
+		})
+	}
+}
+
+// TestInspectOfALoosenedHomeListsNothing: with live claims in a home whose
+// claim directory's parent is loosened after they were made, Inspect
+// refuses rather than judging claims no Quarantine or Recover could then
+// act on; the claims stay.
+func TestInspectOfALoosenedHomeListsNothing(t *testing.T) {
+	w := newWorld(t)
+	l := w.raw("raw")
+	must(t, os.Chmod(w.home, 0o777))
+	states, err := Inspect(ctx, w.recoverer())
+	require.ErrorIs(t, err, ErrUnsafe)
+	require.Nil(t, states)
+	require.True(t, exists(t, l.ClaimPath()))
+	_, err = Quarantine(ctx, w.recoverer(), filepath.Base(l.ClaimPath()), "0000000000000000000000000000000000000000000000000000000000000000")
+	require.ErrorIs(t, err, ErrUnsafe)
+}
