@@ -159,7 +159,7 @@ func (dw *dirWorld) hardLink(w *sim.World, t *dirTrack) {
 
 // cotenant is the FaultCotenant hook.
 func (dw *dirWorld) cotenant(w *sim.World) {
-	if dw.loosenOrRestore(w) {
+	if dw.loose.Fire(w) {
 		return
 	}
 	var actions []func()

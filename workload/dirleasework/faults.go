@@ -201,7 +201,7 @@ func (dw *dirWorld) startLiveness() {
 		}
 	}
 	dw.disarmTraps()
-	dw.restoreLooseMode()
+	dw.loose.Restore(w)
 	dw.repairParents(true)
 	dw.repairDue(true)
 	dw.repairSwappedClaims(true)

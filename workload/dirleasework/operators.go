@@ -39,7 +39,7 @@ func (dw *dirWorld) operator(p *sim.Proc) {
 	var judged []dirlease.ClaimState
 	for i := 0; i < dw.opts.OpsPerProc; i++ {
 		if judged == nil || d.Intn(3) == 0 {
-			watch := dw.watchLoose()
+			watch := dw.loose.Watch(dw.world)
 			states, err := dirlease.Inspect(context.Background(), cfg)
 			dw.judgeLoose(p, "Inspect", watch, err)
 			if err != nil {
@@ -64,7 +64,7 @@ func (dw *dirWorld) quarantine(p *sim.Proc, cfg dirlease.Config, fsys *dirFS, st
 	w := dw.world
 	dw.claims.Begin()
 	fsys.lastMove = operatorMove{}
-	watch := dw.watchLoose()
+	watch := dw.loose.Watch(dw.world)
 	moved, err := dirlease.Quarantine(context.Background(), cfg, state.Name, state.ContentSHA256)
 	dw.judgeLoose(p, "Quarantine", watch, err)
 	dw.claims.End(err == nil)

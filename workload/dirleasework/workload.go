@@ -196,10 +196,8 @@ type dirWorld struct {
 	// operatorTaken are the claims operators' Quarantines took since the
 	// last power loss, which may undo their moves (claimsBackAfterPowerLoss).
 	operatorTaken []takenClaim
-	// loose is the co-tenant's standing loosened mode (loosemode.go);
-	// looseGeneration counts its loosenings and restorings.
-	loose           looseMode
-	looseGeneration uint64
+	// loose is the co-tenant's loosened-mode hazard (loosemode.go).
+	loose *workkit.LooseMode
 	// creating and recovering count calls in flight (the race probe).
 	creating, recovering int
 	// threadCreates counts a threaded process's threads inside Create (threads.go).
@@ -232,6 +230,7 @@ func (dw *dirWorld) setup() error {
 	dw.claims = workkit.DoneRecord{Name: dirClaimsPath, Read: workkit.DirState(dw.volume.Root(), dirClaimsPath, isClaimFile)}
 	dw.leftovers = workkit.LeftoverWatch{Dirs: []string{dirClaimsPath}} // the quarantine is a sibling, not inside
 	dw.volume.FS().MkdirAll(dirleaseHome, 0o700, dirleaseUID)
+	dw.loose = dw.newLooseMode()
 	dw.setupParents()
 	dw.setupOutside()
 	dw.places = workkit.DrawPlaces(w, dw.volume, opts.PIDMax, true, &dw.LifeLedger)
@@ -405,7 +404,7 @@ func (dw *dirWorld) create(p *sim.Proc, cfg dirlease.Config, bundle bool) (*dirH
 	dw.claims.Begin()
 	leave := dw.enterCreate(p)
 	call := p.BeginCall()
-	watch := dw.watchLoose()
+	watch := dw.loose.Watch(dw.world)
 	l, err := dirlease.Create(call.Context(), cfg, request)
 	dw.judgeLoose(p, "Create", watch, err)
 	dw.left.After(call, workkit.Outcome{Op: "create", Err: err, Failed: err != nil, Products: !dw.withdrawBlocked(err)})
@@ -665,7 +664,7 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 	dw.claims.Begin()
 	dw.races.begin(p)
 	call := p.BeginCall()
-	watch := dw.watchLoose()
+	watch := dw.loose.Watch(dw.world)
 	report, err := dirlease.Recover(call.Context(), cfg)
 	dw.judgeLoose(p, "Recover", watch, err)
 	dw.left.After(call, workkit.Outcome{Op: "recover", Err: err, Failed: err != nil})
