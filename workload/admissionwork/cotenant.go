@@ -30,6 +30,9 @@ const admissionOutside = "/home/outside/slot.json"
 
 // cotenant is the FaultCotenant hook.
 func (aw *admissionWorld) cotenant(w *sim.World) {
+	if aw.loose.Fire(w) {
+		return
+	}
 	if current, sources := aw.swapCandidates(); len(sources) > 0 && w.Decisions().Intn(2) == 0 {
 		aw.swapInRecord(w, current, sources[w.Decisions().Intn(len(sources))])
 		return

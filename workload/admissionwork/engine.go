@@ -21,7 +21,7 @@ func Engine() *campaign.Engine {
 		Doc:      "single-slot export admission with a helper lifecycle (package admission)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 4,
+		WorkloadVersion: 5,
 		Params: []campaign.Param{
 			{Name: "controllers", Default: 3, Min: 1, Max: 6, Doc: "controller processes"},
 			{Name: "ops_per_proc", Default: 10, Min: 1, Max: 64, Doc: "loop steps per controller"},
@@ -63,6 +63,10 @@ func Engine() *campaign.Engine {
 			"cotenant-symlink-planted",
 			"admission-symlink-refused",
 			"admission-operator-repair-symlink",
+			// the co-tenant's loosened mode (loosemode.go)
+			"cotenant-loosened-mode",
+			"admission-loose-mode-refused",
+			"admission-inspect-loose-mode-refused",
 			// swapadm: another live owner's earlier record swapped in (swapin.go)
 			"cotenant-record-swapped-in",
 			"admission-swapped-record-cas-refused",

@@ -140,6 +140,7 @@ func (aw *admissionWorld) startLiveness() {
 			w.Crash(p)
 		}
 	}
+	aw.loose.Restore(w)
 	aw.returnSwappedRecord(true)
 	if aw.corrupted {
 		aw.repair(true)

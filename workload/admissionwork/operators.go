@@ -87,7 +87,9 @@ func (aw *admissionWorld) operator(p *sim.Proc) {
 // operatorInspect is the operator's InspectState (read-only, not in the
 // history); nil when it is refused.
 func (aw *admissionWorld) operatorInspect(p *sim.Proc, cfg admission.Config) *admission.State {
+	watch := aw.loose.Watch(aw.world)
 	state, err := admission.InspectState(context.Background(), cfg)
+	aw.judgeLoose(p, "InspectState", watch, err)
 	if err != nil {
 		aw.world.Probe("admission-operator-inspect-refused")
 		return nil
@@ -130,7 +132,9 @@ func (aw *admissionWorld) quarantine(p *sim.Proc, cfg admission.Config, sha stri
 	aw.slot.Begin()
 	aw.claims.begin(p)
 	call := p.BeginCall()
+	watch := aw.loose.Watch(w)
 	moved, err := admission.Quarantine(call.Context(), cfg, sha)
+	aw.judgeLoose(p, "Quarantine", watch, err)
 	aw.left.After(call, workkit.Outcome{Op: "quarantine", Err: err, Failed: err != nil})
 	aw.claims.end(p, "quarantine", err)
 	aw.slot.End(err == nil) // a reported move synced both directories: the empty slot is promised

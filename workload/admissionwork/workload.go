@@ -126,6 +126,8 @@ type admissionWorld struct {
 	opts   AdmissionOptions
 	host   *sim.Host
 	volume *sim.Volume
+	// loose is the co-tenant's loosened-mode hazard (loosemode.go).
+	loose *workkit.LooseMode
 	// places are the hosts and namespaces processes run in (hosts.go).
 	places workkit.Places
 	// exes counts executables: every process runs its own, so no restart
@@ -202,6 +204,7 @@ func (aw *admissionWorld) setup() error {
 	aw.leftovers = workkit.LeftoverWatch{Dirs: []string{fspath.Dir(admissionFile)}, Skip: []string{admission.QuarantineDir},
 		Hostile: func(data []byte) bool { return aw.corrupted && string(data) == string(aw.corruption) }}
 	aw.volume.FS().MkdirAll(admissionHome, 0o700, admissionUID)
+	aw.loose = &workkit.LooseMode{Volume: aw.volume, UID: admissionUID, Home: admissionHome, Parts: admission.RootDir}
 	aw.places = workkit.DrawPlaces(w, aw.volume, opts.PIDMax, true, &aw.LifeLedger)
 	aw.host = aw.places.Hosts[0]
 	legacy := opts.Legacy
@@ -607,7 +610,9 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 	aw.claims.begin(p)
 	leave := aw.enterAcquire(p)
 	call := p.BeginCall()
+	watch := aw.loose.Watch(aw.world)
 	a, err := admission.Acquire(call.Context(), cfg)
+	aw.judgeLoose(p, "Acquire", watch, err)
 	aw.left.After(call, workkit.Outcome{Op: "acquire", Err: err, Failed: err != nil, Products: true})
 	leave()
 	aw.claims.end(p, "acquire", err)
@@ -641,7 +646,9 @@ func (aw *admissionWorld) acquireRecorded(p *sim.Proc, cfg admission.Config) (*a
 // disposition probes.
 func (aw *admissionWorld) inspect(p *sim.Proc, cfg admission.Config) {
 	call := p.BeginCall()
+	watch := aw.loose.Watch(aw.world)
 	claim, disposition, err := admission.Inspect(call.Context(), cfg)
+	aw.judgeLoose(p, "Inspect", watch, err)
 	aw.left.After(call, workkit.Outcome{Op: "inspect", Err: err, Failed: err != nil})
 	if err == nil && claim != nil {
 		aw.world.Probe("admission-disposition-" + string(disposition))

@@ -1,9 +1,6 @@
 package dirleasework
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/leasekit/leasekit/dirlease"
 	"github.com/leasekit/leasekit/sim"
 	"github.com/leasekit/leasekit/workload/workkit"
@@ -20,16 +17,13 @@ func (dw *dirWorld) newLooseMode() *workkit.LooseMode {
 	return &workkit.LooseMode{Volume: dw.volume, UID: dirleaseUID, Home: dirleaseHome, Parts: dirlease.RootDir}
 }
 
-// judgeLoose fails the run when a call (what, by p) that ran wholly while
-// one loosening stood succeeded.
+// judgeLoose judges p's call what, started with watch, that ended with err.
 func (dw *dirWorld) judgeLoose(p *sim.Proc, what string, watch workkit.LooseWatch, err error) {
-	dir, mode, stood := dw.loose.Stood(dw.world, watch)
+	failure, refused := dw.loose.Judge(dw.world, p, what, watch, err, dirlease.ErrUnsafe)
 	switch {
-	case !stood:
-	case err == nil:
-		dw.fail(fmt.Errorf("%s's %s succeeded while %s had mode %v, which every engine call must refuse",
-			p.Name(), what, dir, mode), false)
-	case errors.Is(err, dirlease.ErrUnsafe):
+	case failure != nil:
+		dw.fail(failure, false)
+	case refused:
 		dw.world.Probe("dirlease-loose-mode-refused")
 		if what == "Inspect" {
 			dw.world.Probe("dirlease-inspect-loose-mode-refused")

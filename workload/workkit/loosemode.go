@@ -1,6 +1,8 @@
 package workkit
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 
 	"github.com/leasekit/leasekit/internal/fspath"
@@ -163,13 +165,21 @@ func (m *LooseMode) Watch(w *sim.World) LooseWatch {
 	return LooseWatch{path: m.path, generation: m.generation}
 }
 
-// Stood reports whether a call that started with watch ran wholly while
-// one loosening stood, with the loosened directory and its mode: such a
-// call must refuse.
-func (m *LooseMode) Stood(w *sim.World, watch LooseWatch) (dir string, mode fs.FileMode, stood bool) {
+// Judge is the verdict on p's engine call what, which started with watch
+// and ended with err. A call that ran wholly while one loosening stood
+// must refuse: failure says so when it succeeded, and refused reports a
+// refusal that is errUnsafe (the engine's kind for an unsafe directory).
+func (m *LooseMode) Judge(w *sim.World, p *sim.Proc, what string, watch LooseWatch, err, errUnsafe error) (failure error, refused bool) {
 	if watch.path == "" || watch.generation != m.generation {
-		return "", 0, false
+		return nil, false
 	}
-	mode, stood = m.onDisk(w)
-	return watch.path, mode, stood
+	mode, stood := m.onDisk(w)
+	switch {
+	case !stood:
+		return nil, false
+	case err == nil:
+		return fmt.Errorf("%s's %s succeeded while %s had mode %v, which every engine call must refuse",
+			p.Name(), what, watch.path, mode), false
+	}
+	return nil, errors.Is(err, errUnsafe)
 }

@@ -1,0 +1,27 @@
+package admissionwork
+
+import (
+	"github.com/leasekit/leasekit/admission"
+	"github.com/leasekit/leasekit/sim"
+	"github.com/leasekit/leasekit/workload/workkit"
+)
+
+// The loosened mode (workkit.LooseMode): the co-tenant makes the state
+// home group-writable, or a part of the admission directory's path other
+// than 0700, and puts it back later. Acquire, Inspect, InspectState and
+// Quarantine must all refuse while it stands: judgeLoose fails a run where
+// one that ran wholly under one loosening succeeded.
+
+// judgeLoose judges p's call what, started with watch, that ended with err.
+func (aw *admissionWorld) judgeLoose(p *sim.Proc, what string, watch workkit.LooseWatch, err error) {
+	failure, refused := aw.loose.Judge(aw.world, p, what, watch, err, admission.ErrUnsafe)
+	switch {
+	case failure != nil:
+		aw.fail(failure, false)
+	case refused:
+		aw.world.Probe("admission-loose-mode-refused")
+		if what == "InspectState" {
+			aw.world.Probe("admission-inspect-loose-mode-refused")
+		}
+	}
+}
