@@ -102,11 +102,29 @@ func Inspect(ctx context.Context, config Config) (claim *Claim, disposition Disp
 	if err != nil {
 		return nil, "", err
 	}
-	observed, err := readAdmission(config, uint32(current.UID), admissionFile(config))
+	uid := uint32(current.UID)
+	if complete, err := checkInspectable(config, uid); err != nil || !complete {
+		return nil, "", err
+	}
+	observed, err := readAdmission(config, uid, admissionFile(config))
 	if err != nil || observed == nil {
 		return nil, "", err
 	}
 	return &observed.claim, dispose(observed.claim, statusFunc(config, current), statecas.BootDigest(current.BootID)), nil
+}
+
+// checkInspectable checks the state home and the admission directories as
+// Acquire does (statecas.CheckPrivateDirs: no create, no sync), so that an
+// inspection of a home Acquire refuses (missing, group-writable, a
+// symlink, a part not 0700) is that same ErrUnsafe refusal, never "no
+// admission" and never a reading of a record no call can then act on.
+// complete is false when a directory is not made yet: no admission.
+func checkInspectable(config Config, uid uint32) (complete bool, err error) {
+	complete, err = statecas.CheckPrivateDirs(config.Env(uid), uid, config.StateHome, RootDir...)
+	if err != nil {
+		return false, wrapUnexpected(err, config.StateHome, "export admission cannot be inspected safely")
+	}
+	return complete, nil
 }
 
 // admissionFile is the admission file's path.

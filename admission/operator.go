@@ -69,9 +69,9 @@ func InspectState(ctx context.Context, config Config) (state State, err error) {
 	// refuses (ErrUnsafe: not private, a symlink, another owner) is that
 	// same refusal here, never "no admission".
 	uid := uint32(current.UID)
-	complete, err := statecas.CheckPrivateDirs(config.Env(uid), uid, config.StateHome, RootDir...)
+	complete, err := checkInspectable(config, uid)
 	if err != nil {
-		return state, wrapUnexpected(err, config.StateHome, "export admission cannot be inspected safely")
+		return state, err
 	}
 	if !complete {
 		return state, nil

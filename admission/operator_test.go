@@ -147,14 +147,20 @@ func TestInspectStateRefusesWhatAcquireRefuses(t *testing.T) {
 		{"admission directory is a symlink", func(w *world, root string) {
 			elsewhere := filepath.Join(w.t.TempDir(), "elsewhere")
 			require.NoError(w.t, os.Mkdir(elsewhere, 0o700))
-			require.NoError(w.t, os.Remove(root))
-			require.NoError(w.t, os.Symlink(elsewhere, root))
+			require.NoError(w.t, os.Rename(root, filepath.Join(elsewhere, "moved")))
+			require.NoError(w.t, os.Symlink(filepath.Join(elsewhere, "moved"), root))
+		}},
+		{"group-writable state home", func(w *world, root string) {
+			require.NoError(w.t, os.Chmod(w.home, 0o775))
+		}},
+		{"recovery/ mode 0770", func(w *world, root string) {
+			require.NoError(w.t, os.Chmod(filepath.Dir(root), 0o770))
 		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
-			require.NoError(t, mustAcquire(t, w.controller(1000, "500")).Release(ctx))
+			mustAcquire(t, w.controller(1000, "500")) // a record, held
 			tc.spoil(w, filepath.Dir(w.file()))
 			operator := w.controller(2000, "600")
 			_, acquireErr := Acquire(ctx, operator)
@@ -162,6 +168,9 @@ func TestInspectStateRefusesWhatAcquireRefuses(t *testing.T) {
 			state, err := InspectState(ctx, operator)
 			require.ErrorIs(t, err, ErrUnsafe, "inspect reported %+v", state)
 			require.False(t, state.Present)
+			claim, disposition, err := Inspect(ctx, operator)
+			require.ErrorIs(t, err, ErrUnsafe, "Inspect read %+v (%s)", claim, disposition)
+			require.Nil(t, claim)
 		})
 	}
 }
