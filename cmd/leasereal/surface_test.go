@@ -133,6 +133,19 @@ func surfaceCases() []surfaceCase {
 			chmod(t, filepath.Join(append([]string{home}, dirlease.RootDir...)...), 0o755)
 			return []string{"dirlease", "inspect", "--state-home", home}, []string{"dirlease", "run", "--state-home", home, "--path", work, "--", "true"}
 		}, verdictRefused, exitRefused},
+		{"dirlease/refused-group-writable-home", func(t *testing.T) ([]string, []string) {
+			base := t.TempDir()
+			home, work := privateDir(t, base, "home"), privateDir(t, base, "work")
+			chmod(t, home, 0o775) // before anything is made in it: inspect said free
+			return []string{"dirlease", "inspect", "--state-home", home}, []string{"dirlease", "run", "--state-home", home, "--path", work, "--", "true"}
+		}, verdictRefused, exitRefused},
+		{"dirlease/refused-unsafe-recovery-dir", func(t *testing.T) ([]string, []string) {
+			base := t.TempDir()
+			home, work := privateDir(t, base, "home"), privateDir(t, base, "work")
+			mustRun(t, exitOK, "dirlease", "run", "--state-home", home, "--path", work, "--", "true")
+			chmod(t, filepath.Join(home, dirlease.RootDir[0]), 0o770) // inspect read the claims below it
+			return []string{"dirlease", "inspect", "--state-home", home}, []string{"dirlease", "run", "--state-home", home, "--path", work, "--", "true"}
+		}, verdictRefused, exitRefused},
 	}
 }
 
