@@ -217,6 +217,9 @@ func (dw *dirWorld) launchLiveness() {
 	if dw.liveness == nil {
 		dw.liveness = &dirLiveness{dw: dw, startStep: dw.world.Step()}
 	}
+	if dw.liveness.visits > 0 {
+		panic("dirleasework: the liveness phase launched twice")
+	}
 	dw.world.Tracef("dirlease-liveness start")
 	dw.liveness.launch()
 }

@@ -64,6 +64,11 @@ type dirPileup struct {
 	spawned  int
 	refusals int
 	done     bool
+	// handedOver is set once the liveness phase is launched: a piler's exit
+	// that kills another piler (its exit hook runs first, inside this one)
+	// would otherwise launch it twice, and two probes in one place fail
+	// each other's recovery passes on their in-flight mutation claims.
+	handedOver bool
 	// stalls counts the recovery passes in a row that removed none of the
 	// pile-up's claims.
 	stalls int
@@ -164,7 +169,8 @@ func (u *dirPileup) exited(p *sim.Proc) {
 	case dw.failure != nil:
 	case !u.done:
 		u.spawn()
-	case len(u.pilers) == 0:
+	case len(u.pilers) == 0 && !u.handedOver:
+		u.handedOver = true
 		dw.launchLiveness()
 	}
 }
