@@ -75,8 +75,11 @@ func (v *Volume) FS() Filesystem { return v.fs }
 
 // Root returns a root (uid 0) view of the volume for setup code and fault
 // hooks (corruption, a hostile co-tenant's renames). Its calls are not
-// scheduling points and never get injected errors. The view is made once
-// per volume, so hooks may call Root at every step.
+// scheduling points. Outside a process's step (setup, fault hooks, the
+// invariants between steps) they never get injected errors; from inside
+// one (a workload's code around an engine call) they draw from, and can
+// get, that process's injected FS faults unless made in World.Unfaulted.
+// The view is made once per volume, so hooks may call Root at every step.
 func (v *Volume) Root() lease.FS {
 	if v.root == nil {
 		v.root = v.fs.View(0)
