@@ -26,12 +26,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/leasekit/leasekit/campaign"
+	"github.com/leasekit/leasekit/internal/simgc"
 )
 
 // exitToolError is the exit code of an I/O failure of the tool itself
@@ -64,17 +64,8 @@ func (c *Command) Main() {
 	os.Exit(c.Run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// gcPercentDefault is leasesim's GOGC unless the environment sets one. A
-// campaign keeps a few MiB live while it allocates about 0.7 MiB per seed,
-// so at the runtime's 100 it collects every few seeds; 400 collects a
-// quarter as often for at most about 16 MiB more heap per process.
-const gcPercentDefault = 400
-
-func tuneGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercentDefault)
-	}
-}
+// tuneGC sets leasesim's GOGC (simgc.Percent) unless the environment sets one.
+func tuneGC() { simgc.Tune() }
 
 const usage = `usage: leasesim <command> [flags]
 

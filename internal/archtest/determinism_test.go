@@ -29,6 +29,7 @@ var notDeterministic = map[string]string{
 	"internal/doctable":      "the doc-table check: it reads and rewrites the Markdown docs",
 	"internal/longtest":      "tests' switch: it reads the CI and LEASEKIT_LONG variables",
 	"internal/require":       "tests' assertions: FileExists and its kin stat real paths",
+	"internal/simgc":         "simulation programs' collector target: it reads GOGC from the environment",
 }
 
 // allowedFindings are the exact findings accepted in deterministicDirs, each
