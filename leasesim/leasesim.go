@@ -60,12 +60,9 @@ type Command struct {
 
 // Main runs the command line (os.Args) and exits with its code.
 func (c *Command) Main() {
-	tuneGC()
+	simgc.Tune() // GOGC 400 unless the environment sets one
 	os.Exit(c.Run(os.Args[1:], os.Stdout, os.Stderr))
 }
-
-// tuneGC sets leasesim's GOGC (simgc.Percent) unless the environment sets one.
-func tuneGC() { simgc.Tune() }
 
 const usage = `usage: leasesim <command> [flags]
 

@@ -1,7 +1,6 @@
 package admissionwork
 
 import (
-	"github.com/leasekit/leasekit/admission"
 	"github.com/leasekit/leasekit/sim"
 	"github.com/leasekit/leasekit/workload/workkit"
 )
@@ -14,14 +13,7 @@ import (
 
 // judgeLoose judges p's call what, started with watch, that ended with err.
 func (aw *admissionWorld) judgeLoose(p *sim.Proc, what string, watch workkit.LooseWatch, err error) {
-	failure, refused := aw.loose.Judge(aw.world, p, what, watch, err, admission.ErrUnsafe)
-	switch {
-	case failure != nil:
+	if failure := aw.loose.Judge(aw.world, p, what, what == "InspectState", watch, err); failure != nil {
 		aw.fail(failure, false)
-	case refused:
-		aw.world.Probe("admission-loose-mode-refused")
-		if what == "InspectState" {
-			aw.world.Probe("admission-inspect-loose-mode-refused")
-		}
 	}
 }

@@ -204,7 +204,8 @@ func (aw *admissionWorld) setup() error {
 	aw.leftovers = workkit.LeftoverWatch{Dirs: []string{fspath.Dir(admissionFile)}, Skip: []string{admission.QuarantineDir},
 		Hostile: func(data []byte) bool { return aw.corrupted && string(data) == string(aw.corruption) }}
 	aw.volume.FS().MkdirAll(admissionHome, 0o700, admissionUID)
-	aw.loose = &workkit.LooseMode{Volume: aw.volume, UID: admissionUID, Home: admissionHome, Parts: admission.RootDir}
+	aw.loose = &workkit.LooseMode{Volume: aw.volume, UID: admissionUID, Home: admissionHome, Parts: admission.RootDir,
+		Engine: "admission", Unsafe: admission.ErrUnsafe}
 	aw.places = workkit.DrawPlaces(w, aw.volume, opts.PIDMax, true, &aw.LifeLedger)
 	aw.host = aw.places.Hosts[0]
 	legacy := opts.Legacy

@@ -64,11 +64,6 @@ type dirPileup struct {
 	spawned  int
 	refusals int
 	done     bool
-	// handedOver is set once the liveness phase is launched: a piler's exit
-	// that kills another piler (its exit hook runs first, inside this one)
-	// would otherwise launch it twice, and two probes in one place fail
-	// each other's recovery passes on their in-flight mutation claims.
-	handedOver bool
 	// stalls counts the recovery passes in a row that removed none of the
 	// pile-up's claims.
 	stalls int
@@ -169,8 +164,11 @@ func (u *dirPileup) exited(p *sim.Proc) {
 	case dw.failure != nil:
 	case !u.done:
 		u.spawn()
-	case len(u.pilers) == 0 && !u.handedOver:
-		u.handedOver = true
+	case len(u.pilers) == 0 && dw.liveness == nil:
+		// Once only: a piler's exit that kills another piler runs the
+		// victim's exit hook inside its own, and both see no piler left;
+		// two probes in one place would fail each other's recovery passes
+		// on their in-flight mutation claims.
 		dw.launchLiveness()
 	}
 }

@@ -230,7 +230,8 @@ func (dw *dirWorld) setup() error {
 	dw.claims = workkit.DoneRecord{Name: dirClaimsPath, Read: workkit.DirState(dw.volume.Root(), dirClaimsPath, isClaimFile)}
 	dw.leftovers = workkit.LeftoverWatch{Dirs: []string{dirClaimsPath}} // the quarantine is a sibling, not inside
 	dw.volume.FS().MkdirAll(dirleaseHome, 0o700, dirleaseUID)
-	dw.loose = dw.newLooseMode()
+	dw.loose = &workkit.LooseMode{Volume: dw.volume, UID: dirleaseUID, Home: dirleaseHome, Parts: dirlease.RootDir,
+		Engine: "dirlease", Unsafe: dirlease.ErrUnsafe}
 	dw.setupParents()
 	dw.setupOutside()
 	dw.places = workkit.DrawPlaces(w, dw.volume, opts.PIDMax, true, &dw.LifeLedger)

@@ -30,6 +30,11 @@ type LooseMode struct {
 	// Home is the state home; Parts the private path below it.
 	Home  string
 	Parts []string
+	// Engine names the probes Judge fires (<Engine>-loose-mode-refused,
+	// <Engine>-inspect-loose-mode-refused); Unsafe is the engine's error
+	// kind for an unsafe directory.
+	Engine string
+	Unsafe error
 
 	run        looseModeRun
 	path       string
@@ -165,21 +170,26 @@ func (m *LooseMode) Watch(w *sim.World) LooseWatch {
 	return LooseWatch{path: m.path, generation: m.generation}
 }
 
-// Judge is the verdict on p's engine call what, which started with watch
-// and ended with err. A call that ran wholly while one loosening stood
-// must refuse: failure says so when it succeeded, and refused reports a
-// refusal that is errUnsafe (the engine's kind for an unsafe directory).
-func (m *LooseMode) Judge(w *sim.World, p *sim.Proc, what string, watch LooseWatch, err, errUnsafe error) (failure error, refused bool) {
+// Judge is the verdict on p's engine call what (an inspection when
+// inspection is set), which started with watch and ended with err. A call
+// that ran wholly while one loosening stood must refuse: Judge returns the
+// failure when it succeeded, and fires the Engine's probes when it was
+// refused as Unsafe.
+func (m *LooseMode) Judge(w *sim.World, p *sim.Proc, what string, inspection bool, watch LooseWatch, err error) (failure error) {
 	if watch.path == "" || watch.generation != m.generation {
-		return nil, false
+		return nil
 	}
 	mode, stood := m.onDisk(w)
 	switch {
 	case !stood:
-		return nil, false
 	case err == nil:
 		return fmt.Errorf("%s's %s succeeded while %s had mode %v, which every engine call must refuse",
-			p.Name(), what, watch.path, mode), false
+			p.Name(), what, watch.path, mode)
+	case errors.Is(err, m.Unsafe):
+		w.Probe(m.Engine + "-loose-mode-refused")
+		if inspection {
+			w.Probe(m.Engine + "-inspect-loose-mode-refused")
+		}
 	}
-	return nil, errors.Is(err, errUnsafe)
+	return nil
 }
