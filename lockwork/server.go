@@ -30,7 +30,8 @@ const (
 	hazardServerRestart = "server restart"
 )
 
-// lockDropper is a volume that can lose its advisory locks (simfs.FS).
+// lockDropper is a volume's advisory lock table, which a server restart
+// loses (simfs.FS's).
 type lockDropper interface {
 	DropLocks()
 	LocksHeld() int
@@ -38,11 +39,8 @@ type lockDropper interface {
 
 // lockTable is the shared volume's advisory lock table.
 func (r *Recorder) lockTable() lockDropper {
-	switch fs := r.disk.FS().(type) {
-	case *sim.SimfsVolume:
-		return fs.FS
-	case lockDropper:
-		return fs
+	if sfs := r.disk.Simfs(); sfs != nil {
+		return sfs
 	}
 	panic("lockwork: ParamServerRestarts needs a volume with advisory locks (simfs)")
 }

@@ -270,27 +270,14 @@ func (w *World) reaped(h *Host, proc *simproc.Proc) {
 	}
 }
 
-// Unfaulted runs look with no FS fault drawn or injected: a harness's own
-// read of a volume inside a process's step (a ground truth reading the
-// bytes a call is about to move) is not that process's I/O, and an error
-// injected there would blind the harness, not test the engine.
-func (w *World) Unfaulted(look func()) {
-	if w.unfaulted {
-		panic("sim: Unfaulted nested")
-	}
-	w.unfaulted = true
-	defer func() { w.unfaulted = false }()
-	look()
-}
-
 // fsErrnos are the errors the fserror fault injects.
 var fsErrnos = []syscall.Errno{syscall.EIO, syscall.ENOSPC}
 
 // injectFSError is the volumes' injector: while a process runs, each FS
-// operation fails with the plan's fserror probability (but for a harness's
-// own look, Unfaulted).
+// operation fails with the plan's fserror probability (a harness view,
+// Volume.Root or Volume.FS, never asks).
 func (w *World) injectFSError(kind, path string) error {
-	if w.running == nil || w.unfaulted {
+	if w.running == nil {
 		return nil
 	}
 	if !w.running.draws.io.Chance(w.plan.probabilities[faultIndexFSError]) {

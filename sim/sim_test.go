@@ -567,12 +567,12 @@ func TestInjectedErrors(t *testing.T) {
 	}
 }
 
-// TestUnfaultedLookIsNotInjected: under fserror=1 a process's own Lstat
-// fails, but a harness's look at the volume in the same step (Unfaulted)
-// neither fails nor draws: the process's next call fails as if the look
-// had not been made.
-func TestUnfaultedLookIsNotInjected(t *testing.T) {
-	run := func(look bool) (decisions int, lookErr, after error) {
+// TestHarnessLooksAreNotInjected: under fserror=1 a process's own Lstat
+// fails, but the harness's looks at the volume in the same step (the root
+// view, and a view Volume.FS gives for a co-tenant's uid) neither fail nor
+// draw: the process's next call fails as if the looks had not been made.
+func TestHarnessLooksAreNotInjected(t *testing.T) {
+	run := func(look bool) (decisions int, lookErrs []error, after error) {
 		plan := &FaultPlan{}
 		plan.Set(FaultFSError, 1)
 		r := Run(Config{Seed: 2, Faults: plan, Setup: func(w *World) error {
@@ -580,21 +580,30 @@ func TestUnfaultedLookIsNotInjected(t *testing.T) {
 			h := w.AddHost(HostSpec{Name: "alpha", Volume: v})
 			_, err := w.Spawn(h, ProcSpec{}, func(p *Proc) {
 				if look {
-					w.Unfaulted(func() { _, lookErr = v.Root().Lstat("/") })
+					_, rootErr := v.Root().Lstat("/")
+					_, userErr := v.FS().View(1000).Lstat("/")
+					f, openErr := v.FS().View(0).OpenFile("/f", lease.O_CREATE|lease.O_RDWR, 0o600)
+					lookErrs = append(lookErrs, rootErr, userErr, openErr)
+					if openErr == nil {
+						_, writeErr := f.Write([]byte("x"))
+						lookErrs = append(lookErrs, writeErr, f.Sync(), f.Close())
+					}
 				}
 				_, after = p.FS().Lstat("/")
 			})
 			return err
 		}})
-		return len(r.Decisions), lookErr, after
+		return len(r.Decisions), lookErrs, after
 	}
-	decisions, lookErr, after := run(true)
+	decisions, lookErrs, after := run(true)
 	plainDecisions, _, plainAfter := run(false)
-	if lookErr != nil {
-		t.Fatalf("Unfaulted look under fserror=1: %v", lookErr)
+	for i, err := range lookErrs {
+		if err != nil {
+			t.Errorf("harness look %d under fserror=1: %v", i, err)
+		}
 	}
 	if after == nil || after.Error() != plainAfter.Error() || decisions != plainDecisions {
-		t.Fatalf("the look changed the process's draws: %v (%d decisions) vs %v (%d)", after, decisions, plainAfter, plainDecisions)
+		t.Fatalf("the looks changed the process's draws: %v (%d decisions) vs %v (%d)", after, decisions, plainAfter, plainDecisions)
 	}
 }
 

@@ -61,6 +61,9 @@ type nameVersioned interface{ NameGeneration() uint64 }
 // View implements Filesystem.
 func (v *SimfsVolume) View(uid uint32) lease.FS { return v.FS.View(uid) }
 
+// HarnessView implements Filesystem.
+func (v *SimfsVolume) HarnessView(uid uint32) lease.FS { return v.FS.HarnessView(uid) }
+
 // CloseAll implements Filesystem.
 func (v *SimfsVolume) CloseAll(view lease.FS) { v.FS.CloseAll(view) }
 

@@ -19,6 +19,10 @@ var wallEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 type Filesystem interface {
 	// View returns the lease.FS a process of user uid sees.
 	View(uid uint32) lease.FS
+	// HarnessView returns a lease.FS of user uid for the harness's own
+	// looks and acts (Volume.Root, Volume.FS): no fault is injected into
+	// it, whichever process is running.
+	HarnessView(uid uint32) lease.FS
 	// CloseAll closes every file a view still holds open: the kernel does
 	// this when a process dies.
 	CloseAll(view lease.FS)
@@ -70,19 +74,30 @@ type Volume struct {
 func (v *Volume) Name() string { return v.name }
 
 // FS returns the volume's filesystem, for setup and fault hooks acting from
-// outside any simulated process.
-func (v *Volume) FS() Filesystem { return v.fs }
+// outside any simulated process. Its views are harness views (HarnessView):
+// a co-tenant's or a ground truth's calls never get injected errors.
+func (v *Volume) FS() Filesystem { return harnessFilesystem{v.fs} }
 
-// Root returns a root (uid 0) view of the volume for setup code and fault
-// hooks (corruption, a hostile co-tenant's renames). Its calls are not
-// scheduling points. Outside a process's step (setup, fault hooks, the
-// invariants between steps) they never get injected errors; from inside
-// one (a workload's code around an engine call) they draw from, and can
-// get, that process's injected FS faults unless made in World.Unfaulted.
+// Simfs returns the volume's simfs when its filesystem is the default
+// (SimfsVolume), else nil: for hooks that act on simfs's own surface, such
+// as its advisory lock table.
+func (v *Volume) Simfs() *simfs.FS { return v.simFS }
+
+// harnessFilesystem is a Filesystem whose View is its HarnessView, so that
+// no view a hook or a workload makes can draw the running process's faults.
+type harnessFilesystem struct{ Filesystem }
+
+// View implements Filesystem.
+func (h harnessFilesystem) View(uid uint32) lease.FS { return h.HarnessView(uid) }
+
+// Root returns a root (uid 0) view of the volume for setup code, fault
+// hooks (corruption, a hostile co-tenant's renames) and ground truths. Its
+// calls are not scheduling points and never get injected errors, even from
+// inside a process's step: they are the harness's I/O, not the process's.
 // The view is made once per volume, so hooks may call Root at every step.
 func (v *Volume) Root() lease.FS {
 	if v.root == nil {
-		v.root = v.fs.View(0)
+		v.root = v.fs.HarnessView(0)
 	}
 	return v.root
 }
@@ -242,9 +257,6 @@ type World struct {
 	// noKills names the code running that must not kill a process (an
 	// invariant, a reap hook), "" otherwise.
 	noKills string
-	// unfaulted is set while a harness looks at a volume in a process's
-	// step (Unfaulted): no FS fault is drawn or injected.
-	unfaulted bool
 	// keyer is the step observer and state key (statekey.go), nil unless
 	// an explorer or a workload asked for one.
 	keyer *stateKeyer

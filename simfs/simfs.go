@@ -312,6 +312,16 @@ func (f *FS) View(uid uint32) lease.FS {
 	return &view{fs: f, uid: uid, epoch: f.epoch}
 }
 
+// HarnessView is View for a test harness's own looks and acts (a ground
+// truth reading the bytes a call moved, a co-tenant's write): its
+// operations never consult the Injector. An error injected there would
+// blind the harness or fault a party that is not under test, and an
+// injector that draws from the running process's fault stream would let
+// the harness's reads shift that process's faults.
+func (f *FS) HarnessView(uid uint32) lease.FS {
+	return &view{fs: f, uid: uid, epoch: f.epoch, harness: true}
+}
+
 // CloseAll closes every file that v (a value returned by View) still has
 // open, as the kernel does when a process dies.
 func (f *FS) CloseAll(v lease.FS) {

@@ -193,14 +193,12 @@ func (f *admissionFS) isQuarantineMove(oldpath, newpath string) bool {
 }
 
 // judgeOperatorMove is the ground truth the instant an operator moved the
-// slot record to movedTo: it reads the bytes moved (a root read, unfaulted:
-// no injected error may blind it) and fails the run when they are not the
+// slot record to movedTo: it reads the bytes moved (a root read, which no
+// injected error may blind) and fails the run when they are not the
 // bytes the operator judged (its sha256), or a process the record names is
 // alive at the operator's own place.
 func (aw *admissionWorld) judgeOperatorMove(f *admissionFS, movedTo string) {
-	var data []byte
-	var err error
-	aw.world.Unfaulted(func() { data, err = workkit.ReadRoot(aw.volume.Root(), movedTo) })
+	data, err := workkit.ReadRoot(aw.volume.Root(), movedTo)
 	if err != nil {
 		return
 	}

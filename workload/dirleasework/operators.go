@@ -173,11 +173,11 @@ func (f *dirFS) operatorMove(name string) (data []byte, claim bool) {
 	if !f.operator || fspath.Dir(name) != dirClaimsPath || !isClaimFile(name[len(dirClaimsPath)+1:]) {
 		return nil, false
 	}
-	// The read is the harness's, not the operator's I/O: no injected error
-	// may blind the ground truth to the move (dirlease seed 61005594). A
-	// read that fails all the same leaves the move followed, its bytes not.
-	var err error
-	f.dw.world.Unfaulted(func() { data, err = workkit.ReadRoot(f.dw.volume.Root(), name) })
+	// The read is the harness's, not the operator's I/O (the root view):
+	// no injected error may blind the ground truth to the move (dirlease
+	// seed 61005594). A read that fails all the same leaves the move
+	// followed, its bytes not.
+	data, err := workkit.ReadRoot(f.dw.volume.Root(), name)
 	if err != nil {
 		return nil, true
 	}

@@ -303,11 +303,8 @@ func (dw *dirWorld) withdrawBlocked(err error) bool {
 	}
 	dir := fspath.Dir(refusal.Path)
 	mutation := fspath.Join(dir, "."+strings.TrimPrefix(refusal.Path, dir+"/")+".mutation")
-	var present bool
-	dw.world.Unfaulted(func() {
-		_, statErr := dw.volume.Root().Lstat(mutation)
-		present = statErr == nil
-	})
+	_, statErr := dw.volume.Root().Lstat(mutation)
+	present := statErr == nil
 	if present {
 		dw.world.Probe("dirlease-create-withdraw-blocked")
 	}

@@ -81,15 +81,15 @@ func (lw *leaseWorld) epochOperator(p *sim.Proc) {
 	for i := 0; i < epochOperatorWaitRounds && space.epochTear == nil; i++ {
 		_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(5))*time.Millisecond)
 		if space.epochMaxReturned >= issuedMin {
-			// The tear is the world's, not this process's I/O: no
-			// injected FS fault may strike it halfway.
-			w.Unfaulted(func() { lw.tearEpoch(space) })
+			// The tear is the world's, not this process's I/O: made
+			// through a harness view, no injected FS fault strikes it.
+			lw.tearEpoch(space)
 		}
 	}
 	m := lw.manager(p)
 	floor := uint64(1)
 	if !d.Chance(0.5) { // not hurried: what it can see
-		w.Unfaulted(func() { floor = max(floor, visibleEpoch(space.volume.Root())) })
+		floor = max(floor, visibleEpoch(space.volume.Root()))
 	}
 	for i := 0; i < epochOperatorForceRounds && space.epochTear != nil; i++ {
 		floor = lw.forceEpoch(p, m, space, floor)
@@ -182,12 +182,9 @@ func (lw *leaseWorld) forceEpoch(p *sim.Proc, m *lease.Manager, space *leaseSpac
 // tearStillThere reports whether the torn file still holds the tear's
 // bytes, read as the world sees it.
 func (lw *leaseWorld) tearStillThere(space *leaseSpace) bool {
-	tear, still := space.epochTear, false
-	lw.world.Unfaulted(func() {
-		data, err := workkit.ReadRoot(space.cotenant(), tear.path)
-		still = err == nil && string(data) == string(tear.garbage)
-	})
-	return still
+	tear := space.epochTear
+	data, err := workkit.ReadRoot(space.cotenant(), tear.path)
+	return err == nil && string(data) == string(tear.garbage)
 }
 
 // epochRepaired files the end of a tear: the counter is valid again.

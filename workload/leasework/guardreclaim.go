@@ -130,10 +130,9 @@ func (lw *leaseWorld) observeGiveBack(p *sim.Proc, space *leaseSpace, from strin
 }
 
 // readUnfaulted reads path on the space's volume as the harness, not as
-// the running process: no FS fault is drawn or injected.
-func (lw *leaseWorld) readUnfaulted(space *leaseSpace, path string) (data []byte, err error) {
-	lw.world.Unfaulted(func() { data, err = workkit.ReadRoot(space.volume.Root(), path) })
-	return data, err
+// the running process: the root view draws and gets no injected FS fault.
+func (lw *leaseWorld) readUnfaulted(space *leaseSpace, path string) ([]byte, error) {
+	return workkit.ReadRoot(space.volume.Root(), path)
 }
 
 // readBackAfterFailedWrite reads the guard after a co-tenant write failed:

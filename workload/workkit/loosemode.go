@@ -147,19 +147,17 @@ func (m *LooseMode) chmodSynced(dir string, mode fs.FileMode) bool {
 // onDisk returns the standing loosening's mode when it is on disk: its
 // directory is there with the loosened mode. (A power loss may take back a
 // part an engine made and never synced; the engine then makes it again,
-// private.) It looks from outside the process that runs (w.Unfaulted), so
-// the look neither draws nor gets that process's injected faults.
+// private.) It looks as the harness (the root view), so the look neither
+// draws nor gets the running process's injected faults.
 func (m *LooseMode) onDisk(w *sim.World) (fs.FileMode, bool) {
 	if m.path == "" {
 		return 0, false
 	}
-	var mode fs.FileMode
-	var loose bool
-	w.Unfaulted(func() {
-		info, err := m.Volume.Root().Lstat(m.path)
-		mode, loose = info.Perm(), err == nil && info.IsDir() && info.Perm() != m.was
-	})
-	return mode, loose
+	info, err := m.Volume.Root().Lstat(m.path)
+	if err != nil {
+		return 0, false
+	}
+	return info.Perm(), info.IsDir() && info.Perm() != m.was
 }
 
 // Watch is taken as an engine call starts.
