@@ -164,6 +164,7 @@ func TestClass(t *testing.T) {
 	cases := map[string]string{
 		"step 12: invariant mutual-exclusion: 2 holders inside at once: [a b]": "invariant mutual-exclusion",
 		"process client-3 panicked at step 9: boom: x\nstack":                  "panic: boom",
+		"the harness panicked at step 7: sim: bad hook: x\nstack":              "harness panic: sim",
 		"step budget 100 exhausted with 2 processes alive":                     "step budget exhausted",
 		"step 4: liveness wedge: no acquire in 10 steps":                       "liveness wedge",
 		"": "",

@@ -129,13 +129,14 @@ func judge(e *Engine, result sim.Result, visualize bool) (Finding, Verdict) {
 
 var (
 	stepPrefix  = regexp.MustCompile(`^step \d+: `)
-	panicPhrase = regexp.MustCompile(`^process \S+ panicked at step \d+: `)
+	panicPhrase = regexp.MustCompile(`^(process \S+|the harness) panicked at step \d+: `)
 )
 
 // Class reduces a failure message to what must stay the same while
 // shrinking: the step number, process names and values after the first
 // colon are dropped ("step 12: invariant one-holder: 2 holders" becomes
-// "invariant one-holder"; a panic keeps its panic value's first line).
+// "invariant one-holder"; a panic keeps its panic value's first line, and
+// a panic of the harness's own code says so).
 func Class(message string) string {
 	if message == "" {
 		return ""
@@ -145,6 +146,9 @@ func Class(message string) string {
 		value := panicPhrase.ReplaceAllString(message, "")
 		value, _, _ = strings.Cut(value, "\n")
 		head, _, _ := strings.Cut(value, ":")
+		if strings.HasPrefix(message, "the harness") {
+			return "harness panic: " + strings.TrimSpace(head)
+		}
 		return "panic: " + strings.TrimSpace(head)
 	}
 	if strings.HasPrefix(message, "step budget") {

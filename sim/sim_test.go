@@ -650,21 +650,20 @@ func TestEveryProcessViewIsClosed(t *testing.T) {
 	}
 }
 
+// A hook that uses a process's environment panics, and the run ends as a
+// harness panic, not a crash of the test binary.
 func TestEnvironmentOutsideBodyPanics(t *testing.T) {
-	var message any
-	func() {
-		defer func() { message = recover() }()
-		plan := &FaultPlan{}
-		plan.Set(FaultCorrupt, 1)
-		Run(Config{Seed: 1, Faults: plan, Setup: func(w *World) error {
-			h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
-			p, err := w.Spawn(h, ProcSpec{Name: "victim"}, func(p *Proc) { p.Clock().Now() })
-			w.FaultHook(FaultCorrupt, func(*World) { _, _ = p.FS().Lstat("/") })
-			return err
-		}})
-	}()
-	if s, _ := message.(string); !strings.Contains(s, "victim's environment used from outside its body") {
-		t.Fatalf("panic %v", message)
+	plan := &FaultPlan{}
+	plan.Set(FaultCorrupt, 1)
+	r := Run(Config{Seed: 1, Faults: plan, Setup: func(w *World) error {
+		h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
+		p, err := w.Spawn(h, ProcSpec{Name: "victim"}, func(p *Proc) { p.Clock().Now() })
+		w.FaultHook(FaultCorrupt, func(*World) { _, _ = p.FS().Lstat("/") })
+		return err
+	}})
+	if r.Outcome != OutcomeViolation || !strings.HasPrefix(r.Message, "the harness panicked at step ") ||
+		!strings.Contains(r.Message, "victim's environment used from outside its body") {
+		t.Fatalf("%v: %s", r.Outcome, r.Message)
 	}
 	if n := runtime.NumGoroutine(); n > 10 {
 		t.Fatalf("%d goroutines after a panicking run", n)
@@ -781,11 +780,10 @@ func TestChanceEqualsFloat64Draw(t *testing.T) {
 }
 
 // panicOfReaderRun runs one process that reads the clock 100 times, with
-// the invariant check made from w and the process, and returns what the run
-// panicked with (nil if it did not).
-func panicOfReaderRun(trace io.Writer, invariant func(w *World, p *Proc) func() error) (message any) {
-	defer func() { message = recover() }()
-	Run(Config{Seed: 1, Faults: &FaultPlan{}, Trace: trace, Setup: func(w *World) error {
+// the invariant check made from w and the process, and returns the
+// message of the harness panic the run ended in ("" if it did not).
+func panicOfReaderRun(trace io.Writer, invariant func(w *World, p *Proc) func() error) string {
+	r := Run(Config{Seed: 1, Faults: &FaultPlan{}, Trace: trace, Setup: func(w *World) error {
 		h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
 		p, err := w.Spawn(h, ProcSpec{Name: "reader"}, func(p *Proc) {
 			for range 100 {
@@ -797,13 +795,16 @@ func panicOfReaderRun(trace io.Writer, invariant func(w *World, p *Proc) func() 
 		}
 		return err
 	}})
-	return nil
+	if r.Outcome != OutcomeViolation || !strings.HasPrefix(r.Message, "the harness panicked at step ") {
+		return ""
+	}
+	return r.Message
 }
 
 // An invariant that panics while a process runs the step's end inline
-// (step.go) must panic out of Run with its own message, as it would on the
-// main loop's side, not pass for the process's own panic (a violation).
-func TestInvariantPanicInAnInlineStepPanicsOutOfRun(t *testing.T) {
+// (step.go) ends the run as a harness panic with its own message, as it
+// would on the main loop's side, not as the process's own panic.
+func TestInvariantPanicInAnInlineStepIsAHarnessPanic(t *testing.T) {
 	message := panicOfReaderRun(nil, func(w *World, _ *Proc) func() error {
 		return func() error {
 			if w.Step() == 5 {
@@ -815,9 +816,9 @@ func TestInvariantPanicInAnInlineStepPanicsOutOfRun(t *testing.T) {
 			return nil
 		}
 	})
-	s, _ := message.(string)
-	if !strings.Contains(s, "harness invariant broken at step 5") || !strings.Contains(s, "raised in a step run inline") {
-		t.Fatalf("panic %v", message)
+	if !strings.HasPrefix(message, "the harness panicked at step 5: harness invariant broken at step 5") ||
+		!strings.Contains(message, "raised in a step run inline") {
+		t.Fatalf("message %q", message)
 	}
 	if n := runtime.NumGoroutine(); n > 10 {
 		t.Fatalf("%d goroutines after a panicking run", n)
@@ -837,12 +838,36 @@ func TestInvariantThatKillsPanics(t *testing.T) {
 				return nil
 			}
 		})
-		s, _ := message.(string)
-		if !strings.Contains(s, "an invariant killed reader") {
+		if !strings.Contains(message, "an invariant killed reader") {
 			t.Fatalf("traced=%v: panic %v", trace != nil, message)
 		}
 	}
 	if n := runtime.NumGoroutine(); n > 10 {
 		t.Fatalf("%d goroutines after panicking runs", n)
+	}
+}
+
+// RunTwice runs a seed traced, then untraced (inline). A harness panic is
+// raised on the main loop's side in the first and on the process's
+// coroutine in the second, with different stacks: the same finding, not
+// a nondeterminism.
+func TestHarnessPanicRunTwiceIsDeterministic(t *testing.T) {
+	r := RunTwice(Config{Seed: 1, Faults: &FaultPlan{}, Trace: io.Discard, Setup: func(w *World) error {
+		h := w.AddHost(HostSpec{Name: "alpha", Volume: w.AddVolume("disk")})
+		_, err := w.Spawn(h, ProcSpec{Name: "reader"}, func(p *Proc) {
+			for range 100 {
+				p.Clock().Now()
+			}
+		})
+		w.Invariant("under test", func() error {
+			if w.Step() == 5 {
+				panic("harness invariant broken at step 5")
+			}
+			return nil
+		})
+		return err
+	}})
+	if r.Outcome != OutcomeViolation || !strings.HasPrefix(r.Message, "the harness panicked at step 5: harness invariant broken") {
+		t.Fatalf("%v: %s", r.Outcome, r.Message)
 	}
 }
