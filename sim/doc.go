@@ -72,6 +72,11 @@
 //     hands the step back to the main loop, which does the rest exactly as
 //     it would have: a run is the same either way, and traced runs never go
 //     inline.
+//   - Volume.Root and the views Volume.FS makes are the harness's: no
+//     injected FS fault reaches them, even inside a process's step.
+//   - A hook or invariant that panics ends the run as a violation whose
+//     message starts "the harness panicked", with the stack: a bug of the
+//     harness is a finding with a seed, not the end of a campaign.
 //
 // # Threads
 //
