@@ -305,6 +305,10 @@ type leaseCorruption struct {
 	// link is set when the corruption is a planted symlink (symlinks.go):
 	// it is there while the link is, whatever the bytes behind it.
 	link *leaseSymlink
+	// looked holds the volume's generations at the last look that kept
+	// the corruption waiting, and lastLook what it found (look).
+	looked   workkit.Unmoved
+	lastLook corruptionLook
 }
 
 // present reports whether the corruption c is still at its path: the
