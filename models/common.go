@@ -59,7 +59,6 @@ import (
 	"html"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -134,7 +133,7 @@ func validateHistory(ops []porcupine.Operation, classify func(input any) (procOp
 	for i := range ops {
 		byCall[i] = i
 	}
-	sort.SliceStable(byCall, func(a, b int) bool { return ops[byCall[a]].Call < ops[byCall[b]].Call })
+	slices.SortStableFunc(byCall, func(a, b int) int { return cmp.Compare(ops[a].Call, ops[b].Call) })
 
 	lanes := map[int]*laneEnd{}
 	hostOf := map[int]string{}

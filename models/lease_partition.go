@@ -56,8 +56,11 @@ func leasePartition(history []porcupine.Operation) [][]porcupine.Operation {
 	sort.Strings(namespaces)
 	partitions := make([][]porcupine.Operation, 0, len(namespaces))
 	for _, namespace := range namespaces {
-		partition := append([]porcupine.Operation(nil), byNamespace[namespace]...)
-		partitions = append(partitions, append(partition, environment...))
+		// One allocation of the partition's size: copying the namespace's
+		// operations and then appending the events grew it a second time.
+		ops := byNamespace[namespace]
+		partition := make([]porcupine.Operation, 0, len(ops)+len(environment))
+		partitions = append(partitions, append(append(partition, ops...), environment...))
 	}
 	return partitions
 }

@@ -243,7 +243,9 @@ func (c *Call) fire() {
 	} else {
 		w.Probe("call-cancelled")
 	}
-	w.Tracef("cancel proc=%s kind=%d at=%v path=%s", c.p.name, x.kind, c.p.pending.kind, c.p.pending.path)
+	if w.tracing() {
+		w.Tracef("cancel proc=%s kind=%d at=%v path=%s", c.p.name, x.kind, c.p.pending.kind, c.p.pending.path)
+	}
 }
 
 // CreatedInFlight reports whether a watched call of a process other than

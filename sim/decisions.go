@@ -260,7 +260,7 @@ func (d *Decisions) Chance(p float64) bool {
 	}
 	// The drawing stream's path, every step's several draws: kept short
 	// enough to inline.
-	v := chanceOf(d.source, p)
+	v := chanceAnswer(d.source.Uint64(), p)
 	d.record(v)
 	return v != 0
 }
@@ -284,7 +284,7 @@ func (d *Decisions) firstChance(faults []drawnGlobal, first int) (int, bool) {
 		if fault.index < first {
 			continue
 		}
-		v := chanceOf(d.source, fault.probability)
+		v := chanceAnswer(d.source.Uint64(), fault.probability)
 		l.recorded = append(l.recorded, v)
 		if !l.single {
 			l.tags = append(l.tags, d.id)
@@ -331,8 +331,14 @@ func intN(source *rand.PCG, n uint64) uint64 {
 // chanceOf is rand.Rand.Float64() < p, on the source itself and without
 // the division: Float64 is x/2^53 for the low 53 bits x, and both x and
 // p*2^53 are exact in a float64, so x < p*2^53 is the same test.
-func chanceOf(source *rand.PCG, p float64) uint32 {
-	if float64(source.Uint64()<<11>>11) < p*(1<<53) {
+func chanceOf(source *rand.PCG, p float64) uint32 { return chanceAnswer(source.Uint64(), p) }
+
+// chanceAnswer is chanceOf's test of a drawn value x. The drawing paths
+// call it with the draw written in place: chanceOf with the generator
+// inlined is too big to inline itself, and its call was a quarter of the
+// cost of a step's global fault draws.
+func chanceAnswer(x uint64, p float64) uint32 {
+	if float64(x<<11>>11) < p*(1<<53) {
 		return 1
 	}
 	return 0

@@ -118,7 +118,9 @@ func (w *World) fireGlobalFault(i int) {
 	default:
 		hook := w.hooks[i-globalBuiltins]
 		w.Probe(faultSpecs[hook.index].name)
-		w.Tracef("fault=%s", faultSpecs[hook.index].name)
+		if w.tracing() {
+			w.Tracef("fault=%s", faultSpecs[hook.index].name)
+		}
 		hook.fire(w)
 	}
 }
@@ -210,7 +212,9 @@ func (w *World) churn(h *Host) {
 		w.Probe("pid-exhausted")
 	}
 	w.Probe("pidchurn")
-	w.Tracef("fault=pidchurn host=%s ns=%d n=%d", h.Name(), ns, n)
+	if w.tracing() {
+		w.Tracef("fault=pidchurn host=%s ns=%d n=%d", h.Name(), ns, n)
+	}
 }
 
 // clockStep steps h's wall clock forward or backward (the monotonic clock is

@@ -185,7 +185,9 @@ func (w *World) Spawn(h *Host, spec ProcSpec, body func(p *Proc)) (*Proc, error)
 	w.procs = append(w.procs, p)
 	h.procs = append(h.procs, p)
 	w.scheduler.admit(p)
-	w.Tracef("spawn proc=%s host=%s pid=%d ticks=%d lane=%d", p.name, h.Name(), table.PID, table.StartTicks, p.lane)
+	if w.tracing() {
+		w.Tracef("spawn proc=%s host=%s pid=%d ticks=%d lane=%d", p.name, h.Name(), table.PID, table.StartTicks, p.lane)
+	}
 	return p, nil
 }
 
@@ -377,7 +379,9 @@ func (w *World) retire(p *Proc, reason ExitReason) {
 	w.exitProcess(p, reason)
 	w.procs = removeProc(w.procs, p)
 	p.host.procs = removeProc(p.host.procs, p)
-	w.Tracef("exit proc=%s reason=%v", p.name, reason)
+	if w.tracing() {
+		w.Tracef("exit proc=%s reason=%v", p.name, reason)
+	}
 }
 
 // exitTable ends the process in its host's table, leaving a zombie when the

@@ -384,12 +384,19 @@ func (w *World) choose() *Proc {
 		if earliest <= w.now {
 			panic(fmt.Sprintf("sim: earliest wake-up %d is not after now %d", earliest, w.now))
 		}
-		w.Tracef("clock-jump to=%d", earliest)
+		if w.tracing() {
+			w.Tracef("clock-jump to=%d", earliest)
+		}
 		w.now = earliest
 		w.collectRunnable()
 	}
 	return w.runnable[w.scheduler.pick(w.step, w.runnable)]
 }
+
+// tracing reports whether the run writes a trace. The hot paths that
+// trace (a spawn, an exit, a fault) ask it first: Tracef's arguments are
+// boxed, an allocation each, even when it writes nothing.
+func (w *World) tracing() bool { return w.trace != nil }
 
 func (w *World) collectRunnable() {
 	w.runnable = w.runnable[:0]

@@ -298,7 +298,7 @@ func (lw *leaseWorld) repairDue(force bool) {
 				kept = append(kept, c)
 				continue
 			}
-			if !lw.repair(space, c) {
+			if !lw.repair(space, &c, !force) {
 				kept = append(kept, c)
 			} else if c.link != nil {
 				lw.checkSymlinkTarget(space, c.link) // once, when the repair is done
@@ -319,11 +319,11 @@ func repairsDue(corruptions []leaseCorruption, step int) bool {
 }
 
 // repair tries one repair; false means "not yet" (the writer lives).
-func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
+func (lw *leaseWorld) repair(space *leaseSpace, c *leaseCorruption, memo bool) bool {
 	w := lw.world
 	root := space.volume.Root()
-	if !c.present(root) {
-		if c.kind == "guard" && guardInTransit(root, &c) {
+	if look := c.look(space.volume, memo); look != lookPresent {
+		if look == lookInTransit {
 			// A release moved the garbled guard to its private name and
 			// may put it back (it could not read what it moved): not gone
 			// yet (lease seed 86001844: the repair dropped it, the release
@@ -343,7 +343,7 @@ func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 			// fault that took it, e.g. a power loss that lost the namespace
 			// with the corruption in it (a false alarm found by the guided
 			// campaign of .ci/run: the history kept the lease corrupt).
-			lw.ownerCorruptionGone(space, c)
+			lw.ownerCorruptionGone(space, *c)
 			return true
 		}
 		if c.link != nil {
@@ -381,6 +381,45 @@ func (lw *leaseWorld) repair(space *leaseSpace, c leaseCorruption) bool {
 	}
 	w.Tracef("lease-operator repair %s %s", c.kind, c.path)
 	return true
+}
+
+// corruptionLook is where a repair's look found a corruption.
+type corruptionLook uint8
+
+const (
+	lookGone corruptionLook = iota
+	// lookPresent: the exact bytes, or the very link, at its path.
+	lookPresent
+	// lookInTransit: a guard corruption at a release's private name.
+	lookInTransit
+)
+
+// look finds where c stands on disk. A due repair that waits (its writer
+// lives, or a release holds the guard) is retried at every step, and
+// reading the corruption back each time was about 5% of a lease campaign's
+// instructions; so with memo (the per-step repairs, between steps, where a
+// root read draws no fault) a look is kept with the volume's generations
+// and reused while they stand: no name and no byte changed, so the same
+// reads would find the same.
+func (c *leaseCorruption) look(v *sim.Volume, memo bool) corruptionLook {
+	if memo && c.looked.Still(v) {
+		return c.lastLook
+	}
+	root := v.Root()
+	look := lookGone
+	switch {
+	case c.present(root):
+		look = lookPresent
+	case c.kind == "guard" && guardInTransit(root, c):
+		look = lookInTransit
+	}
+	c.lastLook = look
+	if memo {
+		c.looked.Mark(v)
+	} else {
+		c.looked.Forget()
+	}
+	return look
 }
 
 // guardInTransit reports whether the guard corruption c (its bytes, or its

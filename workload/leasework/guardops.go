@@ -163,12 +163,17 @@ func (lw *leaseWorld) checkGuardHeld() {
 	}
 	for _, space := range lw.spaces {
 		in := lw.inside[space]
-		if in == nil || !in.proc.Alive() || lw.hostileGuardEvents() != in.guardEvents {
+		if in == nil || !in.proc.Alive() {
 			continue
 		}
 		names, data, versioned := space.volume.Generations()
 		if versioned && in.guardSeen && in.guardSeenAt == [2]uint64{names, data} {
 			continue // no file changed since the guard was found the call's
+		}
+		// After the generations: three probe-count lookups, and either
+		// test skips the look, so the cheap one goes first.
+		if lw.hostileGuardEvents() != in.guardEvents {
+			continue
 		}
 		contents, err := workkit.ReadRoot(space.volume.Root(), leaseGuardPath)
 		record, ok := lw.parseRecord(contents)

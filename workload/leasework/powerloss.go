@@ -23,16 +23,18 @@ func (s *leaseSpace) leftoverWatch() *workkit.LeftoverWatch {
 }
 
 // checkLeftovers is the invariant's part: after a power loss of a space's
-// only host it scans the space; every step it notes what is gone.
+// only host it scans the space; every step it notes what is gone. It
+// tells a reboot by the host's boot count, which moves exactly when the
+// boot id changes (every boot gets a fresh id), without comparing ids.
 func (lw *leaseWorld) checkLeftovers() {
 	w := lw.world
 	for _, space := range lw.spaces {
 		if len(space.hosts) != 1 {
 			continue // a shared volume survives a host's power loss
 		}
-		boot := space.hosts[0].Table().BootID()
-		if space.boot == "" {
-			space.boot = boot
+		boot := space.hosts[0].Table().Boot()
+		if !space.bootSeen {
+			space.boot, space.bootSeen = boot, true
 		}
 		if boot != space.boot {
 			space.boot = boot

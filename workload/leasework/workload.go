@@ -257,9 +257,11 @@ type leaseSpace struct {
 	// last looked at this space (tracked says it has looked).
 	trackedNames uint64
 	tracked      bool
-	// boot is the space's host's boot id as last seen, and leftovers the
-	// watch of what its power losses left torn or empty (powerloss.go).
-	boot      string
+	// boot is the space's host's boot count as last seen (bootSeen: it
+	// was seen), and leftovers the watch of what its power losses left
+	// torn or empty (powerloss.go).
+	boot      int
+	bootSeen  bool
 	leftovers *workkit.LeftoverWatch
 	// hostileInPlace are the guard and intent paths the hook wrote in
 	// place (O_TRUNC, data never fsynced) since the space's last power
@@ -305,6 +307,10 @@ type leaseCorruption struct {
 	// link is set when the corruption is a planted symlink (symlinks.go):
 	// it is there while the link is, whatever the bytes behind it.
 	link *leaseSymlink
+	// looked holds the volume's generations at the last look that kept
+	// the corruption waiting, and lastLook what it found (look).
+	looked   workkit.Unmoved
+	lastLook corruptionLook
 }
 
 // present reports whether the corruption c is still at its path: the

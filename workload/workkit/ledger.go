@@ -18,8 +18,12 @@ type LifeLedger struct {
 	ledgerHosts []*sim.Host
 	// alive maps a live (or live-thread zombie) process to its Proc.
 	alive map[*simproc.Proc]*sim.Proc
-	// boots are the hosts' boot ids as last recorded.
-	boots []string
+	// boots are the hosts' boot ids as last recorded, and bootCounts
+	// their boot counts then (simproc.Host.Boot): every boot gets a fresh
+	// id, so the count moves exactly when the id changes, and NoteReboot,
+	// which runs after every step, compares counts instead of ids.
+	boots      []string
+	bootCounts []int
 }
 
 // StartLedger begins tracking host h's processes in world w.
@@ -35,6 +39,7 @@ func (l *LifeLedger) StartLedger(w *sim.World, h *sim.Host) {
 func (l *LifeLedger) AddLedgerHost(h *sim.Host) {
 	l.ledgerHosts = append(l.ledgerHosts, h)
 	l.boots = append(l.boots, h.Table().BootID())
+	l.bootCounts = append(l.bootCounts, h.Table().Boot())
 }
 
 // Alive reports whether p's process is alive in the ledger (a zombie whose
@@ -77,8 +82,8 @@ func (l *LifeLedger) recordDeath(p *sim.Proc) {
 // NoteReboot records a reboot of a host the first step it is seen.
 func (l *LifeLedger) NoteReboot() {
 	for i, h := range l.ledgerHosts {
-		if boot := h.Table().BootID(); boot != l.boots[i] {
-			l.boots[i] = boot
+		if count := h.Table().Boot(); count != l.bootCounts[i] {
+			l.boots[i], l.bootCounts[i] = h.Table().BootID(), count
 			l.ledgerWorld.RecordEvent("reboot", models.Reboot{Host: h.Name()})
 		}
 	}
