@@ -100,7 +100,7 @@ var rules = []Rule{
 	{Rule: "admission run: one helper command per state home at a time: a run keeps the slot until its command has exited, and a killed run's slot waits for its recorded helper, or for a reboot when none was recorded",
 		Exercise: "command-line users run by leasereal's own run logic (leasecli.RunAdmission) on a state home of their own, killed at any step and run again",
 		Probes:   []string{"admission-user-command-checked", "admission-user-busy", "admission-user-rerun"},
-		Mutants:  []string{"leasecli-dirlease-run-skips-wait"}},
+		Mutants:  []string{"leasecli-admission-run-skips-wait"}},
 	{Rule: "dirlease: a recovery never removes a directory its own process owns alive (another thread's); two creator threads lease side by side",
 		Exercise: "a recoverer thread in a creator's process, and the reverse",
 		Probes:   []string{"dirlease-recover-meets-own-process", "dirlease-threads-both-create"},
