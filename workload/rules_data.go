@@ -205,7 +205,7 @@ var rules = []Rule{
 		Exercise: "the co-tenant renames a copy of another live owner's claim (dirlease) or earlier slot record (admission) over the current one",
 		Probes: []string{"cotenant-claim-swapped-in", "dirlease-swapped-claim-cas-refused", "dirlease-swapped-claim-recovery-refused",
 			"cotenant-record-swapped-in", "admission-swapped-record-cas-refused", "admission-swapped-record-held"},
-		Mutants: []string{"dirlease-claim-name-unchecked"}},
+		Mutants: []string{"dirlease-claim-name-unchecked", "admission-update-ignores-lost-cas"}},
 	{Rule: "statecas: a mutation claim is known by the inode it wrote, so a claim displaced and replaced by a rival's is never committed under or released as its own",
 		Exercise: "orphan recoveries by PID-reuse impostors racing publishes; stop faults",
 		NoProbe:  "the race has no probe of its own",
