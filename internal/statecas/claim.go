@@ -174,7 +174,7 @@ func parseUint(object *statefile.Object, key string) uint64 {
 
 // ClaimPath is the mutation claim that guards target.
 func ClaimPath(target string) string {
-	return fspath.Join(fspath.Dir(target), "."+path.Base(target)+claimSuffix)
+	return fspath.JoinName(fspath.Dir(target), ".", path.Base(target), claimSuffix)
 }
 
 // heldClaim is a claim this call published; inode identifies it so that a

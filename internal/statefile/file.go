@@ -171,7 +171,7 @@ func SyncDir(fsys FS, dir string) error {
 // name later given to it points at durable bytes. The name is
 // dir/.tmp-<tag>-<id>: tag lets a later cleanup tell whose write it was.
 func WriteTemp(fsys FS, ids IDSource, dir, tag string, data []byte) (string, error) {
-	name := fspath.Join(dir, TempPrefix+tag+"-"+ids.NewID())
+	name := fspath.JoinName(dir, TempPrefix, tag, "-", ids.NewID())
 	file, err := fsys.OpenFile(name, O_WRONLY|O_CREATE|O_EXCL|O_NOFOLLOW, FileMode)
 	if err != nil {
 		return "", err
