@@ -162,7 +162,7 @@ func holds(env Env, target, expectedSHA string) (judged lease.FileInfo, unchange
 	if err != nil {
 		return lease.FileInfo{}, false, classifyReadError(target, err)
 	}
-	return judged, statefile.SHA256Hex(content) == expectedSHA, nil
+	return judged, statefile.HasSHA256Hex(content, expectedSHA), nil
 }
 
 // readWithIdentity is statefile.ReadOwnedFile that also returns the opened
