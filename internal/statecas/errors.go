@@ -104,30 +104,11 @@ func newError(kind Kind, path, msg string, cause error) *Error {
 }
 
 // KindOf returns the Kind of the first *Error in err's chain, or 0. It is
-// asked of every error an engine meets, nil mostly, so it walks a plain
-// chain itself: errors.As's target escapes, one allocation per call. A
-// chain errors.As would read differently (an As method, a joined error)
-// goes to errors.As.
+// asked of every error an engine meets, nil mostly: errors.AsType answers
+// as errors.As does without errors.As's escaping target (an allocation per
+// call).
 func KindOf(err error) Kind {
-	for err != nil {
-		switch e := err.(type) {
-		case *Error:
-			return e.Kind
-		case interface{ As(any) bool }, interface{ Unwrap() []error }:
-			return kindOfAs(err)
-		case interface{ Unwrap() error }:
-			err = e.Unwrap()
-		default:
-			return 0
-		}
-	}
-	return 0
-}
-
-// kindOfAs is KindOf by errors.As.
-func kindOfAs(err error) Kind {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Kind
 	}
 	return 0

@@ -22,8 +22,17 @@ func (a asTo) As(target any) bool {
 	return false
 }
 
-// TestKindOfIsErrorsAs holds KindOf's own chain walk to errors.As over the
-// chains the engines build and the ones it hands to errors.As.
+// kindOfAs is KindOf by errors.As.
+func kindOfAs(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return 0
+}
+
+// TestKindOfIsErrorsAs holds KindOf to errors.As over the chains the
+// engines build, joined ones and an As method.
 func TestKindOfIsErrorsAs(t *testing.T) {
 	bound := newError(ErrBound, "/x", "over", nil)
 	changed := newError(ErrChanged, "/x", "swapped", &fs.PathError{Op: "lstat", Path: "/x", Err: syscall.ENOENT})

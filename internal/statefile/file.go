@@ -358,6 +358,14 @@ func JoinErrors(first, second error) error {
 	return errors.Join(first, second)
 }
 
+// IsError reports whether err's tree holds an E, as errors.As would, and
+// allocates nothing: errors.As's target escapes, one allocation per type
+// asked, and the engines ask on every failed read.
+func IsError[E error](err error) bool {
+	_, ok := errors.AsType[E](err)
+	return ok
+}
+
 // SameInode reports whether a and b describe the same inode: device, inode
 // number and birth time. Device and inode alone are not an identity: a
 // filesystem reuses a freed inode number at once, so a directory released
