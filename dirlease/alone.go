@@ -74,13 +74,15 @@ func checkAlone(config Config, uid uint32, root string, mine Claim) error {
 	if err != nil {
 		return err
 	}
+	// Each claim is read into one buffer: Parse keeps nothing of the bytes.
+	var buffer statecas.ReadBuffer
 	for _, entry := range snapshot.Entries {
 		id, isJSON := strings.CutSuffix(entry.Name, ".json")
 		if !entry.IsRegular() || !isJSON || !statefile.IsUUIDv4(id) || id == mine.ID {
 			continue
 		}
 		full := fspath.Join(root, entry.Name)
-		content, present, err := statecas.ReadIfPresent(config.Env(uid), full, ClaimBytesMax)
+		content, present, err := buffer.ReadIfPresent(config.Env(uid), full, ClaimBytesMax)
 		if statecas.KindOf(err) == statecas.ErrBound {
 			return fail(ErrCorrupt, full, "directory lease exceeds its size bound; inspect it (leasereal dirlease inspect)", err)
 		}

@@ -45,3 +45,24 @@ func TestParseFromTheCacheEqualsParsing(t *testing.T) {
 	_, err = Parse(append(append([]byte{}, data...), ' '), name, "/w/"+name)
 	require.ErrorIs(t, err, ErrCorrupt, "other bytes are parsed, not looked up")
 }
+
+// Parse keeps nothing of the bytes it is given, cached or not: checkAlone
+// reads every claim into one buffer, and the next read overwrites it.
+func TestParseKeepsNoneOfItsBytes(t *testing.T) {
+	claim := Claim{SchemaVersion: SchemaVersion, ID: "00000000-0000-4000-8000-00000000000b", Role: RoleRawWorking,
+		Path: "/w/keep", ParentPath: "/w", ParentIdentity: Identity{"1", "2", "3"}, DirectoryIdentity: Identity{"1", "6", "7"},
+		Owner: statecas.Owner{PID: 1, BootID: strings.Repeat("a", 64), ProcessStartID: strings.Repeat("b", 64),
+			Hostname: "h", PIDNamespace: "pid:[1]"},
+		Phase: PhasePreparing, CreatedAtMs: 1, RecoverAfterMs: 2,
+		Revision: "00000000-0000-4000-8000-00000000000c", CreatedAtBootMs: NoBootTime}
+	name := claim.ID + ".json"
+	for _, pass := range []string{"parsed", "cached"} {
+		buffer := claim.Bytes()
+		parsed, err := Parse(buffer, name, "/w/"+name)
+		require.NoError(t, err, pass)
+		for i := range buffer {
+			buffer[i] = 'z'
+		}
+		require.Equal(t, claim, parsed, pass)
+	}
+}

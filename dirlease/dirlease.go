@@ -234,9 +234,10 @@ func create(config Config, uid uint32, claim Claim) (*Lease, error) {
 	if err := checkRoom(config, uid, root); err != nil {
 		return nil, wrapUnexpected(err, root, message)
 	}
-	claimPath := fspath.Join(root, claim.ID+".json")
+	name := claim.ID + ".json"
+	claimPath := fspath.Join(root, name)
 	data := claim.Bytes()
-	if _, err := Parse(data, claim.ID+".json", claimPath); err != nil {
+	if _, err := Parse(data, name, claimPath); err != nil {
 		panic("dirlease: built a claim that does not parse: " + err.Error())
 	}
 	created, err := statecas.CreateIfAbsent(config.Env(uid), claimPath, data)

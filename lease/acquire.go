@@ -307,10 +307,6 @@ func (m *Manager) nextEpoch(floor uint64, uid uint32) (uint64, Refusal, error) {
 // isBadFile reports whether err is statefile's refusal of a file that is
 // not a small regular file.
 func isBadFile(err error) bool {
-	var notRegular *statefile.NotRegularError
-	var tooLarge *statefile.TooLargeError
-	var changed *statefile.ChangedError
-	var foreign *statefile.ForeignOwnerError
-	return errors.As(err, &notRegular) || errors.As(err, &tooLarge) || errors.As(err, &changed) ||
-		errors.As(err, &foreign)
+	return statefile.IsError[*statefile.NotRegularError](err) || statefile.IsError[*statefile.TooLargeError](err) ||
+		statefile.IsError[*statefile.ChangedError](err) || statefile.IsError[*statefile.ForeignOwnerError](err)
 }

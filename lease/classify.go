@@ -1,7 +1,7 @@
 package lease
 
 import (
-	"fmt"
+	"strconv"
 
 	"github.com/leasekit/leasekit/internal/fspath"
 )
@@ -69,9 +69,12 @@ func humanFor(state OwnerState, rec ProcessIdentity, legacy bool, current Proces
 }
 
 // remoteAdvice is appended to every remote diagnostic: the engine cannot
-// tell a live remote owner from a dead host or a renamed container.
+// tell a live remote owner from a dead host or a renamed container. It is
+// built by concatenation (fmt boxed each argument), as
+// fmt.Sprintf("%s %s names host %q (PID %d); ... move %s into quarantine/")
+// would write it (TestRemoteAdviceIsItsFormat).
 func remoteAdvice(what, file string, rec ProcessIdentity) string {
-	return fmt.Sprintf("%s %s names host %q (PID %d); it cannot be inspected from here and is never "+
-		"reclaimed automatically. If that host is gone, or is this container rebuilt under a new "+
-		"hostname, an operator must move %s into quarantine/", what, file, rec.Hostname, rec.PID, file)
+	return what + " " + file + " names host " + strconv.Quote(rec.Hostname) + " (PID " + strconv.Itoa(rec.PID) +
+		"); it cannot be inspected from here and is never reclaimed automatically. If that host is gone, or is " +
+		"this container rebuilt under a new hostname, an operator must move " + file + " into quarantine/"
 }

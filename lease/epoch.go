@@ -63,8 +63,7 @@ func (m *Manager) readEpochFile(path string, uid uint32) (epochFile, error) {
 		f.value, err = parseEpochCached(data)
 	}
 	if err != nil {
-		var changed *statefile.ChangedError
-		f.problem, f.changed = err.Error(), errors.As(err, &changed)
+		f.problem, f.changed = err.Error(), statefile.IsError[*statefile.ChangedError](err)
 		return f, nil
 	}
 	f.valid = true

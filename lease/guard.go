@@ -65,15 +65,12 @@ type guardRead struct {
 func (m *Manager) readGuardFile(file, record string, uid uint32) (guardRead, error) {
 	data, err := statefile.ReadOwnedFile(m.fs, file, guardBytesMax, uid)
 	if err != nil {
-		var changed *statefile.ChangedError
-		var notRegular *statefile.NotRegularError
-		var tooLarge *statefile.TooLargeError
-		var foreign *statefile.ForeignOwnerError
 		switch {
-		case errors.Is(err, fs.ErrNotExist), errors.As(err, &changed):
+		case errors.Is(err, fs.ErrNotExist), statefile.IsError[*statefile.ChangedError](err):
 			// Gone or swapped while reading: the caller re-reads.
 			return guardRead{}, nil
-		case errors.As(err, &notRegular), errors.As(err, &tooLarge), errors.As(err, &foreign):
+		case statefile.IsError[*statefile.NotRegularError](err), statefile.IsError[*statefile.TooLargeError](err),
+			statefile.IsError[*statefile.ForeignOwnerError](err):
 			return guardRead{present: true, corrupt: err.Error()}, nil
 		}
 		return guardRead{}, fmt.Errorf("lease: reading %s: %w", record, err)

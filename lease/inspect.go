@@ -146,10 +146,10 @@ func (m *Manager) projectReceiver(uid uint32, receiver *FileInfo) (projection Pr
 		return foreignFile(&statefile.ForeignOwnerError{Path: m.receiverPath(), UID: before.UID, Want: uid}), nil, true, nil
 	}
 	data, err = statefile.ReadOwnedFile(m.fs, m.ownerPath(), ownerBytesMax, uid)
-	var foreign *statefile.ForeignOwnerError
+	foreign, isForeign := errors.AsType[*statefile.ForeignOwnerError](err)
 	switch {
 	case err == nil:
-	case errors.As(err, &foreign):
+	case isForeign:
 		return foreignFile(foreign), nil, true, nil
 	case errors.Is(err, fs.ErrNotExist):
 		after, statErr := m.fs.Lstat(m.receiverPath())
@@ -160,8 +160,7 @@ func (m *Manager) projectReceiver(uid uint32, receiver *FileInfo) (projection Pr
 			"receiver.lock exists without a complete owner.json (%s); an operator must move it into quarantine/",
 			m.receiverPath())}, nil, true, nil
 	case isBadFile(err):
-		var changed *statefile.ChangedError
-		if errors.As(err, &changed) {
+		if statefile.IsError[*statefile.ChangedError](err) {
 			return Projection{}, nil, false, nil
 		}
 		return corruptOwner(err.Error()), nil, true, nil

@@ -104,17 +104,30 @@ type namespacePaths struct {
 
 // newNamespacePaths joins by concatenation: NewManager checked namespace is
 // absolute, clean and not "/", and the names are single components, so
-// each result is path.Join's (TestNamespacePathsAreJoins).
+// each result is path.Join's (TestNamespacePathsAreJoins). The paths are
+// substrings of one string, one allocation for the seven: the simulator
+// makes a Manager for every process it starts.
 func newNamespacePaths(namespace string) namespacePaths {
-	prefix := namespace + "/"
+	names := [...]string{receiverName, receiverName + "/" + ownerName, guardName, epochName, epochIssuedName,
+		reclaimsName, quarantineName}
+	size := 0
+	for _, name := range names {
+		size += len(namespace) + 1 + len(name)
+	}
+	var all strings.Builder
+	all.Grow(size)
+	var starts [len(names) + 1]int
+	for i, name := range names {
+		all.WriteString(namespace)
+		all.WriteByte('/')
+		all.WriteString(name)
+		starts[i+1] = all.Len()
+	}
+	joined := all.String()
+	path := func(i int) string { return joined[starts[i]:starts[i+1]] }
 	return namespacePaths{
-		receiver:    prefix + receiverName,
-		owner:       prefix + receiverName + "/" + ownerName,
-		guard:       prefix + guardName,
-		epoch:       prefix + epochName,
-		epochIssued: prefix + epochIssuedName,
-		reclaims:    prefix + reclaimsName,
-		quarantine:  prefix + quarantineName,
+		receiver: path(0), owner: path(1), guard: path(2), epoch: path(3), epochIssued: path(4),
+		reclaims: path(5), quarantine: path(6),
 	}
 }
 

@@ -454,9 +454,7 @@ func (m *Manager) forceGuard(c *call, generation string) (ForceResult, error) {
 // record any process wrote: not a regular file, or past the size bound
 // (the engine writes neither).
 func isNobodysEntry(err error) bool {
-	var notRegular *statefile.NotRegularError
-	var tooLarge *statefile.TooLargeError
-	return errors.As(err, &notRegular) || errors.As(err, &tooLarge)
+	return statefile.IsError[*statefile.NotRegularError](err) || statefile.IsError[*statefile.TooLargeError](err)
 }
 
 // unparsableGuard reports whether data is no guard or intent record.

@@ -175,5 +175,8 @@ func TestNamespacePathsAreJoins(t *testing.T) {
 		if got != want {
 			t.Fatalf("%s: %+v, want %+v", namespace, got, want)
 		}
+		if allocs := testing.AllocsPerRun(10, func() { newNamespacePaths(namespace) }); allocs != 1 {
+			t.Fatalf("%s: %v allocations, want 1", namespace, allocs)
+		}
 	}
 }

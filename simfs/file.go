@@ -93,6 +93,23 @@ func (fl *file) Write(p []byte) (int, error) {
 		fl.pos = len(n.data)
 	}
 	end := fl.pos + len(p)
+	if fl.pos == len(n.data) && !n.shared {
+		// Writing at the end (a record written whole into a new file):
+		// append, without clearing the room first.
+		n.data = append(n.data, p...)
+	} else {
+		fl.writeAt(p, end)
+	}
+	fl.pos = end
+	n.mtime = fl.v.clock()
+	fl.v.fs.markDirty(n)
+	return len(p), nil
+}
+
+// writeAt is Write's copy of p into the data at the file position, which
+// ends at end: the data is unshared and extended first as needed.
+func (fl *file) writeAt(p []byte, end int) {
+	n := fl.node
 	if n.shared {
 		// The synced data aliases this slice: copy before writing.
 		fresh := make([]byte, len(n.data), max(end, len(n.data)))
@@ -103,10 +120,6 @@ func (fl *file) Write(p []byte) (int, error) {
 		n.data = append(n.data[:len(n.data)], make([]byte, end-len(n.data))...)
 	}
 	copy(n.data[fl.pos:end], p)
-	fl.pos = end
-	n.mtime = fl.v.clock()
-	fl.v.fs.markDirty(n)
-	return len(p), nil
 }
 
 // Sync is os.File.Sync (fsync(2)). An injected EIO or ENOSPC behaves as

@@ -76,16 +76,22 @@ const prefixSlots = 4
 
 // cachedPrefix returns the directory to walk name's final component from,
 // and the length of the prefix walked to it, if name is a cached prefix
-// plus one component.
+// plus one component. A cached prefix ends in '/' and the component has
+// none, so the prefix can only be name up to its last slash: one search
+// of name, then a comparison per slot.
 func (v *view) cachedPrefix(name string) (*inode, int, bool) {
 	if len(name) >= pathMax {
 		return nil, 0, false
 	}
+	walked := strings.LastIndexByte(name, '/') + 1
+	if walked == 0 || walked == len(name) {
+		return nil, 0, false
+	}
+	prefix := name[:walked]
 	for i := range v.prefix {
 		c := &v.prefix[i]
-		if c.dir != nil && c.gen == v.fs.treeGen && len(name) > len(c.path) && name[:len(c.path)] == c.path &&
-			strings.IndexByte(name[len(c.path):], '/') < 0 {
-			return c.dir, len(c.path), true
+		if c.dir != nil && c.gen == v.fs.treeGen && c.path == prefix {
+			return c.dir, walked, true
 		}
 	}
 	return nil, 0, false

@@ -43,6 +43,38 @@ func Join(elem ...string) string {
 	return b.String()
 }
 
+// JoinName is Join(dir, name) for the name the parts spell together
+// (strings.Join(parts, "")), built in one allocation where building the
+// name and then joining it made two: the engines name most files as a
+// prefix, an ID and a suffix inside a directory.
+func JoinName(dir string, parts ...string) string {
+	size := 0
+	for _, part := range parts {
+		if strings.IndexByte(part, '/') >= 0 {
+			return Join(dir, strings.Join(parts, ""))
+		}
+		size += len(part)
+	}
+	// A name of two bytes or fewer may be "", "." or "..", which Join
+	// resolves rather than appends.
+	if size <= 2 || !cleanAbs(dir) {
+		return Join(dir, strings.Join(parts, ""))
+	}
+	if dir != "/" {
+		size += len(dir)
+	}
+	var b strings.Builder
+	b.Grow(size + 1)
+	if dir != "/" {
+		b.WriteString(dir)
+	}
+	b.WriteByte('/')
+	for _, part := range parts {
+		b.WriteString(part)
+	}
+	return b.String()
+}
+
 // Dir is path.Dir.
 func Dir(p string) string {
 	if !cleanAbs(p) {

@@ -43,6 +43,31 @@ func TestAnswersArePackagePaths(t *testing.T) {
 	})
 }
 
+func TestJoinNameIsJoin(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		dir := pathText().Draw(t, "dir")
+		parts := rapid.SliceOfN(pathText(), 0, 3).Draw(t, "parts")
+		if got, want := JoinName(dir, parts...), path.Join(dir, strings.Join(parts, "")); got != want {
+			t.Fatalf("JoinName(%q, %q) = %q, path.Join says %q", dir, parts, got, want)
+		}
+	})
+	for _, tc := range []struct {
+		dir   string
+		parts []string
+	}{
+		{"/", []string{".tmp-", "a"}}, {"/ns", []string{".", "."}}, {"/ns", []string{"..", "."}},
+		{"/ns", []string{".", "a", ".json"}}, {"/ns", nil}, {"ns", []string{"abc"}}, {"/ns", []string{"a/", "b"}},
+	} {
+		if got, want := JoinName(tc.dir, tc.parts...), path.Join(tc.dir, strings.Join(tc.parts, "")); got != want {
+			t.Errorf("JoinName(%q, %q) = %q, want %q", tc.dir, tc.parts, got, want)
+		}
+	}
+	allocs := testing.AllocsPerRun(100, func() { _ = JoinName("/ns", ".", "claim", ".json") })
+	if allocs != 1 {
+		t.Errorf("JoinName made %v allocations, want 1", allocs)
+	}
+}
+
 func TestFastPathCases(t *testing.T) {
 	for _, tc := range []struct {
 		elems []string

@@ -81,7 +81,16 @@ func New(root string, reader Reader) *Table {
 	}
 	// Clean once: every path below is root + "/" + ...; "/" itself becomes "".
 	root = strings.TrimSuffix(path.Clean(root), "/")
-	return &Table{root: root, reader: reader, bootIDPath: root + "/sys/kernel/random/boot_id"}
+	return &Table{root: root, reader: reader, bootIDPath: bootIDPath(root)}
+}
+
+// bootIDPath is root + "/sys/kernel/random/boot_id", without building it
+// for "/proc": the simulator makes a Table for every process it starts.
+func bootIDPath(root string) string {
+	if root == "/proc" {
+		return "/proc/sys/kernel/random/boot_id"
+	}
+	return root + "/sys/kernel/random/boot_id"
 }
 
 // Current inspects pid as the calling process: it must be live and its

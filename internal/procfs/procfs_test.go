@@ -381,3 +381,12 @@ func FuzzParseUID(f *testing.F) {
 		}
 	})
 }
+
+// bootIDPath's constant for /proc is the joined path.
+func TestBootIDPathIsJoined(t *testing.T) {
+	for _, root := range []string{"/proc", "/host/proc", "proc"} {
+		if got, want := bootIDPath(root), root+"/sys/kernel/random/boot_id"; got != want {
+			t.Errorf("bootIDPath(%q) = %q, want %q", root, got, want)
+		}
+	}
+}

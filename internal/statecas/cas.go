@@ -162,7 +162,7 @@ func holds(env Env, target, expectedSHA string) (judged lease.FileInfo, unchange
 	if err != nil {
 		return lease.FileInfo{}, false, classifyReadError(target, err)
 	}
-	return judged, statefile.SHA256Hex(content) == expectedSHA, nil
+	return judged, statefile.HasSHA256Hex(content, expectedSHA), nil
 }
 
 // readWithIdentity is statefile.ReadOwnedFile that also returns the opened
@@ -284,7 +284,29 @@ func movedHolds(env Env, moved, target string, judged lease.FileInfo) (same bool
 // present is false when target does not exist. A target of another uid than
 // env.UID is ErrUnsafe.
 func ReadIfPresent(env Env, target string, maxBytes int64) (content []byte, present bool, err error) {
-	content, err = statefile.ReadOwnedFile(env.FS, target, maxBytes, env.UID)
+	return readIfPresent(env, target, maxBytes, nil)
+}
+
+// ReadBuffer is one buffer that a caller reading files in turn, and
+// keeping none of their contents past the next read, reads them all into
+// (a Create's look through every other claim): one allocation, not one per
+// file. The zero value is an empty buffer.
+type ReadBuffer struct{ buf []byte }
+
+// ReadIfPresent is ReadIfPresent into the buffer: content is valid until
+// the buffer's next read.
+func (b *ReadBuffer) ReadIfPresent(env Env, target string, maxBytes int64) (content []byte, present bool, err error) {
+	content, present, err = readIfPresent(env, target, maxBytes, b.buf)
+	if cap(content) > cap(b.buf) {
+		b.buf = content // a larger file than any before: keep its array
+	}
+	return content, present, err
+}
+
+// readIfPresent is ReadIfPresent reading into buf as
+// statefile.ReadOpenedInto does.
+func readIfPresent(env Env, target string, maxBytes int64, buf []byte) (content []byte, present bool, err error) {
+	content, err = statefile.ReadOwnedFileInto(env.FS, target, maxBytes, env.UID, buf)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}

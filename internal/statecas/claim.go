@@ -174,7 +174,7 @@ func parseUint(object *statefile.Object, key string) uint64 {
 
 // ClaimPath is the mutation claim that guards target.
 func ClaimPath(target string) string {
-	return fspath.Join(fspath.Dir(target), "."+path.Base(target)+claimSuffix)
+	return fspath.JoinName(fspath.Dir(target), ".", path.Base(target), claimSuffix)
 }
 
 // heldClaim is a claim this call published; inode identifies it so that a
@@ -308,20 +308,19 @@ func readClaim(env Env, claimPath string) (claim, lease.FileInfo, error) {
 	return parsed, inode, nil
 }
 
+// classifyReadError types a failed read. errors.AsType, unlike errors.As,
+// allocates no target per type asked.
 func classifyReadError(name string, err error) error {
-	var tooLarge *statefile.TooLargeError
-	var notRegular *statefile.NotRegularError
-	var changed *statefile.ChangedError
-	var foreign *statefile.ForeignOwnerError
-	switch {
-	case errors.As(err, &foreign):
+	if foreign, ok := errors.AsType[*statefile.ForeignOwnerError](err); ok {
 		return newError(ErrUnsafe, name, "file is owned by uid "+strconv.FormatUint(uint64(foreign.UID), 10)+
 			", not by this process's uid "+strconv.FormatUint(uint64(foreign.Want), 10), err)
-	case errors.As(err, &tooLarge):
+	}
+	switch {
+	case statefile.IsError[*statefile.TooLargeError](err):
 		return newError(ErrBound, name, "file exceeds its size bound", err)
-	case errors.As(err, &notRegular):
+	case statefile.IsError[*statefile.NotRegularError](err):
 		return newError(ErrUnsafe, name, "not a regular file", err)
-	case errors.As(err, &changed):
+	case statefile.IsError[*statefile.ChangedError](err):
 		return newError(ErrChanged, name, "file changed while it was read", err)
 	}
 	return err

@@ -168,11 +168,13 @@ func Snapshot(env Env, uid uint32, dir string, options SnapshotOptions) (DirSnap
 	}
 	snapshot := DirSnapshot{Identity: identity}
 	var machineryNames []lease.DirEntry
-	for _, entry := range listing {
+	for i, entry := range listing {
+		// Each list is made at its first entry, room for the rest of the
+		// listing: one allocation, where appending grew it several times.
 		if classifyName(entry.Name) == notMachinery {
-			snapshot.Entries = append(snapshot.Entries, Entry{Name: entry.Name, Type: entry.Type})
+			snapshot.Entries = appendSized(snapshot.Entries, Entry{Name: entry.Name, Type: entry.Type}, len(listing)-i)
 		} else {
-			machineryNames = append(machineryNames, entry)
+			machineryNames = appendSized(machineryNames, entry, len(listing)-i)
 		}
 	}
 	if len(snapshot.Entries) > options.EntriesMax {
@@ -189,6 +191,15 @@ func Snapshot(env Env, uid uint32, dir string, options SnapshotOptions) (DirSnap
 		return DirSnapshot{}, newError(ErrChanged, dir, "directory was replaced during its snapshot", nil)
 	}
 	return snapshot, nil
+}
+
+// appendSized appends item to list, first making list with room for
+// room items when it is nil (so a list nothing is appended to stays nil).
+func appendSized[T any](list []T, item T, room int) []T {
+	if list == nil {
+		list = make([]T, 0, room)
+	}
+	return append(list, item)
 }
 
 func privateDirIdentity(env Env, uid uint32, dir string) (lease.FileIdentity, error) {

@@ -103,10 +103,12 @@ func newError(kind Kind, path, msg string, cause error) *Error {
 	return &Error{Kind: kind, Path: path, Msg: msg, Err: cause}
 }
 
-// KindOf returns the Kind of the first *Error in err's chain, or 0.
+// KindOf returns the Kind of the first *Error in err's chain, or 0. It is
+// asked of every error an engine meets, nil mostly: errors.AsType answers
+// as errors.As does without errors.As's escaping target (an allocation per
+// call).
 func KindOf(err error) Kind {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Kind
 	}
 	return 0

@@ -91,11 +91,21 @@ func bootDigestSlot(rawBootID string) int {
 // executable inode (an upgrade that replaced the binary's path keeps the old
 // inode, so it keeps the digest) run by one user.
 func StartDigest(p lease.ProcessIdentity) string {
-	preimage := "leasekit-process-start-v1\n" + p.StartTime + "\n" +
-		strconv.FormatUint(p.ExecutableDev, 10) + "\n" +
-		strconv.FormatUint(p.ExecutableIno, 10) + "\n" +
-		strconv.Itoa(p.UID) + "\n"
-	return statefile.SHA256Hex([]byte(preimage))
+	var buf [startPreimageBytes]byte
+	return statefile.SHA256Hex(appendStartPreimage(buf[:0], p))
+}
+
+// startPreimageBytes holds a preimage with a start time of up to 20 digits
+// on the stack; a longer one grows onto the heap.
+const startPreimageBytes = 128
+
+// appendStartPreimage appends StartDigest's preimage of p to dst.
+func appendStartPreimage(dst []byte, p lease.ProcessIdentity) []byte {
+	dst = append(dst, "leasekit-process-start-v1\n"...)
+	dst = append(append(dst, p.StartTime...), '\n')
+	dst = append(strconv.AppendUint(dst, p.ExecutableDev, 10), '\n')
+	dst = append(strconv.AppendUint(dst, p.ExecutableIno, 10), '\n')
+	return append(strconv.AppendInt(dst, int64(p.UID), 10), '\n')
 }
 
 // OwnerOf is the schema-3 owner record of a captured process identity.

@@ -164,10 +164,23 @@ func MustCanonical(v any) []byte {
 
 // SHA256Hex is the lower-case hex SHA-256 of b.
 func SHA256Hex(b []byte) string {
+	digits := sha256HexDigits(b)
+	return string(digits[:]) // one allocation, where hex.EncodeToString makes two
+}
+
+// HasSHA256Hex reports whether SHA256Hex(b) is digest, without allocating
+// the digest: the compare-and-swap helpers judge every file they act on
+// by it.
+func HasSHA256Hex(b []byte, digest string) bool {
+	digits := sha256HexDigits(b)
+	return string(digits[:]) == digest
+}
+
+func sha256HexDigits(b []byte) [2 * sha256.Size]byte {
 	sum := sha256.Sum256(b)
 	var digits [2 * sha256.Size]byte
 	hex.Encode(digits[:], sum[:])
-	return string(digits[:]) // one allocation, where hex.EncodeToString makes two
+	return digits
 }
 
 // IsSHA256Hex reports whether s is a SHA-256 as SHA256Hex writes it: 64

@@ -470,6 +470,9 @@ func TestSHA256HexGolden(t *testing.T) {
 		if got := SHA256Hex([]byte(input)); got != want {
 			t.Errorf("SHA256Hex(%q) = %s, want %s", input, got, want)
 		}
+		if !HasSHA256Hex([]byte(input), want) || HasSHA256Hex([]byte(input+"x"), want) || HasSHA256Hex([]byte(input), want[1:]) {
+			t.Errorf("HasSHA256Hex(%q) does not answer SHA256Hex == %s", input, want)
+		}
 	}
 }
 

@@ -67,7 +67,13 @@ func (e *ForeignOwnerError) Error() string {
 // another uid is refused with *ForeignOwnerError, checked on the opened
 // inode as well as on the name.
 func ReadOwnedFile(fsys FS, name string, maxBytes int64, uid uint32) ([]byte, error) {
-	return readFile(fsys, name, maxBytes, &uid)
+	return readFile(fsys, name, maxBytes, &uid, nil)
+}
+
+// ReadOwnedFileInto is ReadOwnedFile reading into buf's array when it has
+// room (see ReadOpenedInto): the content returned may share it.
+func ReadOwnedFileInto(fsys FS, name string, maxBytes int64, uid uint32, buf []byte) ([]byte, error) {
+	return readFile(fsys, name, maxBytes, &uid, buf)
 }
 
 // ReadFile reads the regular file at name, at most maxBytes of it. It never
@@ -75,11 +81,12 @@ func ReadOwnedFile(fsys FS, name string, maxBytes int64, uid uint32) ([]byte, er
 // and the opened file must be the inode Lstat saw. A missing file returns
 // the FS's *fs.PathError, for which errors.Is(err, fs.ErrNotExist) holds.
 func ReadFile(fsys FS, name string, maxBytes int64) ([]byte, error) {
-	return readFile(fsys, name, maxBytes, nil)
+	return readFile(fsys, name, maxBytes, nil, nil)
 }
 
-// readFile is ReadFile and, when uid is not nil, ReadOwnedFile.
-func readFile(fsys FS, name string, maxBytes int64, uid *uint32) ([]byte, error) {
+// readFile is ReadFile and, when uid is not nil, ReadOwnedFile; it reads
+// into buf as ReadOpenedInto does.
+func readFile(fsys FS, name string, maxBytes int64, uid *uint32, buf []byte) ([]byte, error) {
 	if maxBytes <= 0 {
 		panic("statefile: ReadFile needs a positive bound")
 	}
@@ -111,16 +118,30 @@ func readFile(fsys FS, name string, maxBytes int64, uid *uint32) ([]byte, error)
 	if uid != nil && opened.UID != *uid {
 		return nil, &ForeignOwnerError{Path: name, UID: opened.UID, Want: *uid}
 	}
-	return ReadOpened(file, name, maxBytes, opened.Size)
+	return ReadOpenedInto(file, name, maxBytes, opened.Size, buf)
 }
 
 // ReadOpened reads an opened file to its end, at most maxBytes of it
 // (*TooLargeError past that), into one buffer when the file still has the
 // sizeHint bytes its fstat showed.
 func ReadOpened(file File, name string, maxBytes, sizeHint int64) ([]byte, error) {
+	return ReadOpenedInto(file, name, maxBytes, sizeHint, nil)
+}
+
+// ReadOpenedInto is ReadOpened that reads into buf's array when it has
+// room for the buffer ReadOpened would make, so that a caller reading
+// records in turn, and keeping none past the next, allocates and clears
+// one buffer instead of one per record. The content returned then shares
+// buf's array. Each Read is handed a slice of the length ReadOpened's own
+// buffer would give it (the simulator's runs see the reads' lengths).
+func ReadOpenedInto(file File, name string, maxBytes, sizeHint int64, buf []byte) ([]byte, error) {
 	// One buffer of the size the file had when it was opened, plus the byte
 	// that shows it grew: a record is read in one allocation.
-	content := make([]byte, 0, min(max(sizeHint, 0), maxBytes)+1)
+	size := min(max(sizeHint, 0), maxBytes) + 1
+	content := buf[:0:min(int64(cap(buf)), size)]
+	if int64(cap(content)) < size {
+		content = make([]byte, 0, size)
+	}
 	limited := io.LimitedReader{R: file, N: maxBytes + 1}
 	for emptyReads := 0; ; {
 		if len(content) == cap(content) {
@@ -171,7 +192,7 @@ func SyncDir(fsys FS, dir string) error {
 // name later given to it points at durable bytes. The name is
 // dir/.tmp-<tag>-<id>: tag lets a later cleanup tell whose write it was.
 func WriteTemp(fsys FS, ids IDSource, dir, tag string, data []byte) (string, error) {
-	name := fspath.Join(dir, TempPrefix+tag+"-"+ids.NewID())
+	name := fspath.JoinName(dir, TempPrefix, tag, "-", ids.NewID())
 	file, err := fsys.OpenFile(name, O_WRONLY|O_CREATE|O_EXCL|O_NOFOLLOW, FileMode)
 	if err != nil {
 		return "", err
@@ -335,6 +356,14 @@ func JoinErrors(first, second error) error {
 		return first
 	}
 	return errors.Join(first, second)
+}
+
+// IsError reports whether err's tree holds an E, as errors.As would, and
+// allocates nothing: errors.As's target escapes, one allocation per type
+// asked, and the engines ask on every failed read.
+func IsError[E error](err error) bool {
+	_, ok := errors.AsType[E](err)
+	return ok
 }
 
 // SameInode reports whether a and b describe the same inode: device, inode

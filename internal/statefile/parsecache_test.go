@@ -2,6 +2,8 @@ package statefile
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -65,3 +67,20 @@ func TestParseCacheParseRemembersOnlyWhatParsed(t *testing.T) {
 }
 
 var errRefused = errors.New("refused")
+
+// parseSlot spreads records that differ in a few bytes anywhere (claims of
+// one shape, a counter in one field) over the slots, whichever lane or
+// tail the differing bytes fall in.
+func TestParseSlotSpreadsSimilarRecords(t *testing.T) {
+	for _, offset := range []int{0, 7, 8, 31, 100, 250, 294} {
+		record := []byte(strings.Repeat(`{"id":"0000","phase":"preparing"}`, 9))
+		slots := map[uint32]bool{}
+		for i := range 512 {
+			copy(record[offset:], fmt.Sprintf("%03d", i))
+			slots[parseSlot(record)] = true
+		}
+		if len(slots) < 300 {
+			t.Errorf("offset %d: 512 records took %d slots", offset, len(slots))
+		}
+	}
+}

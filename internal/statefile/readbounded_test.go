@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"testing"
 )
 
@@ -72,4 +73,54 @@ func repeatChunks(chunk []byte, n int) [][]byte {
 		chunks[i] = chunk
 	}
 	return chunks
+}
+
+// lengthsFile is a scriptedFile that records the length of every slice
+// Read is handed.
+type lengthsFile struct {
+	scriptedFile
+	lengths []int
+}
+
+func (f *lengthsFile) Read(p []byte) (int, error) {
+	f.lengths = append(f.lengths, len(p))
+	return f.scriptedFile.Read(p)
+}
+
+// TestReadOpenedIntoReadsAsReadOpened: whatever buffer it is given,
+// ReadOpenedInto hands every Read a slice of the length ReadOpened's would
+// have (a simulated run hashes what each read returns), returns the same
+// content and error, and reads into a buffer with room without allocating.
+func TestReadOpenedIntoReadsAsReadOpened(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 700)
+	scripts := []struct {
+		chunks   [][]byte
+		sizeHint int64
+	}{
+		{[][]byte{[]byte("hello")}, 5}, {[][]byte{big[:100], big[100:]}, 10}, {[][]byte{[]byte("hi")}, 50},
+		{nil, 0}, {[][]byte{[]byte("ab")}, -1}, {[][]byte{nil, []byte("ok")}, 2}, {[][]byte{big}, 0}, {[][]byte{big}, 600},
+	}
+	for i, script := range scripts {
+		want := &lengthsFile{scriptedFile: scriptedFile{chunks: slices.Clone(script.chunks)}}
+		wantContent, wantErr := ReadOpened(want, "/ns/f.json", 512, script.sizeHint)
+		for _, buf := range [][]byte{nil, make([]byte, 3), make([]byte, 0, 6), make([]byte, 10, 1024)} {
+			got := &lengthsFile{scriptedFile: scriptedFile{chunks: slices.Clone(script.chunks)}}
+			content, err := ReadOpenedInto(got, "/ns/f.json", 512, script.sizeHint, buf)
+			if !slices.Equal(got.lengths, want.lengths) || !bytes.Equal(content, wantContent) || (err == nil) != (wantErr == nil) {
+				t.Fatalf("script %d, buffer cap %d: reads %v, %q, %v; ReadOpened: reads %v, %q, %v",
+					i, cap(buf), got.lengths, content, err, want.lengths, wantContent, wantErr)
+			}
+		}
+	}
+	buf, script := make([]byte, 0, 64), [][]byte{[]byte("hello")}
+	file := &scriptedFile{}
+	allocs := testing.AllocsPerRun(100, func() {
+		file.chunks = script // read whole, so never changed
+		if _, err := ReadOpenedInto(file, "/ns/f.json", 512, 5, buf); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("ReadOpenedInto with room made %v allocations", allocs)
+	}
 }
