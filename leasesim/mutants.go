@@ -456,27 +456,30 @@ func (v *mutantsVerdict) add(rows []MutantRow) {
 		return
 	}
 	v.hunted++
-	var found []string
+	var found, missed []string
 	for _, row := range rows {
 		v.seconds = append(v.seconds, row.Hunt.Seconds)
 		if row.Error == "" && row.FoundBy != "" {
 			found = append(found, row.Engine)
+		} else {
+			missed = append(missed, rowEngine(row))
 		}
 	}
 	switch {
-	case len(found) < len(rows):
-		v.missed = append(v.missed, rows[0].Name+": "+foundByEngines(found))
+	case len(missed) > 0:
+		v.missed = append(v.missed, rows[0].Name+": "+foundByEngines(found, missed))
 	case !slices.ContainsFunc(rows, func(r MutantRow) bool { return r.FoundBy != foundByCampaign }):
 		v.byCampaign++
 	}
 }
 
-// foundByEngines says which engines found a mutant some engine missed.
-func foundByEngines(found []string) string {
-	if len(found) == 0 {
-		return "found by no engine"
+// foundByEngines says which engines found a mutant and which missed it.
+func foundByEngines(found, missed []string) string {
+	verdict := "missed by " + strings.Join(missed, " and ")
+	if len(found) > 0 {
+		verdict = "found by " + strings.Join(found, " and ") + " only, " + verdict
 	}
-	return "found by " + strings.Join(found, " and ") + " only"
+	return verdict
 }
 
 // writeSummary writes the lines under the table.

@@ -29,9 +29,9 @@ func TestMutantIsFoundOnlyByEveryEngineItLists(t *testing.T) {
 		{"one engine by go test", []MutantRow{row("admission", foundByGoTest), row("dirlease", foundByCampaign)}, campaign.ExitOK,
 			"1 found by every engine they list (0 by campaign, 1 only by go test)"},
 		{"one engine missed", []MutantRow{row("admission", ""), row("dirlease", foundByCampaign)}, campaign.ExitViolation,
-			"0 found by every engine they list (0 by campaign, 0 only by go test); seconds to detection: median 0.50, worst 0.50 (one core)\nnot found by every engine: m: found by dirlease only"},
+			"0 found by every engine they list (0 by campaign, 0 only by go test); seconds to detection: median 0.50, worst 0.50 (one core)\nnot found by every engine: m: found by dirlease only, missed by admission"},
 		{"not built", []MutantRow{{Name: "m", Engines: engines, Error: "stale"}}, campaign.ExitViolation,
-			"not found by every engine: m: found by no engine"},
+			"not found by every engine: m: missed by admission,dirlease"},
 		{"equivalent", []MutantRow{{Name: "m", Engines: engines, Equivalent: "why"}}, campaign.ExitOK,
 			"1 equivalent mutants listed, not hunted"},
 	} {
