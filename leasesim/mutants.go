@@ -164,7 +164,7 @@ func (c *Command) cmdMutants(args []string, stdout, stderr io.Writer) int {
 	searches := set.String("search", "", "searches to hunt with, side by side: a comma list of random, guided, explore (default: each mutant's search: line, else random)")
 	checkSeeds := set.Bool("check-seeds", false, "instead of hunting, replay every mutant's stored seed under its mutant (each must reproduce its recorded finding) or run its test: line (which must fail there); CI's check that no mutant is lost")
 	workers := set.Int("workers", 2, "--check-seeds: mutants built and checked at once")
-	saveSeeds := set.String("save-seeds", "", "write each found mutant's shrunk failure as its seed under DIR/<mutant>/ (replacing the older ones): re-derives campaign/testdata/mutant-seeds")
+	saveSeeds := set.String("save-seeds", "", "write each engine's shrunk failure of a found mutant as its seed under DIR/<mutant>/<engine>/ (replacing that engine's older ones, keeping other engines'): re-derives campaign/testdata/mutant-seeds")
 	var flags huntFlags
 	flags.register(set)
 	set.StringVar(&flags.engines, "engine", "", "comma list: hunt only these engines of each mutant's engine: line (default: every engine it lists)")
@@ -269,19 +269,25 @@ func (c *Command) huntMutant(root, pkg, name, work, faults string, flags huntFla
 		faults = m.Faults
 	}
 	row.Faults = faults
+	rows := c.huntEngines(row, binary, engines, flags)
+	judgeByTest(rows, root, m, work)
+	return rows
+}
+
+// huntEngines hunts the mutant's build on each engine alone: a row each.
+func (c *Command) huntEngines(row MutantRow, binary string, engines []string, flags huntFlags) []MutantRow {
 	var rows []MutantRow
 	for _, engine := range engines {
 		hunted := row
 		hunted.Engine = engine
 		c.huntPastEngineFindings(&hunted, flags, func(next huntFlags) (campaign.HuntResult, error) {
-			return runHunt(binary, engine, faults, next)
+			return runHunt(binary, engine, row.Faults, next)
 		})
 		if hunted.Hunt.Found && hunted.Error == "" {
 			hunted.FoundBy = foundByCampaign
 		}
 		rows = append(rows, hunted)
 	}
-	judgeByTest(rows, root, m, work)
 	return rows
 }
 
