@@ -53,7 +53,7 @@ func primarySearch(bySearch [][]MutantRow, i int) MutantRow {
 }
 
 // writeSearchTable writes the side-by-side table of docs/MUTANTS.md: per
-// mutant and search, found, runs to detection (a random hunt's seeds are
+// mutant, engine and search, found, runs to detection (a random hunt's seeds are
 // its runs per engine; a guided hunt's runs are its candidates; an explore
 // hunt's are its executions, and when it found nothing it says whether its
 // bounds were exhausted or its time ran out) and seconds; then a summary
@@ -111,8 +111,9 @@ func searchFound(row MutantRow) string {
 	return fmt.Sprint(row.Hunt.Found)
 }
 
-// searchSummary is the line of search (column i): found of hunted, and the
-// median and worst runs to detection over the mutants it found.
+// searchSummary is the line of search (column i): found of hunted (a hunt
+// per mutant and engine), and the median and worst runs to detection over
+// the hunts that found their mutant.
 func searchSummary(search string, rows []MutantRow, i int) string {
 	hunted, found, errors := 0, 0, 0
 	var runs []int
