@@ -9,18 +9,35 @@ import (
 )
 
 // huntMutantSearches hunts one mutant with each search of the comma list
-// searches ("": the mutant's own search: line, else random). With several,
-// the returned row is the first search's that found it (else the first),
-// carrying every search's row in Searches for the side-by-side table.
-func (c *Command) huntMutantSearches(root, pkg, name, work, faults string, flags huntFlags, named bool, searches string) MutantRow {
+// searches ("": the mutant's own search: line, else random), one row per
+// engine (huntMutant). With several searches, an engine's row is the first
+// search's that found it (else the first), carrying every search's row of
+// that engine in Searches for the side-by-side table.
+func (c *Command) huntMutantSearches(root, pkg, name, work, faults string, flags huntFlags, named bool, searches string) []MutantRow {
 	if searches == "" {
 		return c.huntMutant(root, pkg, name, work, faults, flags, named)
 	}
-	var rows []MutantRow
+	var bySearch [][]MutantRow
 	for _, search := range strings.Split(searches, ",") {
 		f := flags
 		f.search = strings.TrimSpace(search)
-		rows = append(rows, c.huntMutant(root, pkg, name, work, faults, f, named))
+		bySearch = append(bySearch, c.huntMutant(root, pkg, name, work, faults, f, named))
+	}
+	rows := bySearch[0]
+	for i := range rows {
+		rows[i] = primarySearch(bySearch, i)
+	}
+	return rows
+}
+
+// primarySearch is engine row i of the first search that found the mutant
+// (else of the first search), with every search's row i in Searches.
+func primarySearch(bySearch [][]MutantRow, i int) MutantRow {
+	var rows []MutantRow
+	for _, searchRows := range bySearch {
+		if i < len(searchRows) { // a build that failed once gives one row
+			rows = append(rows, searchRows[i])
+		}
 	}
 	primary := rows[0]
 	for _, row := range rows {
@@ -36,7 +53,7 @@ func (c *Command) huntMutantSearches(root, pkg, name, work, faults string, flags
 }
 
 // writeSearchTable writes the side-by-side table of docs/MUTANTS.md: per
-// mutant and search, found, runs to detection (a random hunt's seeds are
+// mutant, engine and search, found, runs to detection (a random hunt's seeds are
 // its runs per engine; a guided hunt's runs are its candidates; an explore
 // hunt's are its executions, and when it found nothing it says whether its
 // bounds were exhausted or its time ran out) and seconds; then a summary
@@ -55,7 +72,7 @@ func writeSearchTable(w io.Writer, rows []MutantRow) {
 	fmt.Fprintln(table, header+"| shrunk choices\t|")
 	fmt.Fprintln(table, rule+"|---:\t|")
 	for _, row := range rows {
-		line := fmt.Sprintf("| `%s`\t| %s\t", row.Name, strings.Join(row.Engines, ","))
+		line := fmt.Sprintf("| `%s`\t| %s\t", row.Name, rowEngine(row))
 		for _, s := range row.Searches {
 			line += fmt.Sprintf("| %s\t| %d\t| %.2f\t", searchFound(s), s.Hunt.Runs, s.Hunt.Seconds)
 		}
@@ -94,8 +111,9 @@ func searchFound(row MutantRow) string {
 	return fmt.Sprint(row.Hunt.Found)
 }
 
-// searchSummary is the line of search (column i): found of hunted, and the
-// median and worst runs to detection over the mutants it found.
+// searchSummary is the line of search (column i): found of hunted (a hunt
+// per mutant and engine), and the median and worst runs to detection over
+// the hunts that found their mutant.
 func searchSummary(search string, rows []MutantRow, i int) string {
 	hunted, found, errors := 0, 0, 0
 	var runs []int

@@ -34,6 +34,10 @@ type huntFlags struct {
 	// explore is the explore flags of an explore hunt ("": the engines'
 	// defaults; `mutants` takes a mutant's explore: line).
 	explore string
+	// engines, in `mutants`, is --engine: the engines of each mutant's
+	// engine: line to hunt ("": every one it lists), so one engine of a
+	// mutant is hunted again without the others.
+	engines string
 }
 
 func (f *huntFlags) register(set *flag.FlagSet) {
@@ -98,8 +102,12 @@ func (c *Command) cmdHunt(args []string, stdout, stderr io.Writer) int {
 
 // MutantRow is one line of the `leasesim mutants` table.
 type MutantRow struct {
-	Name    string   `json:"name"`
+	Name string `json:"name"`
+	// Engines are the mutant's engine: line; Engine is the one this row's
+	// hunt ran (empty on a row of the whole mutant: one that could not be
+	// built, or an equivalent one not hunted).
 	Engines []string `json:"engines"`
+	Engine  string   `json:"engine,omitempty"`
 	File    string   `json:"file"`
 	Bug     string   `json:"bug"`
 	// Faults is the hunt's fault setting (the mutant's own, or --faults).
@@ -156,9 +164,10 @@ func (c *Command) cmdMutants(args []string, stdout, stderr io.Writer) int {
 	searches := set.String("search", "", "searches to hunt with, side by side: a comma list of random, guided, explore (default: each mutant's search: line, else random)")
 	checkSeeds := set.Bool("check-seeds", false, "instead of hunting, replay every mutant's stored seed under its mutant (each must reproduce its recorded finding) or run its test: line (which must fail there); CI's check that no mutant is lost")
 	workers := set.Int("workers", 2, "--check-seeds: mutants built and checked at once")
-	saveSeeds := set.String("save-seeds", "", "write each found mutant's shrunk failure as its seed under DIR/<mutant>/ (replacing the older ones): re-derives campaign/testdata/mutant-seeds")
+	saveSeeds := set.String("save-seeds", "", "write each engine's shrunk failure of a found mutant as its seed under DIR/<mutant>/<engine>/ (replacing that engine's older ones, keeping other engines'): re-derives campaign/testdata/mutant-seeds")
 	var flags huntFlags
 	flags.register(set)
+	set.StringVar(&flags.engines, "engine", "", "comma list: hunt only these engines of each mutant's engine: line (default: every engine it lists)")
 	if code, ok := parseFlags(set, args); !ok {
 		return code
 	}
@@ -192,16 +201,17 @@ func (c *Command) cmdMutants(args []string, stdout, stderr io.Writer) int {
 	defer os.RemoveAll(work)
 	var rows []MutantRow
 	for _, name := range names {
-		row := c.huntMutantSearches(*root, pkg, name, work, *faults, flags, *only != "", *searches)
-		if !flags.json {
-			fmt.Fprintln(stderr, mutantLine(row))
+		for _, row := range c.huntMutantSearches(*root, pkg, name, work, *faults, flags, *only != "", *searches) {
+			if !flags.json {
+				fmt.Fprintln(stderr, mutantLine(row))
+			}
+			if path, err := saveMutantSeed(*saveSeeds, row); err != nil {
+				return fail(stderr, err)
+			} else if path != "" {
+				fmt.Fprintf(stderr, "%-40s seed %s\n", "", path)
+			}
+			rows = append(rows, row)
 		}
-		if path, err := saveMutantSeed(*saveSeeds, row); err != nil {
-			return fail(stderr, err)
-		} else if path != "" {
-			fmt.Fprintf(stderr, "%-40s seed %s\n", "", path)
-		}
-		rows = append(rows, row)
 	}
 	return printMutants(rows, flags.json, stdout, stderr)
 }
@@ -226,39 +236,70 @@ func selectMutants(root, only string) ([]string, error) {
 	return names, nil
 }
 
-// huntMutant builds the mutant and hunts it, restarting past detections
-// that the unmutated build (this process) shares.
-func (c *Command) huntMutant(root, pkg, name, work, faults string, flags huntFlags, named bool) MutantRow {
+// huntMutant builds the mutant and hunts it once per engine of its engine:
+// line, each hunt a campaign of that engine alone, so every engine's row
+// says whether that engine's campaign finds the mutant (a hunt of all its
+// engines at once stops at whichever finds it first, and the others' checks
+// go unproven). Each hunt restarts past detections that the unmutated build
+// (this process) shares. A mutant that cannot be loaded or built, or an
+// equivalent one not named, gives one row without an Engine.
+func (c *Command) huntMutant(root, pkg, name, work, faults string, flags huntFlags, named bool) []MutantRow {
 	m, err := mutant.Load(root, name)
 	if err != nil {
-		return MutantRow{Name: name, Error: err.Error()}
+		return []MutantRow{{Name: name, Error: err.Error()}}
 	}
 	flags.search = cmp.Or(flags.search, m.Search, "random")
 	flags.explore = cmp.Or(flags.explore, m.Explore)
 	row := MutantRow{Name: name, Engines: m.Engines, File: m.File, Bug: m.Bug, Equivalent: m.Equivalent, Search: flags.search}
 	if m.Equivalent != "" && !named {
-		return row
+		return []MutantRow{row}
+	}
+	engines := huntedEngines(m.Engines, flags.engines)
+	if len(engines) == 0 {
+		return nil
 	}
 	started := time.Now()
 	binary, err := buildMutant(root, pkg, m, work)
 	row.BuildSeconds = time.Since(started).Seconds()
 	if err != nil {
 		row.Error = err.Error()
-		return row
+		return []MutantRow{row}
 	}
-	engines := strings.Join(m.Engines, ",")
 	if m.Faults != "" && faults == "swarm" {
 		faults = m.Faults
 	}
 	row.Faults = faults
-	c.huntPastEngineFindings(&row, flags, func(next huntFlags) (campaign.HuntResult, error) {
-		return runHunt(binary, engines, faults, next)
-	})
-	if row.Hunt.Found && row.Error == "" {
-		row.FoundBy = foundByCampaign
+	rows := c.huntEngines(row, binary, engines, flags)
+	judgeByTest(rows, root, m, work)
+	return rows
+}
+
+// huntEngines hunts the mutant's build on each engine alone: a row each.
+func (c *Command) huntEngines(row MutantRow, binary string, engines []string, flags huntFlags) []MutantRow {
+	var rows []MutantRow
+	for _, engine := range engines {
+		hunted := row
+		hunted.Engine = engine
+		c.huntPastEngineFindings(&hunted, flags, func(next huntFlags) (campaign.HuntResult, error) {
+			return runHunt(binary, engine, row.Faults, next)
+		})
+		if hunted.Hunt.Found && hunted.Error == "" {
+			hunted.FoundBy = foundByCampaign
+		}
+		rows = append(rows, hunted)
 	}
-	judgeByTest(&row, root, m, work)
-	return row
+	return rows
+}
+
+// huntedEngines are the engines of an engine: line that --engine (only, a
+// comma list; "": all) selects.
+func huntedEngines(listed []string, only string) []string {
+	if only == "" {
+		return listed
+	}
+	return slices.DeleteFunc(slices.Clone(listed), func(engine string) bool {
+		return !slices.Contains(strings.Split(only, ","), engine)
+	})
 }
 
 // checkMutantsInput refuses, naming what is missing, a root without a
@@ -318,15 +359,17 @@ func runHunt(binary, engines, faults string, flags huntFlags) (campaign.HuntResu
 	return hunt, nil
 }
 
-// mutantLine is the progress line of one mutant (to stderr).
+// mutantLine is the progress line of one mutant's hunt of one engine (to
+// stderr).
 func mutantLine(row MutantRow) string {
+	label := fmt.Sprintf("%-40s %-9s", row.Name, rowEngine(row))
 	if row.Error != "" {
-		return fmt.Sprintf("%-40s ERROR %s", row.Name, row.Error)
+		return fmt.Sprintf("%s ERROR %s", label, row.Error)
 	}
 	if row.Equivalent != "" && row.Hunt.Seeds == 0 {
-		return fmt.Sprintf("%-40s equivalent (not hunted): %s", row.Name, row.Equivalent)
+		return fmt.Sprintf("%s equivalent (not hunted): %s", label, row.Equivalent)
 	}
-	line := fmt.Sprintf("%-40s found=%v seeds=%d %.2fs %s", row.Name, row.Hunt.Found, row.Hunt.Seeds, row.Hunt.Seconds, kind(row.Hunt))
+	line := fmt.Sprintf("%s found=%v seeds=%d %.2fs %s", label, row.Hunt.Found, row.Hunt.Seeds, row.Hunt.Seconds, kind(row.Hunt))
 	if row.FoundBy == foundByGoTest {
 		line += " (found by go test: " + row.Test + ")"
 	}
@@ -344,6 +387,12 @@ func mutantLine(row MutantRow) string {
 	return line
 }
 
+// rowEngine is the engine a row hunted, or the mutant's engine line on a
+// row of the whole mutant.
+func rowEngine(row MutantRow) string {
+	return cmp.Or(row.Engine, strings.Join(row.Engines, ","))
+}
+
 func kind(h campaign.HuntResult) string {
 	if !h.Found {
 		return "-"
@@ -352,24 +401,11 @@ func kind(h campaign.HuntResult) string {
 }
 
 // printMutants prints the table (or JSON) with the median and worst time
-// to detection, and returns the exit code.
+// to detection, and returns the exit code. A mutant counts as found only
+// when every engine it lists finds it: an engine line names the campaigns
+// that check the mutant's rule, and one that misses it proves nothing.
 func printMutants(rows []MutantRow, asJSON bool, stdout, stderr io.Writer) int {
-	missed, equivalent, byCampaign := 0, 0, 0
-	var seconds []float64
-	for _, row := range rows {
-		if row.FoundBy == foundByCampaign {
-			byCampaign++
-		}
-		switch {
-		case row.Equivalent != "" && row.Error == "":
-			equivalent++
-			continue
-		case row.Error != "" || row.FoundBy == "":
-			missed++
-		}
-		seconds = append(seconds, row.Hunt.Seconds)
-	}
-	hunted := len(rows) - equivalent
+	v := judgeMutants(rows)
 	if asJSON {
 		encoder := json.NewEncoder(stdout)
 		encoder.SetIndent("", "  ")
@@ -380,24 +416,91 @@ func printMutants(rows []MutantRow, asJSON bool, stdout, stderr io.Writer) int {
 		writeSearchTable(stdout, rows)
 	} else {
 		writeMutantTable(stdout, rows)
-		sort.Float64s(seconds)
-		if len(seconds) > 0 {
-			fmt.Fprintf(stdout, "\n%d mutants hunted, %d found (%d by campaign, %d only by go test); seconds to detection: median %.2f, worst %.2f (one core)\n",
-				hunted, hunted-missed, byCampaign, hunted-missed-byCampaign, seconds[len(seconds)/2], seconds[len(seconds)-1])
-		}
-		if equivalent > 0 {
-			fmt.Fprintf(stdout, "%d equivalent mutants listed, not hunted (their equivalent: lines say why)\n", equivalent)
-		}
+		v.writeSummary(stdout)
 	}
 	code := campaign.ExitOK
-	if missed > 0 {
-		fmt.Fprintf(stderr, "leasesim mutants: %d of %d mutants not found\n", missed, hunted)
+	if len(v.missed) > 0 {
+		fmt.Fprintf(stderr, "leasesim mutants: %d of %d mutants not found by every engine they list: %s\n",
+			len(v.missed), v.hunted, strings.Join(v.missed, "; "))
 		code = campaign.ExitViolation
 	}
 	if findings := writeEngineFindings(stderr, rows); findings > 0 {
 		code = campaign.ExitViolation
 	}
 	return code
+}
+
+// mutantsVerdict sums the rows of `leasesim mutants` up per mutant.
+type mutantsVerdict struct {
+	hunted, equivalent, byCampaign int
+	// missed names each mutant some engine missed, with the engines that
+	// found it ("name: found by dirlease only").
+	missed []string
+	// seconds are the hunts' wall seconds, one per engine hunted.
+	seconds []float64
+}
+
+// judgeMutants groups rows by mutant (each of its engines' rows).
+func judgeMutants(rows []MutantRow) mutantsVerdict {
+	var v mutantsVerdict
+	for start := 0; start < len(rows); {
+		end := start + 1
+		for end < len(rows) && rows[end].Name == rows[start].Name {
+			end++
+		}
+		v.add(rows[start:end])
+		start = end
+	}
+	sort.Float64s(v.seconds)
+	return v
+}
+
+// add counts one mutant's rows.
+func (v *mutantsVerdict) add(rows []MutantRow) {
+	if rows[0].Equivalent != "" && !slices.ContainsFunc(rows, func(r MutantRow) bool { return r.Error != "" }) {
+		v.equivalent++
+		return
+	}
+	v.hunted++
+	var found, missed []string
+	for _, row := range rows {
+		v.seconds = append(v.seconds, row.Hunt.Seconds)
+		if row.Error == "" && row.FoundBy != "" {
+			found = append(found, row.Engine)
+		} else {
+			missed = append(missed, rowEngine(row))
+		}
+	}
+	switch {
+	case len(missed) > 0:
+		v.missed = append(v.missed, rows[0].Name+": "+foundByEngines(found, missed))
+	case !slices.ContainsFunc(rows, func(r MutantRow) bool { return r.FoundBy != foundByCampaign }):
+		v.byCampaign++
+	}
+}
+
+// foundByEngines says which engines found a mutant and which missed it.
+func foundByEngines(found, missed []string) string {
+	verdict := "missed by " + strings.Join(missed, " and ")
+	if len(found) > 0 {
+		verdict = "found by " + strings.Join(found, " and ") + " only, " + verdict
+	}
+	return verdict
+}
+
+// writeSummary writes the lines under the table.
+func (v mutantsVerdict) writeSummary(w io.Writer) {
+	found := v.hunted - len(v.missed)
+	if len(v.seconds) > 0 {
+		fmt.Fprintf(w, "\n%d mutants hunted (%d hunts, one per engine of each), %d found by every engine they list (%d by campaign, %d only by go test); seconds to detection: median %.2f, worst %.2f (one core)\n",
+			v.hunted, len(v.seconds), found, v.byCampaign, found-v.byCampaign, v.seconds[len(v.seconds)/2], v.seconds[len(v.seconds)-1])
+	}
+	for _, missed := range v.missed {
+		fmt.Fprintf(w, "not found by every engine: %s\n", missed)
+	}
+	if v.equivalent > 0 {
+		fmt.Fprintf(w, "%d equivalent mutants listed, not hunted (their equivalent: lines say why)\n", v.equivalent)
+	}
 }
 
 // writeEngineFindings prints each hunt detection the unmutated build also
@@ -444,11 +547,7 @@ func writeMutantTable(w io.Writer, rows []MutantRow) {
 		if h.Found && h.ShrinkRuns > 0 {
 			shrunk = fmt.Sprintf("%d / %d", h.ShrunkChoices, h.ShrunkSteps)
 		}
-		engine := h.Engine
-		if engine == "" {
-			engine = strings.Join(row.Engines, ",")
-		}
-		fmt.Fprintf(table, "| `%s`\t| %s\t| `%s`\t| %s\t| %d\t| %.2f\t| %s\t| %s\t|\n", row.Name, engine, row.File, found,
+		fmt.Fprintf(table, "| `%s`\t| %s\t| `%s`\t| %s\t| %d\t| %.2f\t| %s\t| %s\t|\n", row.Name, rowEngine(row), row.File, found,
 			h.Seeds, h.Seconds, shrunk, strings.ReplaceAll(kind(h), "|", "/"))
 	}
 	table.Flush()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,19 +50,27 @@ func runMutantTest(root string, m mutant.Mutation, work string) (caught bool, er
 	return false, fmt.Errorf("mutant %s: go %s under the overlay: %v\n%s", m.Name, strings.Join(args, " "), err, output)
 }
 
-// judgeByTest runs a missed mutant's test: line, when it has one, and
-// records the verdict on the row.
-func judgeByTest(row *MutantRow, root string, m mutant.Mutation, work string) {
-	if row.Hunt.Found || row.Error != "" || m.Test == "" {
+// judgeByTest runs the mutant's test: line, when it has one and a hunt
+// missed it, once for all its engines' rows, and records the verdict on
+// each row whose hunt missed.
+func judgeByTest(rows []MutantRow, root string, m mutant.Mutation, work string) {
+	missed := func(row MutantRow) bool { return !row.Hunt.Found && row.Error == "" }
+	if m.Test == "" || !slices.ContainsFunc(rows, missed) {
 		return
 	}
-	row.Test = m.Test
 	caught, err := runMutantTest(root, m, work)
-	switch {
-	case err != nil:
-		row.Error = err.Error()
-	case caught:
-		row.FoundBy = foundByGoTest
+	for i := range rows {
+		row := &rows[i]
+		if !missed(*row) {
+			continue
+		}
+		row.Test = m.Test
+		switch {
+		case err != nil:
+			row.Error = err.Error()
+		case caught:
+			row.FoundBy = foundByGoTest
+		}
 	}
 }
 
@@ -74,16 +83,17 @@ type SeedCheck struct {
 	// Drifted counts stored seeds that still reproduce their finding but
 	// no longer replay step for step (re-derive them with --save-seeds).
 	Drifted int `json:"drifted,omitempty"`
-	// Test is the test: line run under the mutant (a mutant without a
-	// stored seed); it must fail there.
+	// Test is the test: line run under the mutant (one with an engine
+	// that has no stored seed); it must fail there.
 	Test    string  `json:"test,omitempty"`
 	Seconds float64 `json:"seconds"`
 	Error   string  `json:"error,omitempty"`
 }
 
 // checkMutantSeeds builds every named mutant and replays its stored seeds
-// under it (each must reproduce its recorded finding without drift), or
-// runs its test: line (which must fail), with workers builds at once. The
+// of every engine under it (each must reproduce its recorded finding
+// without drift), and runs its test: line (which must fail) when an engine
+// it lists has no stored seed, with workers builds at once. The
 // same seeds on the unmutated build are replayed by go test ./campaign.
 func checkMutantSeeds(root, pkg string, names []string, workers int, stderr io.Writer) []SeedCheck {
 	work, err := os.MkdirTemp("", "leasesim-mutant-seeds-")
@@ -127,15 +137,19 @@ func checkOneMutant(root, pkg, name, work string) (check SeedCheck) {
 	if m.Equivalent != "" {
 		return check
 	}
-	seeds, err := filepath.Glob(filepath.Join(root, mutantSeedsDir, name, "*", "*.seed"))
+	seeds, unseeded, err := storedSeedsPerEngine(root, m)
 	if err != nil {
 		check.Error = err.Error()
 		return check
 	}
 	check.Seeds = len(seeds)
-	if len(seeds) == 0 {
+	if len(unseeded) > 0 {
 		check.Test = m.Test
-		check.Error = checkByTest(root, m, work)
+		if check.Error = checkByTest(root, m, work, unseeded); check.Error != "" {
+			return check
+		}
+	}
+	if len(seeds) == 0 {
 		return check
 	}
 	binary, err := buildMutant(root, pkg, m, work, replayBuildFlags...)
@@ -156,11 +170,39 @@ func checkOneMutant(root, pkg, name, work string) (check SeedCheck) {
 	return check
 }
 
-// checkByTest is the verdict on a mutant without a stored seed: its test:
-// line must fail under it.
-func checkByTest(root string, m mutant.Mutation, work string) string {
+// storedSeedsPerEngine returns a mutant's stored seeds, of every engine,
+// and the engines of its engine: line that have none (each must then be
+// held by its test: line). A seed under an engine the line does not list
+// is an error: the line was narrowed and the seed left behind, or the
+// engine is missing from the line.
+func storedSeedsPerEngine(root string, m mutant.Mutation) (seeds, unseeded []string, err error) {
+	seeds, err = filepath.Glob(filepath.Join(root, mutantSeedsDir, m.Name, "*", "*.seed"))
+	if err != nil {
+		return nil, nil, err
+	}
+	seeded := map[string]bool{}
+	for _, seed := range seeds {
+		engine := filepath.Base(filepath.Dir(seed))
+		if !slices.Contains(m.Engines, engine) {
+			return nil, nil, fmt.Errorf("%s: a stored seed of engine %s, which the mutant's engine: line (%s) does not list",
+				seed, engine, strings.Join(m.Engines, ","))
+		}
+		seeded[engine] = true
+	}
+	for _, engine := range m.Engines {
+		if !seeded[engine] {
+			unseeded = append(unseeded, engine)
+		}
+	}
+	return seeds, unseeded, nil
+}
+
+// checkByTest is the verdict on a mutant some of whose engines (unseeded)
+// have no stored seed: its test: line must fail under it.
+func checkByTest(root string, m mutant.Mutation, work string, unseeded []string) string {
 	if m.Test == "" {
-		return fmt.Sprintf("no stored seed under %s/%s and no test: line", mutantSeedsDir, m.Name)
+		return fmt.Sprintf("no stored seed of engine %s under %s/%s (hunt it: leasesim mutants --only %s --engine %s --save-seeds %s) and no test: line",
+			strings.Join(unseeded, ","), mutantSeedsDir, m.Name, m.Name, strings.Join(unseeded, ","), mutantSeedsDir)
 	}
 	caught, err := runMutantTest(root, m, work)
 	switch {
@@ -210,12 +252,15 @@ func seedCheckLine(c SeedCheck) string {
 	switch {
 	case c.Error != "":
 		what = "FAIL " + c.Error
-	case c.Test != "":
+	case c.Seeds == 0 && c.Test != "":
 		what = "go test fails under the mutant: " + c.Test
 	case c.Seeds == 0:
 		what = "equivalent: not checked"
 	case c.Drifted > 0:
 		what += fmt.Sprintf(" (%d drifted: re-derive with --save-seeds)", c.Drifted)
+	}
+	if c.Error == "" && c.Seeds > 0 && c.Test != "" {
+		what += "; for its engines without one, go test fails under it: " + c.Test
 	}
 	return fmt.Sprintf("%-40s %5.1fs %s", c.Name, c.Seconds, what)
 }

@@ -2,7 +2,6 @@ package leasesim
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/leasekit/leasekit/campaign"
@@ -23,14 +22,14 @@ type EngineFinding struct {
 	Seed string `json:"seed"`
 }
 
-// huntPastEngineFindings runs hunt (the mutant build's search), replays
+// huntPastEngineFindings runs hunt (the mutant build's search of
+// row.Engine), replays
 // each detection, unshrunk and shrunk, on the unmutated build (this
 // process), and hunts on past the seed of a detection the unmutated build
 // shares, up to confoundedMax times within flags' budgets. row.Hunt is the
 // last hunt with the budgets spent so far; it is found only when neither
 // the detection nor its shrunk seed fails on the unmutated build.
 func (c *Command) huntPastEngineFindings(row *MutantRow, flags huntFlags, hunt func(huntFlags) (campaign.HuntResult, error)) {
-	engines := strings.Join(row.Engines, ",")
 	base, seeds, seconds, runs := flags.baseSeed, 0, 0.0, 0
 	for attempt := 0; attempt <= confoundedMax; attempt++ {
 		next := flags
@@ -51,7 +50,7 @@ func (c *Command) huntPastEngineFindings(row *MutantRow, flags huntFlags, hunt f
 		if !result.Found {
 			return
 		}
-		shared, err := c.engineFindings(result, engines, row.Faults)
+		shared, err := c.engineFindings(result, row.Engine, row.Faults)
 		if err != nil {
 			row.Error = err.Error()
 			return
@@ -75,7 +74,7 @@ func (c *Command) huntPastEngineFindings(row *MutantRow, flags huntFlags, hunt f
 }
 
 // engineFindings replays a hunt's detection on the unmutated build (this
-// process): the detecting input (a finding when it fails there with the
+// process, with the hunt's engines): the detecting input (a finding when it fails there with the
 // same class) and the shrunk failure (a finding when it fails there at
 // all: a mutant's stored seed must pass on the real code).
 func (c *Command) engineFindings(hunt campaign.HuntResult, engines, faults string) ([]EngineFinding, error) {

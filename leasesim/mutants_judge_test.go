@@ -74,7 +74,7 @@ func TestMutantHuntReplaysTheShrunkFindingOnTheUnmutatedBuild(t *testing.T) {
 		hunts++
 		return result, nil
 	}
-	row := MutantRow{Name: "fake", Engines: []string{"selftest-strict"}, Faults: faults}
+	row := MutantRow{Name: "fake", Engines: []string{"selftest-strict"}, Engine: "selftest-strict", Faults: faults}
 	flags := huntFlags{seedsMax: 100, baseSeed: passing[0].Spec.Seed}
 	c.huntPastEngineFindings(&row, flags, hunt)
 

@@ -39,23 +39,30 @@ func mutantsMarkdown(root string) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		_, unseeded, err := storedSeedsPerEngine(root, m)
+		if err != nil {
+			return "", err
+		}
 		switch {
 		case m.Equivalent != "":
 			equivalent++
 			seed, cell = "equivalent: not hunted", "-"
-		case seed == "" && m.Test != "":
+		case len(unseeded) > 0 && m.Test == "":
+			return "", fmt.Errorf("mutant %s has no stored seed of engine %s under %s (run leasesim mutants --only %s --engine %s --save-seeds %s) and no test: line",
+				name, strings.Join(unseeded, ","), mutantSeedsDir, name, strings.Join(unseeded, ","), mutantSeedsDir)
+		case seed == "":
 			testOnly++
 			seed, cell = "no campaign finds it; go test does: `"+m.Test+"`", "-"
-		case seed == "":
-			return "", fmt.Errorf("mutant %s has no stored seed under %s (run leasesim mutants --only %s --save-seeds %s) and no test: line",
-				name, mutantSeedsDir, name, mutantSeedsDir)
+		case len(unseeded) > 0:
+			stored++
+			seed += "; " + strings.Join(unseeded, ", ") + ": no campaign finds it; go test does: `" + m.Test + "`"
 		default:
 			stored++
 		}
 		fmt.Fprintf(&out, "| `%s` | %s | `%s` | %s | %s | %s | %s |\n", name, strings.Join(m.Engines, ", "), m.File,
 			cmp.Or(m.Search, "random"), seed, cell, strings.ReplaceAll(m.Bug, "|", "/"))
 	}
-	fmt.Fprintf(&out, "\n%d mutants: %d with a stored seed (found by a campaign), %d found only by the go test their test: line names, %d equivalent.\n",
+	fmt.Fprintf(&out, "\n%d mutants: %d with a stored seed (found by a campaign: one seed per engine that found it), %d found only by the go test their test: line names, %d equivalent.\n",
 		len(names), stored, testOnly, equivalent)
 	return out.String(), nil
 }

@@ -60,7 +60,8 @@ var ErrStale = errors.New("mutant: old block is not exactly once in the file; th
 
 // Parse parses a mutation.txt: header lines ("file: PATH", optional
 // "engine: a,b", "bug: TEXT", "faults: SETTING", "equivalent: WHY",
-// "search: SEARCH", "explore: FLAGS" and "test: PKG TESTNAME"), then
+// "search: SEARCH", "explore: FLAGS" and "test: PKG TESTNAME"; "#" starts
+// a comment line, e.g. why an engine is not on the engine: line), then
 // "--- old", "--- new", "--- end".
 func Parse(name, text string) (Mutation, error) {
 	header, rest, ok := strings.Cut(text, "\n--- old\n")
@@ -74,7 +75,7 @@ func Parse(name, text string) (Mutation, error) {
 		key, value, ok := strings.Cut(line, ":")
 		value = strings.TrimSpace(value)
 		switch {
-		case strings.TrimSpace(line) == "":
+		case strings.TrimSpace(line) == "", strings.HasPrefix(line, "#"):
 		case ok && key == "file":
 			m.File = value
 		case ok && key == "engine":

@@ -21,6 +21,7 @@ func TestParse(t *testing.T) {
 		{"unknown header", "file: a.go\nwho: me\n--- old\na\n--- new\nb\n--- end\n", "", "header line"},
 		{"no file", "bug: x\n--- old\na\n--- new\nb\n--- end\n", "", "no file"},
 		{"equivalent", "file: lease/acquire.go\nequivalent: why\n--- old\na\n--- new\nb\n--- end\n", "lease", ""},
+		{"comment", "file: internal/statecas/claim.go\nengine: admission\n# engine: dirlease missed it: why\n--- old\na\n--- new\nb\n--- end\n", "admission", ""},
 	}
 	for _, c := range cases {
 		m, err := Parse(c.name, c.text)
