@@ -222,7 +222,8 @@ func TestUserModuleGetsEveryCommand(t *testing.T) {
 	// fails there is a lost mutant again.
 	code, output = inUser("mutants", "--check-seeds")
 	require.Equal(t, campaign.ExitViolation, code, output)
-	require.Contains(t, output, "no stored seed under campaign/testdata/mutant-seeds/userlock-budget and no test: line")
+	require.Contains(t, output, "no stored seed of engine userlock under campaign/testdata/mutant-seeds/userlock-budget")
+	require.Contains(t, output, "and no test: line")
 	code, output = inUser("mutants", "--shrink-runs", "20", "--shrink-time", "2s", "--duration", "30s", "--save-seeds", "campaign/testdata/mutant-seeds")
 	require.Equal(t, campaign.ExitOK, code, output)
 	code, output = inUser("mutants", "--check-seeds")
