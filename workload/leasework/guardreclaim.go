@@ -93,7 +93,7 @@ func (f *leaseFS) observeGuardMove(oldpath, newpath string, err error) {
 			space.guardMovedIn = map[string]int{}
 		}
 		space.guardMovedIn[newpath] = f.p.FSFaults()
-		if data, err := lw.readUnfaulted(space, newpath); err == nil && space.hostileWrote(data) {
+		if data, err := workkit.ReadRoot(space.volume.Root(), newpath); err == nil && space.hostileWrote(data) {
 			lw.world.Probe("lease-reclaim-quarantined-garbled-guard")
 		}
 	case newpath == leaseGuardPath && fspath.Dir(oldpath) == leaseQuarantinePath:
@@ -109,7 +109,7 @@ func (f *leaseFS) observeGuardMove(oldpath, newpath string, err error) {
 // look; nothing is lost), which lease seed 838 of a 2000-seed campaign
 // reported as a violation when the mover's re-read drew EIO.
 func (lw *leaseWorld) observeGiveBack(p *sim.Proc, space *leaseSpace, from string) {
-	data, err := lw.readUnfaulted(space, leaseGuardPath)
+	data, err := workkit.ReadRoot(space.volume.Root(), leaseGuardPath)
 	if err != nil || !space.hostileWrote(data) {
 		lw.world.Probe("lease-guard-given-back")
 		return
@@ -127,12 +127,6 @@ func (lw *leaseWorld) observeGiveBack(p *sim.Proc, space *leaseSpace, from strin
 	}
 	lw.fail(fmt.Errorf("%s gave back garbage it had moved from the lifecycle guard into quarantine (%s): "+
 		"a corrupt guard nobody holds blocks %s again", p.Name(), from, space.key), false)
-}
-
-// readUnfaulted reads path on the space's volume as the harness, not as
-// the running process: the root view draws and gets no injected FS fault.
-func (lw *leaseWorld) readUnfaulted(space *leaseSpace, path string) ([]byte, error) {
-	return workkit.ReadRoot(space.volume.Root(), path)
 }
 
 // readBackAfterFailedWrite reads the guard after a co-tenant write failed:

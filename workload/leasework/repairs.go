@@ -44,7 +44,7 @@ func (lw *leaseWorld) repairDue(force bool) {
 				kept = append(kept, c)
 				continue
 			}
-			if !lw.repair(space, &c, !force) {
+			if !lw.repair(space, &c) {
 				kept = append(kept, c)
 			} else if c.link != nil {
 				lw.checkSymlinkTarget(space, c.link) // once, when the repair is done
@@ -65,10 +65,10 @@ func repairsDue(corruptions []leaseCorruption, step int) bool {
 }
 
 // repair tries one repair; false means "not yet" (the writer lives).
-func (lw *leaseWorld) repair(space *leaseSpace, c *leaseCorruption, memo bool) bool {
+func (lw *leaseWorld) repair(space *leaseSpace, c *leaseCorruption) bool {
 	w := lw.world
 	root := space.volume.Root()
-	if look := c.look(space.volume, memo); look != lookPresent {
+	if look := c.look(space.volume); look != lookPresent {
 		if look == lookInTransit {
 			// A release moved the garbled guard to its private name and
 			// may put it back (it could not read what it moved): not gone
@@ -143,12 +143,11 @@ const (
 // look finds where c stands on disk. A due repair that waits (its writer
 // lives, or a release holds the guard) is retried at every step, and
 // reading the corruption back each time was about 5% of a lease campaign's
-// instructions; so with memo (the per-step repairs, between steps, where a
-// root read draws no fault) a look is kept with the volume's generations
-// and reused while they stand: no name and no byte changed, so the same
-// reads would find the same.
-func (c *leaseCorruption) look(v *sim.Volume, memo bool) corruptionLook {
-	if memo && c.looked.Still(v) {
+// instructions; so a look is kept with the volume's generations and reused
+// while they stand. The look is root reads, which no injected fault
+// reaches: no name and no byte changed, so the same reads find the same.
+func (c *leaseCorruption) look(v *sim.Volume) corruptionLook {
+	if c.looked.Still(v) {
 		return c.lastLook
 	}
 	root := v.Root()
@@ -160,11 +159,7 @@ func (c *leaseCorruption) look(v *sim.Volume, memo bool) corruptionLook {
 		look = lookInTransit
 	}
 	c.lastLook = look
-	if memo {
-		c.looked.Mark(v)
-	} else {
-		c.looked.Forget()
-	}
+	c.looked.Mark(v)
 	return look
 }
 
