@@ -297,8 +297,9 @@ func huntedEngines(listed []string, only string) []string {
 	if only == "" {
 		return listed
 	}
+	selected := strings.Split(only, ",")
 	return slices.DeleteFunc(slices.Clone(listed), func(engine string) bool {
-		return !slices.Contains(strings.Split(only, ","), engine)
+		return !slices.Contains(selected, engine)
 	})
 }
 
