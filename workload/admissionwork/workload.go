@@ -200,7 +200,7 @@ type admissionWorld struct {
 func (aw *admissionWorld) setup() error {
 	w, opts := aw.world, aw.opts
 	aw.volume = w.AddVolume("disk0")
-	aw.slot = workkit.DoneRecord{Name: admissionFile, Read: workkit.FileState(aw.volume.Root(), admissionFile)}
+	aw.slot = workkit.DoneRecord{Name: admissionFile, Read: workkit.UnlessChanged(workkit.FileState(aw.volume.Root(), admissionFile), aw.volume.Generations)}
 	aw.leftovers = workkit.LeftoverWatch{Dirs: []string{fspath.Dir(admissionFile)}, Skip: []string{admission.QuarantineDir},
 		Hostile: func(data []byte) bool { return aw.corrupted && string(data) == string(aw.corruption) }}
 	aw.volume.FS().MkdirAll(admissionHome, 0o700, admissionUID)

@@ -227,7 +227,7 @@ func (dw *dirWorld) setup() error {
 	dw.tracks = make(map[string]*dirTrack)
 	dw.quarantined = make(map[string]*dirMoved)
 	dw.volume = w.AddVolume("disk0")
-	dw.claims = workkit.DoneRecord{Name: dirClaimsPath, Read: workkit.DirState(dw.volume.Root(), dirClaimsPath, isClaimFile)}
+	dw.claims = workkit.DoneRecord{Name: dirClaimsPath, Read: workkit.UnlessChanged(workkit.DirState(dw.volume.Root(), dirClaimsPath, isClaimFile), dw.volume.Generations)}
 	dw.leftovers = workkit.LeftoverWatch{Dirs: []string{dirClaimsPath}} // the quarantine is a sibling, not inside
 	dw.volume.FS().MkdirAll(dirleaseHome, 0o700, dirleaseUID)
 	dw.loose = &workkit.LooseMode{Volume: dw.volume, UID: dirleaseUID, Home: dirleaseHome, Parts: dirlease.RootDir,

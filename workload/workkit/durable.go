@@ -125,6 +125,30 @@ func DirState(root lease.FS, dir string, keep func(name string) bool) func() (st
 	}
 }
 
+// UnlessChanged wraps a Read that is a function of one volume's names and
+// bytes (FileState, DirState through a root view, which no fault reaches):
+// while generations reports both unchanged since the last read, it returns
+// that read's state again. The dirlease oracle reads the whole claim
+// directory after every engine call, most of which changed nothing in it.
+// A volume without generations (ok false) is read every time.
+func UnlessChanged(read func() (string, bool), generations func() (names, data uint64, ok bool)) func() (string, bool) {
+	var last struct {
+		names, data uint64
+		valid       bool
+		state       string
+		ok          bool
+	}
+	return func() (string, bool) {
+		names, data, versioned := generations()
+		if versioned && last.valid && last.names == names && last.data == data {
+			return last.state, last.ok
+		}
+		state, ok := read()
+		last.names, last.data, last.valid, last.state, last.ok = names, data, versioned, state, ok
+		return state, ok
+	}
+}
+
 // appendQuoted is strconv.AppendQuote(b, string(data)), the bytes that
 // fmt's %q writes, with a fast path for the printable ASCII records are
 // made of: strconv decodes and classifies rune by rune, and that was most

@@ -144,3 +144,38 @@ func TestAppendQuotedIsStrconvs(t *testing.T) {
 		}
 	}
 }
+
+// TestUnlessChangedReadsAgainOnlyAfterAChange checks the memo of a Read: it
+// reads again whenever either generation moved, never while both stand,
+// and every time on a volume without generations.
+func TestUnlessChangedReadsAgainOnlyAfterAChange(t *testing.T) {
+	reads := 0
+	read := func() (string, bool) { reads++; return strconv.Itoa(reads), reads%3 != 0 }
+	var names, data uint64
+	versioned := true
+	memo := UnlessChanged(read, func() (uint64, uint64, bool) { return names, data, versioned })
+	steps := []struct {
+		name      string
+		change    func()
+		wantState string
+		wantOK    bool
+	}{
+		{"first read", func() {}, "1", true},
+		{"nothing changed", func() {}, "1", true},
+		{"a name changed", func() { names++ }, "2", true},
+		{"still nothing", func() {}, "2", true},
+		{"data changed", func() { data++ }, "3", false},
+		{"a failed read is kept too", func() {}, "3", false},
+		{"no generations", func() { versioned = false }, "4", true},
+		{"no generations again", func() {}, "5", true},
+		{"generations back", func() { versioned = true }, "6", false},
+		{"kept", func() {}, "6", false},
+	}
+	for _, s := range steps {
+		s.change()
+		state, ok := memo()
+		if state != s.wantState || ok != s.wantOK {
+			t.Fatalf("%s: got (%q, %v), want (%q, %v)", s.name, state, ok, s.wantState, s.wantOK)
+		}
+	}
+}
