@@ -362,6 +362,23 @@ func TestRecoverCountsEachCase(t *testing.T) {
 			w.inspector.Set(childPID, leasetest.Unknown("EACCES (scripted)"))
 			return l.Claim().Path
 		}, outcome{Report{Indeterminate: 1}, true, false}},
+		{"running, owner uninspectable, child live", func(w *world) string {
+			l := w.running()
+			w.inspector.Set(ownerPID, leasetest.Unknown("EACCES (scripted)"))
+			return l.Claim().Path
+		}, outcome{Report{Active: 1}, true, false}},
+		{"running, owner uninspectable, child dead", func(w *world) string {
+			l := w.running()
+			w.inspector.Set(ownerPID, leasetest.Unknown("EACCES (scripted)"))
+			w.inspector.Kill(childPID)
+			return l.Claim().Path
+		}, outcome{Report{Indeterminate: 1}, true, false}},
+		{"running, owner and child uninspectable", func(w *world) string {
+			l := w.running()
+			w.inspector.Set(ownerPID, leasetest.Unknown("EACCES (scripted)"))
+			w.inspector.Set(childPID, leasetest.Unknown("EACCES (scripted)"))
+			return l.Claim().Path
+		}, outcome{Report{Indeterminate: 1}, true, false}},
 		{"running, owner and child dead", func(w *world) string {
 			l := w.running()
 			w.inspector.Kill(ownerPID)

@@ -97,6 +97,32 @@ func TestQuarantineRefusesALiveOwnersClaim(t *testing.T) {
 	must(t, l.Release(ctx))
 }
 
+// TestQuarantineRefusesARunningChildsClaim: a running lease whose owner
+// cannot be inspected (EACCES) while the child it records is alive is in
+// use: Inspect says active and asks no operator, and Quarantine refuses to
+// move it, so no next run starts beside the child. With the child dead the
+// claim is the operator's again.
+func TestQuarantineRefusesARunningChildsClaim(t *testing.T) {
+	w := newWorld(t)
+	w.running()
+	w.inspector.Set(ownerPID, leasetest.Unknown("permission denied"))
+	states, err := Inspect(ctx, w.recoverer())
+	require.NoError(t, err)
+	require.Len(t, states, 1)
+	require.Equal(t, DispositionActive, states[0].Disposition)
+	require.False(t, states[0].OperatorNeeded)
+	_, err = Quarantine(ctx, w.recoverer(), states[0].Name, states[0].ContentSHA256)
+	require.ErrorIs(t, err, ErrActive)
+
+	w.inspector.Kill(childPID)
+	states, err = Inspect(ctx, w.recoverer())
+	require.NoError(t, err)
+	require.Equal(t, DispositionIndeterminate, states[0].Disposition)
+	require.True(t, states[0].OperatorNeeded)
+	_, err = Quarantine(ctx, w.recoverer(), states[0].Name, states[0].ContentSHA256)
+	require.NoError(t, err)
+}
+
 // TestInspectSaysWhenWaitingResolves: a launching lease measured on a boot
 // clock resolves by itself; no operator is asked for, and Quarantine
 // refuses it (ErrWaiting) as it refuses an active claim: a child the dead

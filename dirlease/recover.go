@@ -80,17 +80,29 @@ func launchWindowPassed(claim Claim, at clocks) bool {
 	return at.bootMs-claim.CreatedAtBootMs > claim.LaunchWindowMs()
 }
 
-// dispose is the original's recovery decision for one claim, rule for rule: a
-// live owner is active, an uninspectable one indeterminate; then a
+// dispose is the original's recovery decision for one claim, rule for rule,
+// but one: a live owner is active, an uninspectable one indeterminate; then a
 // raw-working lease is judged by its phase (preparing and settled are
 // recoverable; running follows its child; launching waits for its window,
 // launchWindowPassed), and a bundle-stage lease of a dead owner is
 // recoverable.
+//
+// The exception: a running lease whose owner cannot be inspected but whose
+// recorded child is alive is active, not indeterminate. The original let
+// the owner's unknown status decide before the child was looked at; that
+// kept recovery away just the same (indeterminate is left alone too), but
+// Inspect then called the claim operator-needed and leasereal printed its
+// quarantine command while the child still ran in the directory, and
+// Quarantine would have moved it, letting a next run start beside the
+// child. Only the report's count moves, from Indeterminate to Active.
 func dispose(claim Claim, at clocks, status func(statecas.Owner) statecas.Status) Disposition {
 	switch status(claim.Owner) {
 	case statecas.StatusLive:
 		return DispositionActive
 	case statecas.StatusUnknown:
+		if childRuns(claim, status) {
+			return DispositionActive
+		}
 		return DispositionIndeterminate
 	}
 	if claim.Role != RoleRawWorking {
@@ -111,6 +123,14 @@ func dispose(claim Claim, at clocks, status func(statecas.Owner) statecas.Status
 		return DispositionRecoverable
 	}
 	return DispositionIndeterminate
+}
+
+// childRuns reports whether claim is a running raw-working lease whose
+// recorded child is alive: its directory is in use whatever its owner's
+// status.
+func childRuns(claim Claim, status func(statecas.Owner) statecas.Status) bool {
+	return claim.Role == RoleRawWorking && claim.Phase == PhaseRunning && claim.ChildOwner != nil &&
+		status(*claim.ChildOwner) == statecas.StatusLive
 }
 
 type parsedClaim struct {
