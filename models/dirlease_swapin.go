@@ -3,8 +3,10 @@ package models
 // DirClaimSwap is the environment event "a hostile co-tenant renamed a copy
 // of another live claim's file over the claim file of Path": the file holds
 // a valid claim, but another one's (its ID, path, owner and revision), so it
-// is not a claim at its own name. Until the operator puts the owner's bytes
-// back (DirClaimReturn):
+// is not a claim at its own name. The dirlease workload records it too when the
+// co-tenant puts a symlink at the claim file's name (to the moved claim, or
+// dangling): no read may follow it, so the name holds no claim either.
+// Until the operator puts the owner's bytes back (DirClaimReturn):
 //   - no handle matches the claim (the bytes are not the ones it wrote), so
 //     the owner's compare-and-swap must lose;
 //   - a recovery pass that read the claim file while it held the foreign
@@ -19,8 +21,9 @@ package models
 type DirClaimSwap struct{ Path string }
 
 // DirClaimReturn is the environment event "the operator renamed the
-// owner's last-written bytes back over the claim file of Path", which
-// undoes a DirClaimSwap: the owner's handle matches again.
+// owner's last-written bytes (or the claim a symlink replaced) back over the
+// claim file of Path", which undoes a DirClaimSwap: the owner's handle
+// matches again.
 type DirClaimReturn struct{ Path string }
 
 // claimSwapped applies a DirClaimSwap or a DirClaimReturn.

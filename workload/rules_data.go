@@ -176,9 +176,11 @@ var rules = []Rule{
 		Probes:   []string{"lease-hostile-garble-at-guard-reclaim", "lease-reclaim-quarantined-garbled-guard"},
 		Mutants:  []string{"lease-reclaim-gives-back-garbage"}},
 	{Rule: "reads never follow symlinks: a link at any engine path is a typed refusal, and what it names never changes",
-		Exercise: "the co-tenant plants symlinks (to a copy, or dangling) at the admission slot and at every entry of the lease namespace",
+		Exercise: "the co-tenant plants symlinks (to a copy, or dangling) at the admission slot, at every entry of the lease namespace " +
+			"and at dirlease claim files (at once, or between a listing of the claims and their reads)",
 		Probes: []string{"cotenant-symlink-planted", "admission-symlink-refused", "lease-symlink-refused", "lease-cotenant-symlink-owner",
-			"lease-cotenant-symlink-epoch", "lease-cotenant-symlink-namespace", "lease-cotenant-symlink-dangling"},
+			"lease-cotenant-symlink-epoch", "lease-cotenant-symlink-namespace", "lease-cotenant-symlink-dangling",
+			"dirlease-cotenant-symlink-claim", "dirlease-cotenant-symlink-claim-raced", "dirlease-claim-symlink-refused"},
 		Mutants:       []string{"statefile-read-follows-symlink", "lease-receiver-symlink-as-directory", "lease-state-dir-follows-symlink"},
 		MutantsByTest: []string{"lease-epoch-link-read-as-missing"}},
 	{Rule: "removals never follow symlinks (tree removal through directory handles)",

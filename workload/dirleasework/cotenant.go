@@ -32,9 +32,14 @@ import (
 //     renamed over another live owner's (swapin.go);
 //   - hard link: a live claim file linked under a name outside the state
 //     tree, whose bytes must never change (an engine writes a record by
-//     rename, never in place).
+//     rename, never in place);
+//   - symlink at a claim file: a live owner's claim file moved out of the
+//     state tree and a symlink (to it, or dangling) put at its name, at
+//     once or right after an engine's listing of the claims, before its
+//     reads (symlinkclaim.go).
 //
-// The checks: nothing outside the state tree ever changes (checkOutside);
+// The checks: nothing outside the state tree ever changes (checkOutside,
+// checkClaimSymlinks);
 // a recovery never removes a directory swapped in, or one of a live owner
 // (judgeRemove); it never releases a claim whose parent is swapped
 // (judgeClaimRelease); the model holds every swap and restore, so a stale
@@ -195,6 +200,9 @@ func (dw *dirWorld) cotenant(w *sim.World) {
 	if source, targets := dw.swapInCandidates(); source != nil {
 		actions = append(actions, func() { dw.swapInClaim(w, source, targets[w.Decisions().Intn(len(targets))]) })
 	}
+	if tracks := dw.claimSymlinkCandidates(); len(tracks) > 0 {
+		actions = append(actions, func() { dw.claimSymlinkAction(w, tracks) })
+	}
 	if len(actions) == 0 {
 		return
 	}
@@ -279,6 +287,7 @@ func (dw *dirWorld) disarmTraps() {
 		t.trap, t.sprung = replaceNone, false
 	}
 	dw.sprung = 0 // every track is in sortedTracks: none is sprung now
+	dw.claimSymlinks.armed, dw.claimSymlinks.sprung = false, false
 }
 
 // recreateDir removes t's directory and makes another at its path, handed

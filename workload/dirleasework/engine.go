@@ -20,7 +20,7 @@ func Engine() *campaign.Engine {
 		Doc:      "leases on private working directories with recovery (package dirlease)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 7,
+		WorkloadVersion: 8,
 		Params: []campaign.Param{
 			{Name: "creators", Default: 3, Min: 1, Max: 6, Doc: "creator processes"},
 			{Name: "recoverers", Default: 2, Min: 1, Max: 4, Doc: "recovery processes racing the creators"},
@@ -105,6 +105,14 @@ func Engine() *campaign.Engine {
 			"dirlease-swapped-claim-recovery-refused",
 			"dirlease-operator-claim-returned",
 			"dirlease-aba-refused",
+			// a symlink at a claim file's path (symlinkclaim.go)
+			"dirlease-cotenant-symlink-claim",
+			"dirlease-cotenant-symlink-claim-dangling",
+			"dirlease-cotenant-symlink-claim-raced",
+			"dirlease-claim-symlink-refused",
+			"dirlease-claim-symlink-listed-refused",
+			"dirlease-claim-symlink-cas-refused",
+			"dirlease-operator-claim-symlink-repaired",
 			// a second host on the volume and containers (hosts.go)
 			workkit.ProbeSecondHost,
 			workkit.ProbeContainerWorld,

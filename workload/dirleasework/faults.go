@@ -205,6 +205,7 @@ func (dw *dirWorld) startLiveness() {
 	dw.repairParents(true)
 	dw.repairDue(true)
 	dw.repairSwappedClaims(true)
+	dw.repairClaimSymlinks(true)
 	if pileup {
 		dw.pileup.start()
 		return

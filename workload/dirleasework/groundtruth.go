@@ -25,6 +25,9 @@ type dirFS struct {
 	// retried), and only a pass whose last read of some file was swapped
 	// must fail (models.DirRecoverResult.ReadSwapped).
 	swappedReads map[string]bool
+	// metClaimSymlink is set once the recovery pass looked (Lstat) at a
+	// claim file while the co-tenant's symlink stood there (symlinkclaim.go).
+	metClaimSymlink bool
 	// lastMove is an operator's last move of a claim file, until it is
 	// moved back (operators.go).
 	lastMove operatorMove
@@ -80,11 +83,34 @@ func (f *dirFS) Remove(name string) error {
 // looks at it (cotenant.go's fireTraps acts before the next step).
 func (f *dirFS) Lstat(name string) (lease.FileInfo, error) {
 	info, err := f.FS.Lstat(name)
+	f.noteClaimSymlinkLook(name)
 	if t := f.dw.tracks[name]; t != nil && f.recovering && t.trap != replaceNone && err == nil && !t.sprung {
 		t.sprung = true
 		f.dw.sprung++
 	}
 	return info, err
+}
+
+// Stat notes a recovery's look at a claim file through a call that follows
+// a symlink: the engine reads its claims with Lstat and O_NOFOLLOW, so a
+// stat of a claim's name is a read through whatever stands there, the
+// co-tenant's link included (noteClaimRead, as an open is).
+func (f *dirFS) Stat(name string) (lease.FileInfo, error) {
+	info, err := f.FS.Stat(name)
+	if f.recovering && fspath.Dir(name) == dirClaimsPath {
+		f.noteClaimRead(name)
+	}
+	return info, err
+}
+
+// ReadDir springs the co-tenant's claim-symlink trap at an engine's
+// listing of the claim directory (symlinkclaim.go).
+func (f *dirFS) ReadDir(name string) ([]lease.DirEntry, error) {
+	entries, err := f.FS.ReadDir(name)
+	if err == nil && name == dirClaimsPath {
+		f.dw.springClaimSymlinkTrap()
+	}
+	return entries, err
 }
 
 // judgeMove runs after the scheduling point of a recovery's rename, so the

@@ -138,8 +138,12 @@ func (dw *dirWorld) repairSwappedClaims(force bool) {
 }
 
 // swappedClaimFile reports whether the claim file name holds another
-// claim's bytes now.
+// claim's bytes now, or the co-tenant's symlink (symlinkclaim.go): either
+// way not its owner's claim.
 func (dw *dirWorld) swappedClaimFile(name string) bool {
+	if len(dw.claimSymlinks.active) > 0 && dw.claimSymlinkAt(name) {
+		return true
+	}
 	if dw.swappedClaims == 0 {
 		return false
 	}

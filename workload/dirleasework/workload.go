@@ -150,6 +150,9 @@ type dirTrack struct {
 	// claim's (swapin.go); swapRepairAt is the operator's step.
 	swappedIn    bool
 	swapRepairAt int
+	// claimLinked is set while a symlink stands at the claim file's path
+	// (symlinkclaim.go).
+	claimLinked bool
 }
 
 type dirWorld struct {
@@ -198,6 +201,8 @@ type dirWorld struct {
 	operatorTaken []takenClaim
 	// loose is the co-tenant's loosened-mode hazard (loosemode.go).
 	loose *workkit.LooseMode
+	// claimSymlinks are the co-tenant's links at claim files (symlinkclaim.go).
+	claimSymlinks claimSymlinks
 	// creating and recovering count calls in flight (the race probe).
 	creating, recovering int
 	// threadCreates counts a threaded process's threads inside Create (threads.go).
@@ -467,12 +472,13 @@ func (dw *dirWorld) update(p *sim.Proc, h *dirHeld, phase dirlease.Phase, child 
 		t.child = nil // unsure from now on: never blame a recovery for it
 	}
 	stale := t.aba
-	swapped := t.swappedIn
+	swapped, linked := t.swappedIn, t.claimLinked
 	op := p.Begin("update", in)
 	dw.claims.Begin()
 	call := p.BeginCall()
 	err := h.l.Update(call.Context(), phase, pid)
 	dw.left.After(call, workkit.Outcome{Op: "update", Err: err, Failed: err != nil})
+	dw.noteClaimSymlinkCAS(linked, err)
 	kind, known := modelmap.DirCAS(err)
 	dw.claims.End(known && kind == models.CASOK)
 	if !known {
@@ -504,12 +510,13 @@ func (dw *dirWorld) release(p *sim.Proc, h *dirHeld) bool {
 		in.Child = h.child.ID()
 	}
 	stale := dw.tracks[h.path].aba
-	swapped := dw.tracks[h.path].swappedIn
+	swapped, linked := dw.tracks[h.path].swappedIn, dw.tracks[h.path].claimLinked
 	op := p.Begin("release", in)
 	dw.claims.Begin()
 	call := p.BeginCall()
 	err := h.l.Release(call.Context())
 	dw.left.After(call, workkit.Outcome{Op: "release", Err: err, Failed: err != nil})
+	dw.noteClaimSymlinkCAS(linked, err)
 	kind, known := modelmap.DirCAS(err)
 	dw.claims.End(known && kind == models.CASOK)
 	if !known {
@@ -680,6 +687,7 @@ func (dw *dirWorld) recoverRecorded(p *sim.Proc) (dirlease.Report, error, bool) 
 		}
 		dw.noteRefusal(err)
 		dw.noteSwappedRecovery(swapped, err)
+		dw.noteClaimSymlinkRecovery(fsys, err)
 		w.Probe("dirlease-recover-failed")
 		p.End(op, models.DirRecoverResult{Failed: true})
 		return report, err, false
@@ -762,10 +770,13 @@ func (dw *dirWorld) check() error {
 	}
 	dw.leftovers.Check(w, dw.volume.Root())
 	dw.checkOutside()
+	dw.checkClaimSymlinks()
 	dw.fireTraps()
+	dw.fireClaimSymlinkTrap()
 	dw.repairParents(false)
 	dw.repairDue(false)
 	dw.repairSwappedClaims(false)
+	dw.repairClaimSymlinks(false)
 	if l := dw.liveness; l != nil && dw.failure == nil && !l.done && w.Step()-l.startStep > dw.opts.LivenessStepsMax {
 		dw.fail(fmt.Errorf("liveness: claims left %d steps after the workload ended", dw.opts.LivenessStepsMax), true)
 	}
