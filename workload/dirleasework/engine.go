@@ -20,7 +20,7 @@ func Engine() *campaign.Engine {
 		Doc:      "leases on private working directories with recovery (package dirlease)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 7,
+		WorkloadVersion: 8,
 		Params: []campaign.Param{
 			{Name: "creators", Default: 3, Min: 1, Max: 6, Doc: "creator processes"},
 			{Name: "recoverers", Default: 2, Min: 1, Max: 4, Doc: "recovery processes racing the creators"},
@@ -161,7 +161,8 @@ func Engine() *campaign.Engine {
 		},
 		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0, "pid_impostors": 0, "users": 0},
 	}
-	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], threadProbes...) // threads.go
+	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], threadProbes...)      // threads.go
+	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], cliOperatorProbes...) // clioperator.go
 	e.Check = workkit.Check(e, CheckDirleaseHistory, workkit.CheckMessage)
 	return e
 }

@@ -26,8 +26,10 @@ type dirFS struct {
 	// must fail (models.DirRecoverResult.ReadSwapped).
 	swappedReads map[string]bool
 	// lastMove is an operator's last move of a claim file, until it is
-	// moved back (operators.go).
+	// moved back (operators.go); dryRun is set while an operator's
+	// quarantine runs without --sha256 (clioperator.go).
 	lastMove operatorMove
+	dryRun   bool
 	// passStep is the step the users' recovery pass began (users.go).
 	passStep int
 }
