@@ -24,7 +24,7 @@ import (
 
 func admissionConfig(stateHome string) (admission.Config, error) {
 	home, err := absoluteDir(stateHome, "--state-home")
-	return admission.Config{StateHome: home, FS: osenv.NewFS(), Clock: osenv.NewClock(),
+	return admission.Config{StateHome: home, FS: stateHomeFS{FS: osenv.NewFS(), home: home}, Clock: osenv.NewClock(),
 		Inspector: osenv.NewInspector(), IDs: osenv.NewIDSource()}, err
 }
 
@@ -38,10 +38,14 @@ func absoluteDir(dir, flagName string) (string, error) {
 
 // admissionCode maps an admission error to an exit code. A state home or
 // state file that is not private to this user (statecas.ErrUnsafe: a
-// symlink, another owner, a loose mode) is a refusal an operator resolves,
-// as in the lease commands, not an I/O error.
+// symlink, another owner, a loose mode), or a state home that does not
+// exist, is a refusal an operator resolves, as in the lease commands, not
+// an I/O error.
 func admissionCode(err error) int {
+	_, homeMissing := stateHomeMissing(err)
 	switch {
+	case homeMissing:
+		return exitRefused
 	case errors.Is(err, admission.ErrActive), errors.Is(err, admission.ErrChanged):
 		return exitConflict
 	case errors.Is(err, admission.ErrIndeterminate), errors.Is(err, admission.ErrCorrupt),
@@ -188,12 +192,15 @@ const (
 
 func dirleaseConfig(stateHome string) (dirlease.Config, error) {
 	home, err := absoluteDir(stateHome, "--state-home")
-	return dirlease.Config{StateHome: home, FS: osenv.NewFS(), Clock: osenv.NewClock(), BootClock: osenv.NewBootClock(),
+	return dirlease.Config{StateHome: home, FS: stateHomeFS{FS: osenv.NewFS(), home: home}, Clock: osenv.NewClock(), BootClock: osenv.NewBootClock(),
 		Inspector: osenv.NewInspector(), IDs: osenv.NewIDSource()}, err
 }
 
 func dirleaseCode(err error) int {
+	_, homeMissing := stateHomeMissing(err)
 	switch {
+	case homeMissing:
+		return exitRefused
 	case errors.Is(err, dirlease.ErrDuplicate), errors.Is(err, dirlease.ErrChanged), errors.Is(err, dirlease.ErrActive),
 		errors.Is(err, dirlease.ErrBusy):
 		return exitConflict

@@ -113,6 +113,9 @@ func refusalPathAndReason(err error) (path, reason string) {
 	if errors.As(err, &stateErr) && stateErr.Path != "" {
 		path = stateErr.Path
 	}
+	if missingHome, ok := stateHomeMissing(err); ok {
+		path, reason = missingHome.home, "state home missing"
+	}
 	return path, reason
 }
 
@@ -121,6 +124,9 @@ func refusalPathAndReason(err error) (path, reason string) {
 // never changes what it did not create), or a claim directory over its
 // listing bound (the refusal's own text names the move).
 func stateRefusalCommand(err error, path string) string {
+	if _, ok := stateHomeMissing(err); ok {
+		return "mkdir -m 700 " + path + " (leasekit never creates a state home: create it private to this user)"
+	}
 	if errors.Is(err, statecas.ErrUnsafe) || errors.Is(err, admission.ErrUnsafe) || errors.Is(err, dirlease.ErrUnsafe) {
 		return "ls -ld " + path + " (then make it a directory or file private to this user: chown it, chmod 700 " +
 			"a directory or 600 a file; or move it aside with mv; leasekit changes nothing it did not create)"

@@ -17,7 +17,9 @@ package admissionwork
 // owner or helper of another place is moved on the operator's word, which
 // is what indeterminate asks of an operator (probe
 // admission-operator-moved-live-elsewhere), and the model holds what
-// follows: its next compare-and-swap loses.
+// follows: its next compare-and-swap loses. Half the operators, drawn per
+// process, work through leasereal's inspect and quarantine instead, and
+// act only on what inspect advises (clioperator.go).
 
 import (
 	"bytes"

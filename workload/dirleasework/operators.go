@@ -25,6 +25,10 @@ import (
 //   - a moved claim is gone for every other caller: its owner's next
 //     compare-and-swap loses and recovery leaves it (the model's
 //     DirClaimSwap holds that: the file no longer holds its owner's bytes).
+//
+// Half the operators, drawn per process, work through leasereal's inspect
+// and quarantine instead, and act only on what inspect advises
+// (clioperator.go).
 
 // operatorStaleMax bounds the sleep between an operator's Inspect and the
 // Quarantine it feeds (ms).
