@@ -102,30 +102,27 @@ func (aw *admissionWorld) judgeAdvice(p *sim.Proc, inspector *operatorInspector,
 	if claim == nil || claim.Owner.Legacy {
 		return
 	}
-	named := []struct {
-		role string
-		q    *sim.Proc
-		pid  int
-	}{{"owner", aw.owners[claim.ID], claim.Owner.PID}}
+	aw.judgeAdvisedProc(p, inspector, state, advised, "owner", aw.owners[claim.ID], claim.Owner.PID)
 	if claim.HelperOwner != nil {
-		named = append(named, struct {
-			role string
-			q    *sim.Proc
-			pid  int
-		}{"helper", aw.helperNamed(claim.ID, claim.HelperOwner), claim.HelperOwner.PID})
+		aw.judgeAdvisedProc(p, inspector, state, advised, "helper", aw.helperNamed(claim.ID, claim.HelperOwner),
+			claim.HelperOwner.PID)
 	}
-	for _, n := range named {
-		if n.q == nil || n.q.Table().PID != n.pid || !aw.Alive(n.q) || !placeOf(n.q).Same(p) || inspector.unknown[n.pid] {
-			continue
-		}
-		if !advised {
-			aw.world.Probe("admission-cli-live-not-advised")
-			continue
-		}
-		aw.fail(fmt.Errorf("%s's leasereal admission inspect advises quarantining admission %s (%s, verdict %s), whose %s %s "+
-			"(PID %d) is alive in the operator's own host and PID namespace", p.Name(), claim.ID, claim.Phase,
-			leasecli.AdmissionVerdict(*state), n.role, n.q.Name(), n.pid), false)
+}
+
+// judgeAdvisedProc judges one process the record names (q: nil when the
+// workload does not know it; pid: the PID the record gives it).
+func (aw *admissionWorld) judgeAdvisedProc(p *sim.Proc, inspector *operatorInspector, state *admission.State, advised bool,
+	role string, q *sim.Proc, pid int) {
+	if q == nil || q.Table().PID != pid || !aw.Alive(q) || !placeOf(q).Same(p) || inspector.unknown[pid] {
+		return
 	}
+	if !advised {
+		aw.world.Probe("admission-cli-live-not-advised")
+		return
+	}
+	aw.fail(fmt.Errorf("%s's leasereal admission inspect advises quarantining admission %s (%s, verdict %s), whose %s %s "+
+		"(PID %d) is alive in the operator's own host and PID namespace", p.Name(), state.Claim.ID, state.Claim.Phase,
+		leasecli.AdmissionVerdict(*state), role, q.Name(), pid), false)
 }
 
 // cliDryRun is `leasereal admission quarantine` without --sha256: it must
