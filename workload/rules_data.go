@@ -246,6 +246,14 @@ var rules = []Rule{
 		Exercise: "operators inspecting the slot beside live traffic, cleanup-unsafe records whose helper runs included",
 		Probes:   []string{"admission-operator-inspected-live-helper"},
 		Mutants:  []string{"admission-inspect-live-helper-operator-needed"}},
+	{Rule: "leasereal admission inspect advises an operator command (quarantine, with the sha256 it judged) only for a record no process it names can be seen alive by: never for a live owner's or a running helper's record where the operator can judge it; quarantine's dry run (no --sha256) moves nothing, and an active record is refused before any confirmation",
+		Exercise: "operators at a terminal running leasereal's own inspect and quarantine (leasecli) beside live traffic, following the printed command, sometimes after its dry run, sometimes on stale advice",
+		Probes:   []string{"admission-cli-operator-advised", "admission-cli-live-not-advised", "admission-cli-quarantine-dry-run", "admission-cli-quarantine-refused", "admission-cli-quarantined"},
+		Mutants:  []string{"leasecli-admission-verdict-waiting-is-operator", "leasecli-admission-dry-run-moves"}},
+	{Rule: "leasereal dirlease inspect advises a claim's quarantine command only for a claim no time resolves and whose owner or running child cannot be seen alive where the operator can judge it; quarantine's dry run moves nothing",
+		Exercise: "operators at a terminal running leasereal's own inspect and quarantine (leasecli) beside the dirlease traffic, following the printed command, sometimes after its dry run, sometimes on stale advice",
+		Probes:   []string{"dirlease-cli-operator-advised", "dirlease-cli-live-not-advised", "dirlease-cli-quarantine-dry-run", "dirlease-cli-quarantine-refused", "dirlease-cli-quarantined"},
+		Mutants:  []string{"leasecli-dirlease-active-claim-advised", "leasecli-dirlease-dry-run-moves"}},
 
 	// leasereal's run: the command's process tree.
 	{Rule: "leasereal run: the lease covers the command's process tree: no run starts its command while a killed run's descendants that stayed in its process group still run (reclaimed records in quarantine/ included)",

@@ -24,7 +24,7 @@ import (
 
 func admissionConfig(stateHome string) (admission.Config, error) {
 	home, err := absoluteDir(stateHome, "--state-home")
-	return admission.Config{StateHome: home, FS: osenv.NewFS(), Clock: osenv.NewClock(),
+	return admission.Config{StateHome: home, FS: stateHomeFS{FS: osenv.NewFS(), home: home}, Clock: osenv.NewClock(),
 		Inspector: osenv.NewInspector(), IDs: osenv.NewIDSource()}, err
 }
 
@@ -38,10 +38,14 @@ func absoluteDir(dir, flagName string) (string, error) {
 
 // admissionCode maps an admission error to an exit code. A state home or
 // state file that is not private to this user (statecas.ErrUnsafe: a
-// symlink, another owner, a loose mode) is a refusal an operator resolves,
-// as in the lease commands, not an I/O error.
+// symlink, another owner, a loose mode), or a state home that does not
+// exist, is a refusal an operator resolves, as in the lease commands, not
+// an I/O error.
 func admissionCode(err error) int {
+	_, homeMissing := stateHomeMissing(err)
 	switch {
+	case homeMissing:
+		return exitRefused
 	case errors.Is(err, admission.ErrActive), errors.Is(err, admission.ErrChanged):
 		return exitConflict
 	case errors.Is(err, admission.ErrIndeterminate), errors.Is(err, admission.ErrCorrupt),
@@ -88,9 +92,9 @@ func cmdAdmission(args []string, stdout, stderr io.Writer) error {
 }
 
 // admissionStateJSON is inspect's output: the envelope (surfaceJSON), the
-// state, and for a state only an operator resolves, the command that does.
+// state, and for a state only an operator resolves, the command that does
+// (leasecli.AdmissionOperators).
 func admissionStateJSON(state admission.State, stateHome string) map[string]any {
-	var operators []operatorJSON
 	out := map[string]any{"present": state.Present}
 	if state.Present {
 		out["path"], out["contentSHA256"], out["disposition"] = state.Path, state.ContentSHA256, string(state.Disposition)
@@ -104,28 +108,17 @@ func admissionStateJSON(state admission.State, stateHome string) map[string]any 
 	if state.Waiting != "" {
 		out["waiting"] = state.Waiting
 	}
-	if state.OperatorNeeded {
-		command := fmt.Sprintf("leasereal admission quarantine --state-home %s --sha256 %s", stateHome, state.ContentSHA256)
+	operators := leasecli.AdmissionOperators(state, stateHome)
+	for _, operator := range operators {
 		out["operator"] = "only a reboot or an operator frees this admission: once the export and " +
-			"every process its helper started are gone, run: " + command
-		operators = append(operators, operatorJSON{Path: state.Path, Why: admissionWhy(state), Command: command})
+			"every process its helper started are gone, run: " + operator.Command
 	}
 	return newSurface("admission", admissionVerdict(state), operators).into(out)
 }
 
-// admissionVerdict is the verdict of an admission state: a recoverable
-// record is free (the next run takes it over), an indeterminate one whose
-// helper still runs is waiting for it to end.
+// admissionVerdict is leasecli.AdmissionVerdict as inspect prints it.
 func admissionVerdict(state admission.State) verdict {
-	switch {
-	case state.OperatorNeeded:
-		return verdictOperator
-	case state.Waiting != "":
-		return verdictWaiting
-	case state.Present && state.Disposition == admission.DispositionActive:
-		return verdictHeld
-	}
-	return verdictFree
+	return verdict(leasecli.AdmissionVerdict(state))
 }
 
 // admissionInspectCode is admission inspect's exit code: the verdict's,
@@ -139,41 +132,25 @@ func admissionInspectCode(state admission.State) int {
 	return admissionVerdict(state).exitCode()
 }
 
-// admissionWhy says why an admission needs an operator.
-func admissionWhy(state admission.State) string {
-	if state.Problem != "" {
-		return "the admission file is corrupt: " + state.Problem + "; every admission run is refused"
-	}
-	return "the admission is indeterminate: its owner is gone but processes it started may still run, " +
-		"and every admission run is refused until a reboot or an operator"
-}
-
-// admissionQuarantine moves the admission file into quarantine/ (never
-// deleting it) when --sha256 confirms the bytes the operator judged;
-// without it, it prints the state and exits 3.
+// admissionQuarantine prints leasecli.AdmissionQuarantine's outcome: the
+// admission file moved into quarantine/ (never deleted) when --sha256
+// confirms the bytes the operator judged; without it, the state (exit 3).
 func admissionQuarantine(config admission.Config, stateHome, sha string, stdout io.Writer) error {
-	state, err := admission.InspectState(context.Background(), config)
+	outcome, err := leasecli.AdmissionQuarantine(context.Background(), config, sha)
 	if err != nil {
 		return &codeError{code: admissionCode(err), err: err}
 	}
-	out := map[string]any{"state": admissionStateJSON(state, stateHome)}
-	switch {
-	case !state.Present:
-		out["result"], out["why"] = "nothing", "no admission file"
-		return errors.Join(printJSON(stdout, out), &codeError{code: exitConflict})
-	case state.Disposition == admission.DispositionActive:
-		out["result"], out["why"] = "refused", "the admission is active: its holder must release it"
-		return errors.Join(printJSON(stdout, out), &codeError{code: exitConflict})
-	case sha == "":
-		out["result"], out["why"] = "dry-run", "rerun with --sha256 "+state.ContentSHA256+" to move the admission into quarantine/"
+	out := map[string]any{"state": admissionStateJSON(outcome.State, stateHome), "result": string(outcome.Result)}
+	switch outcome.Result {
+	case leasecli.Quarantined:
+		out["quarantinePath"] = outcome.QuarantinePath
+		return printJSON(stdout, out)
+	case leasecli.QuarantineDryRun:
+		out["why"] = outcome.Why
 		return errors.Join(printJSON(stdout, out), &codeError{code: exitRefused})
 	}
-	moved, err := admission.Quarantine(context.Background(), config, sha)
-	if err != nil {
-		return &codeError{code: admissionCode(err), err: err}
-	}
-	out["result"], out["quarantinePath"] = "quarantined", moved.Path
-	return printJSON(stdout, out)
+	out["why"] = outcome.Why
+	return errors.Join(printJSON(stdout, out), &codeError{code: exitConflict})
 }
 
 func trimDashes(args []string) []string {
@@ -215,12 +192,15 @@ const (
 
 func dirleaseConfig(stateHome string) (dirlease.Config, error) {
 	home, err := absoluteDir(stateHome, "--state-home")
-	return dirlease.Config{StateHome: home, FS: osenv.NewFS(), Clock: osenv.NewClock(), BootClock: osenv.NewBootClock(),
+	return dirlease.Config{StateHome: home, FS: stateHomeFS{FS: osenv.NewFS(), home: home}, Clock: osenv.NewClock(), BootClock: osenv.NewBootClock(),
 		Inspector: osenv.NewInspector(), IDs: osenv.NewIDSource()}, err
 }
 
 func dirleaseCode(err error) int {
+	_, homeMissing := stateHomeMissing(err)
 	switch {
+	case homeMissing:
+		return exitRefused
 	case errors.Is(err, dirlease.ErrDuplicate), errors.Is(err, dirlease.ErrChanged), errors.Is(err, dirlease.ErrActive),
 		errors.Is(err, dirlease.ErrBusy):
 		return exitConflict
@@ -279,15 +259,7 @@ func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 		if flags.NArg() != 0 || *claimName == "" {
 			return usagef("dirlease quarantine needs --claim (from dirlease inspect), and no arguments")
 		}
-		if *sha == "" {
-			return dirleaseQuarantineDryRun(config, *stateHome, *claimName, stdout)
-		}
-		moved, err := dirlease.Quarantine(context.Background(), config, *claimName, *sha)
-		if err != nil {
-			return &codeError{code: dirleaseCode(err), err: err}
-		}
-		return printJSON(stdout, map[string]any{"result": "quarantined", "quarantinePath": moved.Path,
-			"state": claimStateJSON(moved.State, *stateHome)})
+		return dirleaseQuarantine(config, *stateHome, *claimName, *sha, stdout)
 	case "run":
 		path, err := absoluteDir(*dir, "--path")
 		if err != nil {
@@ -301,101 +273,53 @@ func cmdDirlease(args []string, stdout, stderr io.Writer) error {
 	return usagef("unknown dirlease subcommand %q", args[0])
 }
 
-// dirleaseQuarantineDryRun is quarantine without --sha256, as admission's:
-// it moves nothing, prints the claim's state and the confirmation to rerun
-// with, and exits 3 (1 when the claim is absent).
-func dirleaseQuarantineDryRun(config dirlease.Config, stateHome, claimName string, stdout io.Writer) error {
-	states, err := dirlease.Inspect(context.Background(), config)
+// dirleaseQuarantine prints leasecli.DirleaseQuarantine's outcome: the
+// claim file moved with --sha256; without it a dry run, as admission's,
+// that prints the claim's state and the confirmation to rerun with, and
+// exits 3 (1 when the claim is absent).
+func dirleaseQuarantine(config dirlease.Config, stateHome, claimName, sha string, stdout io.Writer) error {
+	outcome, err := leasecli.DirleaseQuarantine(context.Background(), config, claimName, sha)
 	if err != nil {
 		return &codeError{code: dirleaseCode(err), err: err}
 	}
-	for _, state := range states {
-		if state.Name != claimName {
-			continue
-		}
-		out := map[string]any{"state": claimStateJSON(state, stateHome), "result": "dry-run",
-			"why": "rerun with --sha256 " + state.ContentSHA256 + " to move the claim file into quarantine"}
-		if state.ContentSHA256 == "" {
-			out["why"] = "the entry is not a readable regular file; nothing to confirm"
-		}
+	switch outcome.Result {
+	case leasecli.Quarantined:
+		return printJSON(stdout, map[string]any{"result": string(outcome.Result), "quarantinePath": outcome.QuarantinePath,
+			"state": claimStateJSON(outcome.State, stateHome)})
+	case leasecli.QuarantineDryRun:
+		out := map[string]any{"state": claimStateJSON(outcome.State, stateHome), "result": string(outcome.Result),
+			"why": outcome.Why}
 		return errors.Join(printJSON(stdout, out), &codeError{code: exitRefused})
 	}
-	out := map[string]any{"result": "nothing", "why": "no claim named " + claimName}
+	out := map[string]any{"result": string(outcome.Result), "why": outcome.Why}
 	return errors.Join(printJSON(stdout, out), &codeError{code: exitConflict})
 }
 
 // dirleaseInspection is dirlease inspect's output and verdict: every claim,
-// the state home's fullness, and the envelope. A state home is free when
-// every claim is recoverable (a run or a recovery takes them over).
+// the state home's fullness, and the envelope (leasecli.JudgeDirlease).
 func dirleaseInspection(states []dirlease.ClaimState, home, stateHome string) (map[string]any, verdict) {
+	judged := leasecli.JudgeDirlease(states, home, stateHome)
 	claims := make([]map[string]any, 0, len(states))
-	var operators []operatorJSON
-	v := verdictFree
-	for _, state := range states {
-		claims = append(claims, claimStateJSON(state, stateHome))
-		v = worse(v, claimVerdict(state))
-		if command, ok := claims[len(claims)-1]["operator"].(string); ok {
-			operators = append(operators, operatorJSON{Path: state.Path, Why: claimWhy(state), Command: command})
-		}
+	for i, state := range states {
+		claims = append(claims, claimJSON(state, judged.Claims[i]))
 	}
 	out := map[string]any{"claims": claims}
-	if dirlease.Full(states) {
-		full := fullJSON(len(states), home)
-		out["full"], v = full, verdictOperator
-		operators = append(operators, operatorJSON{Path: home, Why: full["why"].(string), Command: full["operator"].(string)})
+	if judged.Full != nil {
+		out["full"] = map[string]any{"claims": len(states), "claimsMax": dirlease.ClaimsMax,
+			"why": judged.Full.Why, "operator": judged.Full.Command}
 	}
-	return newSurface("dirlease", v, operators).into(out), v
-}
-
-// verdictRank orders verdicts by what an operator must look at first.
-var verdictRank = map[verdict]int{verdictFree: 0, verdictHeld: 1, verdictWaiting: 2, verdictOperator: 3, verdictRefused: 4}
-
-// worse is the verdict of a state home holding states judged a and b.
-func worse(a, b verdict) verdict {
-	if verdictRank[b] > verdictRank[a] {
-		return b
-	}
-	return a
-}
-
-// claimVerdict is the verdict of one claim: an indeterminate claim that
-// needs no operator is one whose launching window time resolves.
-func claimVerdict(state dirlease.ClaimState) verdict {
-	switch {
-	case state.OperatorNeeded:
-		return verdictOperator
-	case state.Disposition == dirlease.DispositionIndeterminate:
-		return verdictWaiting
-	case state.Disposition == dirlease.DispositionActive:
-		return verdictHeld
-	}
-	return verdictFree
-}
-
-// claimWhy says why a claim needs an operator.
-func claimWhy(state dirlease.ClaimState) string {
-	switch {
-	case state.Problem != "":
-		return "the claim is corrupt: " + state.Problem + "; every dirlease run of this state home is refused"
-	case state.ContentSHA256 == "":
-		return "the claim entry is not a regular file"
-	}
-	return "the claim is indeterminate: its owner or child cannot be judged, and no time resolves it within this boot"
-}
-
-// fullJSON is dirlease inspect's report of a claim directory at its bound,
-// where every dirlease run is refused (full, exit 3) until recovery makes
-// room.
-func fullJSON(claims int, stateHome string) map[string]any {
-	return map[string]any{"claims": claims, "claimsMax": dirlease.ClaimsMax,
-		"why": fmt.Sprintf("the claim directory holds %d entries, at its bound of %d: every dirlease run is refused (full) "+
-			"until recovery removes the claims of owners that are gone", claims, dirlease.ClaimsMax),
-		"operator": "leasereal dirlease recover --state-home " + stateHome + " (claims it cannot take are listed with their own command)"}
+	v := verdict(judged.Verdict)
+	return newSurface("dirlease", v, judged.Operators).into(out), v
 }
 
 // claimStateJSON is one claim in dirlease inspect's output, with the
 // operator command when only an operator resolves it.
 func claimStateJSON(state dirlease.ClaimState, stateHome string) map[string]any {
+	return claimJSON(state, leasecli.JudgeClaim(state, stateHome))
+}
+
+// claimJSON is a claim as judged.
+func claimJSON(state dirlease.ClaimState, judged leasecli.ClaimJudgement) map[string]any {
 	out := map[string]any{"name": state.Name, "path": state.Path, "contentSHA256": state.ContentSHA256,
 		"disposition": string(state.Disposition), "operatorNeeded": state.OperatorNeeded}
 	if state.Claim != nil {
@@ -404,22 +328,11 @@ func claimStateJSON(state dirlease.ClaimState, stateHome string) map[string]any 
 	if state.Problem != "" {
 		out["problem"] = state.Problem
 	}
-	if !state.OperatorNeeded && state.Disposition == dirlease.DispositionIndeterminate {
-		out["waiting"] = "its owner is gone and its launching window (--recover-after) has not ended: a child it " +
-			"started may still be starting; once the window ends, recovery takes it"
+	if judged.Waiting != "" {
+		out["waiting"] = judged.Waiting
 	}
-	if state.OperatorNeeded && state.ContentSHA256 == "" {
-		quarantine := filepath.Join(append([]string{stateHome}, dirlease.QuarantineDir...)...)
-		out["operator"] = fmt.Sprintf("recovery will not resolve this entry, and quarantine cannot confirm it: it is not a "+
-			"regular file (a symlink, a directory, a device), which leasekit never follows, opens or removes. Look at it "+
-			"(ls -l %s) and move it out of the claim directory by hand, as quarantine would: "+
-			"mkdir -p -m 700 %s && mv %s %s/",
-			state.Path, quarantine, state.Path, quarantine)
-	}
-	if state.OperatorNeeded && state.ContentSHA256 != "" {
-		out["operator"] = fmt.Sprintf("recovery will not resolve this claim: once its owner and child are known gone, run: "+
-			"leasereal dirlease quarantine --state-home %s --claim %s --sha256 %s (the leased directory is left to you)",
-			stateHome, state.Name, state.ContentSHA256)
+	if judged.Operator != nil {
+		out["operator"] = judged.Operator.Command
 	}
 	return out
 }

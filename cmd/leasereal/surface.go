@@ -10,6 +10,7 @@ import (
 	"github.com/leasekit/leasekit/dirlease"
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/leasecli"
 )
 
 // The three engines' inspect commands share one operator surface, so a
@@ -24,11 +25,11 @@ import (
 type verdict string
 
 const (
-	verdictFree     verdict = "free"            // a run gets the lease (stale records are taken over)
-	verdictHeld     verdict = "held"            // a live holder has it; a run is busy or waits
-	verdictWaiting  verdict = "waiting"         // time or a process ending resolves it; no operator yet
-	verdictOperator verdict = "operator-needed" // only an operator's command (operators) resolves it
-	verdictRefused  verdict = "refused"         // the engine will not read the state safely
+	verdictFree     = verdict(leasecli.VerdictFree)     // a run gets the lease (stale records are taken over)
+	verdictHeld     = verdict(leasecli.VerdictHeld)     // a live holder has it; a run is busy or waits
+	verdictWaiting  = verdict(leasecli.VerdictWaiting)  // time or a process ending resolves it; no operator yet
+	verdictOperator = verdict(leasecli.VerdictOperator) // only an operator's command (operators) resolves it
+	verdictRefused  = verdict(leasecli.VerdictRefused)  // the engine will not read the state safely
 )
 
 // exitCode is inspect's exit code for v: 3 when an operator must act or
@@ -42,11 +43,7 @@ func (v verdict) exitCode() int {
 
 // operatorJSON is one thing an operator resolves: the path it concerns,
 // why it blocks, and the command that resolves it.
-type operatorJSON struct {
-	Path    string `json:"path"`
-	Why     string `json:"why"`
-	Command string `json:"command"`
-}
+type operatorJSON = leasecli.OperatorAction
 
 // surfaceJSON is the envelope every inspect output starts with.
 type surfaceJSON struct {
@@ -116,6 +113,9 @@ func refusalPathAndReason(err error) (path, reason string) {
 	if errors.As(err, &stateErr) && stateErr.Path != "" {
 		path = stateErr.Path
 	}
+	if missingHome, ok := stateHomeMissing(err); ok {
+		path, reason = missingHome.home, "state home missing"
+	}
 	return path, reason
 }
 
@@ -124,6 +124,9 @@ func refusalPathAndReason(err error) (path, reason string) {
 // never changes what it did not create), or a claim directory over its
 // listing bound (the refusal's own text names the move).
 func stateRefusalCommand(err error, path string) string {
+	if _, ok := stateHomeMissing(err); ok {
+		return "mkdir -m 700 " + path + " (leasekit never creates a state home: create it private to this user)"
+	}
 	if errors.Is(err, statecas.ErrUnsafe) || errors.Is(err, admission.ErrUnsafe) || errors.Is(err, dirlease.ErrUnsafe) {
 		return "ls -ld " + path + " (then make it a directory or file private to this user: chown it, chmod 700 " +
 			"a directory or 600 a file; or move it aside with mv; leasekit changes nothing it did not create)"

@@ -21,7 +21,7 @@ func Engine() *campaign.Engine {
 		Doc:      "single-slot export admission with a helper lifecycle (package admission)",
 		StepsMax: 100_000,
 		// WorkloadVersion: bump when this workload changes what a run does.
-		WorkloadVersion: 5,
+		WorkloadVersion: 6,
 		Params: []campaign.Param{
 			{Name: "controllers", Default: 3, Min: 1, Max: 6, Doc: "controller processes"},
 			{Name: "ops_per_proc", Default: 10, Min: 1, Max: 64, Doc: "loop steps per controller"},
@@ -146,7 +146,8 @@ func Engine() *campaign.Engine {
 		},
 		Explore: campaign.Params{"controllers": 2, "ops_per_proc": 2, "respawns": 0, "legacy": 1, "pid_impostors": 0, "users": 0},
 	}
-	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], threadProbes...) // threads.go
+	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], threadProbes...)      // threads.go
+	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], cliOperatorProbes...) // clioperator.go
 	e.Check = workkit.Check(e, CheckAdmissionHistory, workkit.CheckMessage)
 	return e
 }

@@ -17,7 +17,9 @@ package admissionwork
 // owner or helper of another place is moved on the operator's word, which
 // is what indeterminate asks of an operator (probe
 // admission-operator-moved-live-elsewhere), and the model holds what
-// follows: its next compare-and-swap loses.
+// follows: its next compare-and-swap loses. Half the operators, drawn per
+// process, work through leasereal's inspect and quarantine instead, and
+// act only on what inspect advises (clioperator.go).
 
 import (
 	"bytes"
@@ -32,6 +34,7 @@ import (
 	"github.com/leasekit/leasekit/internal/statecas"
 	"github.com/leasekit/leasekit/internal/statefile"
 	"github.com/leasekit/leasekit/lease"
+	"github.com/leasekit/leasekit/leasecli"
 	"github.com/leasekit/leasekit/models"
 	"github.com/leasekit/leasekit/sim"
 	"github.com/leasekit/leasekit/simproc"
@@ -63,6 +66,10 @@ func (aw *admissionWorld) spawnOperators() error {
 // operator inspects the slot and quarantines what it judged, sometimes on a
 // judgement several steps old.
 func (aw *admissionWorld) operator(p *sim.Proc) {
+	if aw.drawsCLIOperator(p) {
+		aw.cliOperator(p)
+		return
+	}
 	d := aw.world.Decisions()
 	cfg := aw.config(p)
 	inspector := &operatorInspector{Inspector: cfg.Inspector}
@@ -80,7 +87,7 @@ func (aw *admissionWorld) operator(p *sim.Proc) {
 		}
 		_ = p.Clock().Sleep(context.Background(), time.Duration(d.Intn(operatorStaleMax))*time.Millisecond)
 		inspector.unknown = nil
-		aw.quarantine(p, cfg, judged.ContentSHA256)
+		aw.quarantine(p, cfg, judged.ContentSHA256, admissionQuarantineAPI)
 	}
 }
 
@@ -123,8 +130,20 @@ func (aw *admissionWorld) judgeOperatorNeeded(p *sim.Proc, inspector *operatorIn
 	}
 }
 
-// quarantine records one operator Quarantine of the judged sha256.
-func (aw *admissionWorld) quarantine(p *sim.Proc, cfg admission.Config, sha string) {
+// admissionQuarantineCall is one way an operator quarantines the judged
+// sha256: the engine's API, or `leasereal admission quarantine`'s glue.
+// Its result is Quarantined exactly when it reports a move.
+type admissionQuarantineCall func(ctx context.Context, cfg admission.Config, sha string) (moved string, result leasecli.QuarantineResult, err error)
+
+// admissionQuarantineAPI is admission.Quarantine.
+func admissionQuarantineAPI(ctx context.Context, cfg admission.Config, sha string) (string, leasecli.QuarantineResult, error) {
+	moved, err := admission.Quarantine(ctx, cfg, sha)
+	return moved.Path, leasecli.Quarantined, err
+}
+
+// quarantine records one operator Quarantine of the judged sha256, made by
+// quarantineBy, and returns its result.
+func (aw *admissionWorld) quarantine(p *sim.Proc, cfg admission.Config, sha string, quarantineBy admissionQuarantineCall) (leasecli.QuarantineResult, error) {
 	w := aw.world
 	fsys := cfg.FS.(*admissionFS)
 	fsys.movedTo, fsys.judged = "", sha
@@ -133,22 +152,23 @@ func (aw *admissionWorld) quarantine(p *sim.Proc, cfg admission.Config, sha stri
 	aw.claims.begin(p)
 	call := p.BeginCall()
 	watch := aw.loose.Watch(w)
-	moved, err := admission.Quarantine(call.Context(), cfg, sha)
+	movedPath, result, err := quarantineBy(call.Context(), cfg, sha)
+	reported := err == nil && result == leasecli.Quarantined
 	aw.judgeLoose(p, "Quarantine", watch, err)
-	aw.left.After(call, workkit.Outcome{Op: "quarantine", Err: err, Failed: err != nil})
+	aw.left.After(call, workkit.Outcome{Op: "quarantine", Err: err, Failed: !reported})
 	aw.claims.end(p, "quarantine", err)
-	aw.slot.End(err == nil) // a reported move synced both directories: the empty slot is promised
+	aw.slot.End(reported) // a reported move synced both directories: the empty slot is promised
 	// A cancelled context is honoured only before anything is read: a
 	// refusal that moved nothing, as ErrActive and ErrChanged are.
 	refused := errors.Is(err, admission.ErrActive) || errors.Is(err, admission.ErrChanged) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 	switch {
-	case err == nil && fsys.movedTo != moved.Path:
+	case reported && fsys.movedTo != movedPath:
 		aw.fail(fmt.Errorf("%s's Quarantine reports the admission moved to %s, but its move of the slot record was to %q",
-			p.Name(), moved.Path, fsys.movedTo), false)
-	case refused && fsys.movedTo != "":
-		aw.fail(fmt.Errorf("%s's Quarantine refused (%v), but the slot record it moved to %s was not put back",
-			p.Name(), err, fsys.movedTo), false)
+			p.Name(), movedPath, fsys.movedTo), false)
+	case (refused || err == nil && !reported) && fsys.movedTo != "":
+		aw.fail(fmt.Errorf("%s's Quarantine refused (%v %s), but the slot record it moved to %s was not put back",
+			p.Name(), err, result, fsys.movedTo), false)
 	}
 	if err != nil && !refused {
 		// Any other failure may come after the move (a directory sync):
@@ -156,11 +176,11 @@ func (aw *admissionWorld) quarantine(p *sim.Proc, cfg admission.Config, sha stri
 		p.End(op, models.Unknown{})
 		w.Probe("admission-operator-quarantine-error")
 		w.Tracef("admission-error proc=%s quarantine: %v", p.Name(), err)
-		return
+		return result, err
 	}
-	p.End(op, models.AdmissionQuarantineResult{Moved: err == nil})
+	p.End(op, models.AdmissionQuarantineResult{Moved: reported})
 	switch {
-	case err == nil:
+	case reported:
 		w.Probe("admission-operator-quarantined")
 		aw.movedCorruption, aw.corruptionMoved = nil, false // the reported move is synced: no power loss undoes it
 	case errors.Is(err, admission.ErrActive):
@@ -168,6 +188,7 @@ func (aw *admissionWorld) quarantine(p *sim.Proc, cfg admission.Config, sha stri
 	case errors.Is(err, admission.ErrChanged):
 		w.Probe("admission-operator-stale-refused")
 	}
+	return result, err
 }
 
 // noteOperatorMovedBack follows a Quarantine that put the record it moved
@@ -198,6 +219,10 @@ func (f *admissionFS) isQuarantineMove(oldpath, newpath string) bool {
 // bytes the operator judged (its sha256), or a process the record names is
 // alive at the operator's own place.
 func (aw *admissionWorld) judgeOperatorMove(f *admissionFS, movedTo string) {
+	if f.dryRun {
+		aw.fail(fmt.Errorf("%s's dry run of leasereal admission quarantine (no --sha256) moved the slot record to %s",
+			f.p.Name(), movedTo), false)
+	}
 	data, err := workkit.ReadRoot(aw.volume.Root(), movedTo)
 	if err != nil {
 		return

@@ -303,8 +303,10 @@ type admissionFS struct {
 	// ("" if nowhere).
 	operator *operatorInspector
 	movedTo  string
-	// judged is the sha256 the operator's current Quarantine was given.
+	// judged is the sha256 the operator's current Quarantine was given;
+	// dryRun is set during a quarantine without one (clioperator.go).
 	judged string
+	dryRun bool
 	// clearedCorruption is the hostile corruption that move took out of
 	// the slot (nil if none), restored if the move is undone.
 	clearedCorruption []byte

@@ -169,7 +169,8 @@ func Engine() *campaign.Engine {
 		},
 		Explore: campaign.Params{"creators": 1, "recoverers": 1, "ops_per_proc": 2, "respawns": 0, "pid_impostors": 0, "users": 0},
 	}
-	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], threadProbes...) // threads.go
+	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], threadProbes...)      // threads.go
+	e.Probes = append(e.Probes[:len(e.Probes):len(e.Probes)], cliOperatorProbes...) // clioperator.go
 	e.Check = workkit.Check(e, CheckDirleaseHistory, workkit.CheckMessage)
 	return e
 }

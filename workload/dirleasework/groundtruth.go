@@ -29,8 +29,10 @@ type dirFS struct {
 	// claim file while the co-tenant's symlink stood there (symlinkclaim.go).
 	metClaimSymlink bool
 	// lastMove is an operator's last move of a claim file, until it is
-	// moved back (operators.go).
+	// moved back (operators.go); dryRun is set while an operator's
+	// quarantine runs without --sha256 (clioperator.go).
 	lastMove operatorMove
+	dryRun   bool
 	// passStep is the step the users' recovery pass began (users.go).
 	passStep int
 }

@@ -25,6 +25,10 @@ import (
 //   - a moved claim is gone for every other caller: its owner's next
 //     compare-and-swap loses and recovery leaves it (the model's
 //     DirClaimSwap holds that: the file no longer holds its owner's bytes).
+//
+// Half the operators, drawn per process, work through leasereal's inspect
+// and quarantine instead, and act only on what inspect advises
+// (clioperator.go).
 
 // operatorStaleMax bounds the sleep between an operator's Inspect and the
 // Quarantine it feeds (ms).
@@ -33,6 +37,10 @@ const operatorStaleMax = 30
 // operator inspects the claim directory and quarantines one judged entry
 // at a time, sometimes on a judgement made several steps before.
 func (dw *dirWorld) operator(p *sim.Proc) {
+	if dw.drawsCLIOperator(p) {
+		dw.cliOperator(p)
+		return
+	}
 	d := dw.world.Decisions()
 	cfg, fsys := dw.config(p, p.Clock())
 	fsys.operator = true
@@ -53,19 +61,28 @@ func (dw *dirWorld) operator(p *sim.Proc) {
 		if len(judged) > 0 {
 			state := judged[d.Intn(len(judged))]
 			_ = p.Clock().Sleep(context.Background(), time.Duration(d.Intn(operatorStaleMax))*time.Millisecond)
-			dw.quarantine(p, cfg, fsys, state)
+			dw.quarantine(p, cfg, fsys, state.Name, state.ContentSHA256, dirQuarantineAPI)
 		}
 		_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(8))*time.Millisecond)
 	}
 }
 
-// quarantine runs one Quarantine on a (possibly stale) judgement.
-func (dw *dirWorld) quarantine(p *sim.Proc, cfg dirlease.Config, fsys *dirFS, state dirlease.ClaimState) {
+// dirQuarantineCall is one way an operator quarantines a judged claim
+// (name, sha256): the engine's API, or `leasereal dirlease quarantine`'s
+// glue. It reports a move exactly when it returns no error.
+type dirQuarantineCall func(ctx context.Context, cfg dirlease.Config, name, sha string) (dirlease.Quarantined, error)
+
+// dirQuarantineAPI is dirlease.Quarantine.
+var dirQuarantineAPI dirQuarantineCall = dirlease.Quarantine
+
+// quarantine runs one quarantine of claim name, by quarantineBy, on a
+// (possibly stale) judgement of its bytes (sha).
+func (dw *dirWorld) quarantine(p *sim.Proc, cfg dirlease.Config, fsys *dirFS, name, sha string, quarantineBy dirQuarantineCall) error {
 	w := dw.world
 	dw.claims.Begin()
 	fsys.lastMove = operatorMove{}
 	watch := dw.loose.Watch(dw.world)
-	moved, err := dirlease.Quarantine(context.Background(), cfg, state.Name, state.ContentSHA256)
+	moved, err := quarantineBy(context.Background(), cfg, name, sha)
 	dw.judgeLoose(p, "Quarantine", watch, err)
 	dw.claims.End(err == nil)
 	switch {
@@ -74,7 +91,7 @@ func (dw *dirWorld) quarantine(p *sim.Proc, cfg dirlease.Config, fsys *dirFS, st
 		fsys.judgeQuarantineReport(moved)
 		if moved.State.Disposition == dirlease.DispositionIndeterminate && !moved.State.OperatorNeeded {
 			dw.fail(fmt.Errorf("%s's Quarantine moved %s, which its own Inspect judged resolved by time (a launching "+
-				"window still running)", p.Name(), state.Name), false)
+				"window still running)", p.Name(), name), false)
 		}
 	case errors.Is(err, dirlease.ErrChanged):
 		w.Probe("dirlease-operator-stale-refused")
@@ -85,6 +102,7 @@ func (dw *dirWorld) quarantine(p *sim.Proc, cfg dirlease.Config, fsys *dirFS, st
 	default:
 		w.Probe("dirlease-operator-quarantine-refused")
 	}
+	return err
 }
 
 // operatorMove is an operator's move of a claim file name from to to:
@@ -172,6 +190,9 @@ func (f *dirFS) noteMovedBack(oldpath, newpath string) {
 func (f *dirFS) operatorMove(name string) (data []byte, claim bool) {
 	if !f.operator || fspath.Dir(name) != dirClaimsPath || !isClaimFile(name[len(dirClaimsPath)+1:]) {
 		return nil, false
+	}
+	if f.dryRun {
+		f.dw.fail(fmt.Errorf("%s's dry run of leasereal dirlease quarantine (no --sha256) moves %s", f.p.Name(), name), false)
 	}
 	// The read is the harness's, not the operator's I/O (the root view):
 	// no injected error may blind the ground truth to the move (dirlease

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/leasekit/leasekit/leasecli"
@@ -111,3 +112,16 @@ func (c *CLICommand) Wait(ctx context.Context) (int, error) {
 
 // errCLIKill is a simulated wrapper's refused kill of its command.
 var errCLIKill = errors.New("workkit: a simulated wrapper cannot kill its command; it waits for its exit")
+
+// CommandFlag is the value that follows flag in an operator command as
+// leasereal prints it ("" when the command has no such flag): a simulated
+// operator runs the command it was told, with the confirmation it printed.
+func CommandFlag(command, flag string) string {
+	fields := strings.Fields(command)
+	for i := 0; i+1 < len(fields); i++ {
+		if fields[i] == flag {
+			return fields[i+1]
+		}
+	}
+	return ""
+}
