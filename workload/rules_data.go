@@ -253,7 +253,7 @@ var rules = []Rule{
 	{Rule: "leasereal dirlease inspect advises a claim's quarantine command only for a claim no time resolves and whose owner or running child cannot be seen alive where the operator can judge it; quarantine's dry run moves nothing",
 		Exercise: "operators at a terminal running leasereal's own inspect and quarantine (leasecli) beside the dirlease traffic, following the printed command, sometimes after its dry run, sometimes on stale advice",
 		Probes:   []string{"dirlease-cli-operator-advised", "dirlease-cli-live-not-advised", "dirlease-cli-quarantine-dry-run", "dirlease-cli-quarantine-refused", "dirlease-cli-quarantined"},
-		Mutants:  []string{"leasecli-dirlease-active-claim-advised", "leasecli-dirlease-dry-run-moves"}},
+		Mutants:  []string{"leasecli-dirlease-active-claim-advised", "leasecli-dirlease-dry-run-moves", "dirlease-unknown-owner-before-child"}},
 
 	// leasereal's run: the command's process tree.
 	{Rule: "leasereal run: the lease covers the command's process tree: no run starts its command while a killed run's descendants that stayed in its process group still run (reclaimed records in quarantine/ included)",
