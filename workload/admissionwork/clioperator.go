@@ -50,13 +50,13 @@ func (aw *admissionWorld) drawsCLIOperator(p *sim.Proc) bool {
 func (aw *admissionWorld) cliOperator(p *sim.Proc) {
 	d := aw.world.Decisions().Stream("cli-" + p.Name())
 	cfg := aw.config(p)
-	inspector := &operatorInspector{Inspector: cfg.Inspector}
+	inspector := &workkit.UnknownInspector{Inspector: cfg.Inspector}
 	cfg.FS.(*admissionFS).operator, cfg.Inspector = inspector, inspector
 	advised := "" // the operator command inspect printed last
 	for i := 1 + d.Intn(operatorOpsMax); i > 0; i-- {
 		_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(8))*time.Millisecond)
 		if advised == "" || d.Intn(3) == 0 {
-			inspector.unknown = nil
+			inspector.Forget()
 			state := aw.operatorInspect(p, cfg)
 			aw.judgeOperatorNeeded(p, inspector, state)
 			advised = aw.cliAdvice(p, inspector, state)
@@ -68,14 +68,14 @@ func (aw *admissionWorld) cliOperator(p *sim.Proc) {
 		if d.Intn(3) == 0 {
 			aw.cliDryRun(p, cfg)
 		}
-		inspector.unknown = nil
+		inspector.Forget()
 		aw.noteCLIQuarantine(aw.quarantine(p, cfg, workkit.CommandFlag(advised, "--sha256"), cliQuarantine))
 	}
 }
 
 // cliAdvice is the operator command inspect prints for state ("" for
 // none; state nil when inspect was refused), judged by judgeAdvice.
-func (aw *admissionWorld) cliAdvice(p *sim.Proc, inspector *operatorInspector, state *admission.State) string {
+func (aw *admissionWorld) cliAdvice(p *sim.Proc, inspector *workkit.UnknownInspector, state *admission.State) string {
 	if state == nil {
 		return ""
 	}
@@ -97,7 +97,7 @@ func (aw *admissionWorld) cliAdvice(p *sim.Proc, inspector *operatorInspector, s
 // (owner, helper) is alive at the operator's own place with a /proc entry
 // its inspection could read. Such a process makes the record active, or
 // waiting for its helper, and a quarantine would take the slot from it.
-func (aw *admissionWorld) judgeAdvice(p *sim.Proc, inspector *operatorInspector, state *admission.State, advised bool) {
+func (aw *admissionWorld) judgeAdvice(p *sim.Proc, inspector *workkit.UnknownInspector, state *admission.State, advised bool) {
 	claim := state.Claim
 	if claim == nil || claim.Owner.Legacy {
 		return
@@ -111,9 +111,9 @@ func (aw *admissionWorld) judgeAdvice(p *sim.Proc, inspector *operatorInspector,
 
 // judgeAdvisedProc judges one process the record names (q: nil when the
 // workload does not know it; pid: the PID the record gives it).
-func (aw *admissionWorld) judgeAdvisedProc(p *sim.Proc, inspector *operatorInspector, state *admission.State, advised bool,
+func (aw *admissionWorld) judgeAdvisedProc(p *sim.Proc, inspector *workkit.UnknownInspector, state *admission.State, advised bool,
 	role string, q *sim.Proc, pid int) {
-	if q == nil || q.Table().PID != pid || !aw.Alive(q) || !placeOf(q).Same(p) || inspector.unknown[pid] {
+	if q == nil || q.Table().PID != pid || !aw.Alive(q) || !placeOf(q).Same(p) || inspector.Unknown[pid] {
 		return
 	}
 	if !advised {

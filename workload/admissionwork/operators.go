@@ -72,13 +72,13 @@ func (aw *admissionWorld) operator(p *sim.Proc) {
 	}
 	d := aw.world.Decisions()
 	cfg := aw.config(p)
-	inspector := &operatorInspector{Inspector: cfg.Inspector}
+	inspector := &workkit.UnknownInspector{Inspector: cfg.Inspector}
 	cfg.FS.(*admissionFS).operator, cfg.Inspector = inspector, inspector
 	var judged *admission.State
 	for i := 1 + d.Intn(operatorOpsMax); i > 0; i-- {
 		_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(8))*time.Millisecond)
 		if judged == nil || d.Intn(3) == 0 {
-			inspector.unknown = nil
+			inspector.Forget()
 			judged = aw.operatorInspect(p, cfg)
 			aw.judgeOperatorNeeded(p, inspector, judged)
 		}
@@ -86,7 +86,7 @@ func (aw *admissionWorld) operator(p *sim.Proc) {
 			continue
 		}
 		_ = p.Clock().Sleep(context.Background(), time.Duration(d.Intn(operatorStaleMax))*time.Millisecond)
-		inspector.unknown = nil
+		inspector.Forget()
 		aw.quarantine(p, cfg, judged.ContentSHA256, admissionQuarantineAPI)
 	}
 }
@@ -111,14 +111,14 @@ func (aw *admissionWorld) operatorInspect(p *sim.Proc, cfg admission.Config) *ad
 // at the operator's own place, and that the call could inspect, makes
 // Quarantine refuse (ErrActive), so telling the operator to act on it sends
 // the operator to a refusal; the state waits for the helper instead.
-func (aw *admissionWorld) judgeOperatorNeeded(p *sim.Proc, inspector *operatorInspector, state *admission.State) {
+func (aw *admissionWorld) judgeOperatorNeeded(p *sim.Proc, inspector *workkit.UnknownInspector, state *admission.State) {
 	if state == nil || state.Claim == nil || state.Claim.HelperOwner == nil {
 		return
 	}
 	claim := state.Claim
 	q := aw.helperNamed(claim.ID, claim.HelperOwner)
 	if q == nil || !aw.Alive(q) || !placeOf(q).Same(p) ||
-		inspector.unknown[claim.HelperOwner.PID] || state.Disposition != admission.DispositionIndeterminate {
+		inspector.Unknown[claim.HelperOwner.PID] || state.Disposition != admission.DispositionIndeterminate {
 		return
 	}
 	aw.world.Probe("admission-operator-inspected-live-helper")
@@ -298,7 +298,7 @@ func (aw *admissionWorld) judgeMovedProc(f *admissionFS, claim admission.Claim, 
 		aw.world.Probe("admission-operator-moved-live-elsewhere")
 		return
 	}
-	if f.operator.unknown[pid] {
+	if f.operator.Unknown[pid] {
 		// The call could not read q's /proc entry (EACCES): indeterminate,
 		// and the operator's word decides, as for another place's owner.
 		aw.world.Probe("admission-operator-moved-live-uninspectable")
@@ -307,24 +307,6 @@ func (aw *admissionWorld) judgeMovedProc(f *admissionFS, claim admission.Claim, 
 	aw.fail(fmt.Errorf("%s's Quarantine moved admission %s (%s) whose %s %s (PID %d) is alive in the operator's own "+
 		"host and PID namespace: a live owner or helper is refused (ErrActive)", p.Name(), claim.ID, claim.Phase,
 		role, q.Name(), pid), false)
-}
-
-// operatorInspector is an operator's Inspector that remembers the PIDs
-// whose inspection answered unknown during its current Quarantine call.
-type operatorInspector struct {
-	lease.Inspector
-	unknown map[int]bool
-}
-
-func (i *operatorInspector) Inspect(pid int) lease.Inspection {
-	got := i.Inspector.Inspect(pid)
-	if got.Kind == lease.InspectUnknown {
-		if i.unknown == nil {
-			i.unknown = map[int]bool{}
-		}
-		i.unknown[pid] = true
-	}
-	return got
 }
 
 // noteSlotWritten learns the owner of a claim the first time a process

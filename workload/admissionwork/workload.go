@@ -301,7 +301,7 @@ type admissionFS struct {
 	// operator is an operator process's inspector (nil for every other
 	// process); movedTo is where its last Quarantine moved the slot record
 	// ("" if nowhere).
-	operator *operatorInspector
+	operator *workkit.UnknownInspector
 	movedTo  string
 	// judged is the sha256 the operator's current Quarantine was given;
 	// dryRun is set during a quarantine without one (clioperator.go).

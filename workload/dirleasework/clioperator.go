@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/leasekit/leasekit/dirlease"
-	"github.com/leasekit/leasekit/lease"
 	"github.com/leasekit/leasekit/leasecli"
 	"github.com/leasekit/leasekit/sim"
 	"github.com/leasekit/leasekit/workload/workkit"
@@ -52,7 +51,7 @@ func (dw *dirWorld) cliOperator(p *sim.Proc) {
 	d := dw.world.Decisions().Stream("cli-" + p.Name())
 	cfg, fsys := dw.config(p, p.Clock())
 	fsys.operator = true
-	inspector := &cliInspector{Inspector: cfg.Inspector}
+	inspector := &workkit.UnknownInspector{Inspector: cfg.Inspector}
 	cfg.Inspector = inspector
 	var advised []string // the quarantine commands inspect printed last
 	for i := 0; i < dw.opts.OpsPerProc; i++ {
@@ -74,8 +73,8 @@ func (dw *dirWorld) cliOperator(p *sim.Proc) {
 
 // cliAdvice is inspect: the quarantine commands it prints (nil when it
 // was refused), each claim's advice judged by judgeAdvice.
-func (dw *dirWorld) cliAdvice(p *sim.Proc, cfg dirlease.Config, inspector *cliInspector) []string {
-	inspector.unknown = nil
+func (dw *dirWorld) cliAdvice(p *sim.Proc, cfg dirlease.Config, inspector *workkit.UnknownInspector) []string {
+	inspector.Forget()
 	watch := dw.loose.Watch(dw.world)
 	states, err := dirlease.Inspect(context.Background(), cfg)
 	dw.judgeLoose(p, "Inspect", watch, err)
@@ -113,7 +112,7 @@ func (dw *dirWorld) checkCommand(p *sim.Proc, state dirlease.ClaimState, command
 // the running child it surely records is alive at the operator's own place
 // with a /proc entry its inspection could read: either makes the claim
 // active, and a quarantine would take the directory from under it.
-func (dw *dirWorld) judgeAdvice(p *sim.Proc, inspector *cliInspector, state dirlease.ClaimState, advised bool) {
+func (dw *dirWorld) judgeAdvice(p *sim.Proc, inspector *workkit.UnknownInspector, state dirlease.ClaimState, advised bool) {
 	claim := state.Claim
 	if claim == nil {
 		return
@@ -130,9 +129,9 @@ func (dw *dirWorld) judgeAdvice(p *sim.Proc, inspector *cliInspector, state dirl
 
 // judgeAdvisedProc judges one process a claim names (pid: the PID the
 // claim gives it).
-func (dw *dirWorld) judgeAdvisedProc(p *sim.Proc, inspector *cliInspector, state dirlease.ClaimState, advised bool,
+func (dw *dirWorld) judgeAdvisedProc(p *sim.Proc, inspector *workkit.UnknownInspector, state dirlease.ClaimState, advised bool,
 	role string, q *sim.Proc, pid int) {
-	if q == nil || q.Table().PID != pid || !dw.Alive(q) || placeOf(q) != placeOf(p) || inspector.unknown[pid] {
+	if q == nil || q.Table().PID != pid || !dw.Alive(q) || placeOf(q) != placeOf(p) || inspector.Unknown[pid] {
 		return
 	}
 	if !advised {
@@ -179,22 +178,4 @@ func (dw *dirWorld) noteCLIQuarantine(err error) {
 	case errors.Is(err, dirlease.ErrChanged), errors.Is(err, dirlease.ErrActive), errors.Is(err, dirlease.ErrWaiting):
 		dw.world.Probe("dirlease-cli-quarantine-refused")
 	}
-}
-
-// cliInspector is a CLI operator's Inspector that remembers the PIDs
-// whose inspection answered unknown during its current inspect.
-type cliInspector struct {
-	lease.Inspector
-	unknown map[int]bool
-}
-
-func (i *cliInspector) Inspect(pid int) lease.Inspection {
-	got := i.Inspector.Inspect(pid)
-	if got.Kind == lease.InspectUnknown {
-		if i.unknown == nil {
-			i.unknown = map[int]bool{}
-		}
-		i.unknown[pid] = true
-	}
-	return got
 }
