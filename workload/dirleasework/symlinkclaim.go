@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"github.com/leasekit/leasekit/dirlease"
 	"github.com/leasekit/leasekit/internal/fspath"
@@ -251,9 +250,11 @@ func (dw *dirWorld) noteClaimSymlinkRecovery(fsys *dirFS, err error) {
 	switch {
 	case fsys.metClaimSymlink && errors.Is(err, dirlease.ErrUnsafe):
 		dw.world.Probe("dirlease-claim-symlink-refused")
-	case errors.Is(err, dirlease.ErrCorrupt) && strings.Contains(err.Error(), "unsupported entry"):
+	case unsupportedEntry(err):
+		var refusal *dirlease.Error
+		errors.As(err, &refusal)
 		for _, link := range dw.claimSymlinks.active {
-			if strings.Contains(err.Error(), link.file) {
+			if refusal.Path == link.file {
 				dw.world.Probe("dirlease-claim-symlink-listed-refused")
 			}
 		}
@@ -266,4 +267,13 @@ func (dw *dirWorld) noteClaimSymlinkCAS(linked bool, err error) {
 	if linked && errors.Is(err, dirlease.ErrUnsafe) {
 		dw.world.Probe("dirlease-claim-symlink-cas-refused")
 	}
+}
+
+// unsupportedEntry reports whether err is a recovery's refusal of a
+// listing that holds an entry other than a regular claim file (the
+// co-tenant's link), by its kind and the original's message, not its text.
+func unsupportedEntry(err error) bool {
+	var refusal *dirlease.Error
+	return errors.As(err, &refusal) && refusal.Kind == dirlease.ErrCorrupt &&
+		refusal.Msg == "directory lease collection contains an unsupported entry"
 }
