@@ -24,7 +24,7 @@ import (
 
 func admissionConfig(stateHome string) (admission.Config, error) {
 	home, err := absoluteDir(stateHome, "--state-home")
-	return admission.Config{StateHome: home, FS: stateHomeFS{FS: osenv.NewFS(), home: home}, Clock: osenv.NewClock(),
+	return admission.Config{StateHome: home, FS: leasecli.StateHomeFS(osenv.NewFS(), home, missing), Clock: osenv.NewClock(),
 		Inspector: osenv.NewInspector(), IDs: osenv.NewIDSource()}, err
 }
 
@@ -42,7 +42,7 @@ func absoluteDir(dir, flagName string) (string, error) {
 // exist, is a refusal an operator resolves, as in the lease commands, not
 // an I/O error.
 func admissionCode(err error) int {
-	_, homeMissing := stateHomeMissing(err)
+	_, homeMissing := leasecli.StateHomeMissing(err)
 	switch {
 	case homeMissing:
 		return exitRefused
@@ -192,12 +192,12 @@ const (
 
 func dirleaseConfig(stateHome string) (dirlease.Config, error) {
 	home, err := absoluteDir(stateHome, "--state-home")
-	return dirlease.Config{StateHome: home, FS: stateHomeFS{FS: osenv.NewFS(), home: home}, Clock: osenv.NewClock(), BootClock: osenv.NewBootClock(),
+	return dirlease.Config{StateHome: home, FS: leasecli.StateHomeFS(osenv.NewFS(), home, missing), Clock: osenv.NewClock(), BootClock: osenv.NewBootClock(),
 		Inspector: osenv.NewInspector(), IDs: osenv.NewIDSource()}, err
 }
 
 func dirleaseCode(err error) int {
-	_, homeMissing := stateHomeMissing(err)
+	_, homeMissing := leasecli.StateHomeMissing(err)
 	switch {
 	case homeMissing:
 		return exitRefused

@@ -113,8 +113,8 @@ func refusalPathAndReason(err error) (path, reason string) {
 	if errors.As(err, &stateErr) && stateErr.Path != "" {
 		path = stateErr.Path
 	}
-	if missingHome, ok := stateHomeMissing(err); ok {
-		path, reason = missingHome.home, "state home missing"
+	if missingHome, ok := leasecli.StateHomeMissing(err); ok {
+		path, reason = missingHome.Home, "state home missing"
 	}
 	return path, reason
 }
@@ -124,7 +124,7 @@ func refusalPathAndReason(err error) (path, reason string) {
 // never changes what it did not create), or a claim directory over its
 // listing bound (the refusal's own text names the move).
 func stateRefusalCommand(err error, path string) string {
-	if _, ok := stateHomeMissing(err); ok {
+	if _, ok := leasecli.StateHomeMissing(err); ok {
 		return "mkdir -m 700 " + path + " (leasekit never creates a state home: create it private to this user)"
 	}
 	if errors.Is(err, statecas.ErrUnsafe) || errors.Is(err, admission.ErrUnsafe) || errors.Is(err, dirlease.ErrUnsafe) {

@@ -23,7 +23,9 @@ package admissionwork
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/leasekit/leasekit/admission"
@@ -39,6 +41,7 @@ var cliOperatorProbes = []string{
 	"admission-cli-quarantine-dry-run",
 	"admission-cli-quarantine-refused",
 	"admission-cli-quarantined",
+	"admission-cli-state-home-missing-refused", // a mistyped --state-home (cliMissingHome)
 }
 
 // drawsCLIOperator draws whether operator p works through leasereal.
@@ -52,6 +55,9 @@ func (aw *admissionWorld) cliOperator(p *sim.Proc) {
 	cfg := aw.config(p)
 	inspector := &workkit.UnknownInspector{Inspector: cfg.Inspector}
 	cfg.FS.(*admissionFS).operator, cfg.Inspector = inspector, inspector
+	if aw.world.Decisions().Stream("home-"+p.Name()).Intn(4) == 0 {
+		aw.cliMissingHome(p)
+	}
 	advised := "" // the operator command inspect printed last
 	for i := 1 + d.Intn(operatorOpsMax); i > 0; i-- {
 		_ = p.Clock().Sleep(context.Background(), time.Duration(1+d.Intn(8))*time.Millisecond)
@@ -157,4 +163,46 @@ func (aw *admissionWorld) noteCLIQuarantine(result leasecli.QuarantineResult, er
 	case result == leasecli.Quarantined:
 		aw.world.Probe("admission-cli-quarantined")
 	}
+}
+
+// admissionMistypedHome is a state home the workload never makes: an
+// operator's typo of admissionHome.
+const admissionMistypedHome = admissionHome + "-typo"
+
+// cliMissingHome is `leasereal admission inspect` and `quarantine` on a
+// mistyped --state-home: each must refuse it as a missing state home
+// (leasecli.StateHomeMissing, leasereal's exit 3 with the mkdir that
+// creates it), never as an I/O error, and create nothing there.
+func (aw *admissionWorld) cliMissingHome(p *sim.Proc) {
+	cfg := admission.Config{StateHome: admissionMistypedHome, FS: leasecli.StateHomeFS(p.FS(), admissionMistypedHome, notExist),
+		Clock: p.Clock(), Inspector: p.Inspector(), IDs: p.IDs()}
+	_, inspectErr := admission.InspectState(context.Background(), cfg)
+	_, quarantineErr := leasecli.AdmissionQuarantine(context.Background(), cfg, "")
+	refused := 0
+	for _, err := range []error{inspectErr, quarantineErr} {
+		switch _, ok := leasecli.StateHomeMissing(err); {
+		case ok:
+			refused++
+		case !aw.cliMissingHomeFaulted(err):
+			aw.fail(fmt.Errorf("%s's leasereal admission on the missing state home %s was not refused as missing: %v",
+				p.Name(), admissionMistypedHome, err), false)
+			return
+		}
+	}
+	if _, err := aw.volume.Root().Lstat(admissionMistypedHome); err == nil {
+		aw.fail(fmt.Errorf("%s's leasereal admission created the missing state home %s", p.Name(), admissionMistypedHome), false)
+		return
+	}
+	if refused > 0 {
+		aw.world.Probe("admission-cli-state-home-missing-refused")
+	}
+}
+
+// notExist is StateHomeFS's test of a missing path in simfs.
+func notExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// cliMissingHomeFaulted reports an error a fault injected into the lstat
+// of the missing home (EIO, EACCES...): the refusal cannot be judged.
+func (aw *admissionWorld) cliMissingHomeFaulted(err error) bool {
+	return err != nil && !notExist(err)
 }
